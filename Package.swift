@@ -1,0 +1,98 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Settings every Swift target shares (STYLE.md (e)).
+let swiftSettings: [SwiftSetting] = [
+    // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0335-existential-any.md
+    .enableUpcomingFeature("ExistentialAny"),
+    // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0444-member-import-visibility.md
+    .enableUpcomingFeature("MemberImportVisibility"),
+    // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0409-access-level-on-imports.md
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "marquee",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "marquee", targets: ["MarqueeCLI"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // librdkafka ≥ 2.1, linked statically from the project-local build (scripts/setup.sh).
+        .systemLibrary(
+            name: "Crdkafka",
+            pkgConfig: "rdkafka-static",
+            providers: [.apt(["librdkafka-dev"])]
+        ),
+        .target(
+            name: "MarqueeKafka",
+            dependencies: [
+                "Crdkafka",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "MarqueeTestSupport",
+            dependencies: [
+                "MarqueeKafka",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "MarqueeCLI",
+            dependencies: [
+                "MarqueeKafka",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Benchmarks
+
+        .executableTarget(
+            name: "KafkaBenchmark",
+            dependencies: [
+                "MarqueeKafka",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/KafkaBenchmark",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Tests
+
+        // A consumer-group member run as a separate process by the integration tests (kill -9 scenarios).
+        .executableTarget(
+            name: "KafkaGroupMember",
+            dependencies: [
+                "MarqueeKafka",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Helpers/KafkaGroupMember",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeKafkaTests",
+            dependencies: ["MarqueeKafka", "MarqueeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["MarqueeKafka", "MarqueeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

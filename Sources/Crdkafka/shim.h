@@ -1,0 +1,3 @@
+// librdkafka needs no C shim: every variadic call has an array form
+// (rd_kafka_produceva instead of rd_kafka_producev), so Swift calls it directly.
+#include <librdkafka/rdkafka.h>

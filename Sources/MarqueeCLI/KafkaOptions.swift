@@ -1,0 +1,64 @@
+import ArgumentParser
+import Logging
+import MarqueeKafka
+
+import class Foundation.ProcessInfo
+
+/// Options every subcommand that talks to Kafka shares.
+struct KafkaOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Bootstrap brokers, comma-separated host:port.",
+            discussion: "Default: $MARQUEE_BROKERS, else 127.0.0.1:19092."
+        )
+    )
+    var brokers: String = ProcessInfo.processInfo.environment["MARQUEE_BROKERS"] ?? "127.0.0.1:19092"
+
+    @Option(name: .long, help: "Seconds to wait for a broker before giving up.")
+    var timeout: Int = 10
+
+    @Flag(name: .long, help: "Log librdkafka's debug lines.")
+    var verbose = false
+
+    func validate() throws {
+        guard self.timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds") }
+    }
+
+    var configuration: KafkaConfiguration {
+        var configuration = KafkaConfiguration(brokers: self.brokers)
+        configuration.clientID = "marquee-cli"
+        configuration.connectTimeout = .seconds(self.timeout)
+        return configuration
+    }
+
+    var logger: Logger {
+        var logger = Logger(label: "marquee")
+        logger.logLevel = self.verbose ? .debug : .error
+        return logger
+    }
+}
+
+/// Runs a command's body; a ``KafkaError`` becomes its reason on standard error and a non-zero exit.
+func reportingKafkaErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as KafkaError {
+        throw error.exit
+    }
+}
+
+extension KafkaError {
+    /// Exits with the error's reason (no stack trace, no internals).
+    var exit: ExitCode {
+        var standardError = StandardError()
+        print("marquee: \(self.reason)", to: &standardError)
+        return self.code == .configuration ? ExitCode.validationFailure : ExitCode.failure
+    }
+}
+
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        FileHandleOutput.standardError(string)
+    }
+}

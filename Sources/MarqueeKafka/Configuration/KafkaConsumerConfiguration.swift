@@ -1,0 +1,83 @@
+/// Settings of a ``KafkaConsumer``.
+///
+/// The consumer never commits an offset on its own: it commits only what the application marked processed
+/// (``KafkaConsumer/markProcessed(_:)``), up to the highest contiguous processed offset per partition.
+public struct KafkaConsumerConfiguration: Sendable {
+    /// Where a group without a committed offset starts reading a partition.
+    public struct OffsetReset: Sendable, Hashable {
+        let value: String
+        /// The oldest message still on the broker.
+        public static let earliest = OffsetReset(value: "earliest")
+        /// Only messages produced after the consumer joined.
+        public static let latest = OffsetReset(value: "latest")
+    }
+
+    /// The shared client settings.
+    public var kafka: KafkaConfiguration
+
+    /// The consumer group.
+    public var groupID: String
+
+    /// The topics to subscribe to.
+    public var topics: [String]
+
+    /// Default: ``OffsetReset-swift.struct/earliest``.
+    public var offsetReset: OffsetReset = .earliest
+
+    /// How long the group waits for a silent member before it rebalances its partitions away.
+    ///
+    /// Default: 45 seconds (the test broker joins in about half of this; tests use 6 seconds).
+    public var sessionTimeout: Duration = .seconds(45)
+
+    /// Default: 3 seconds.
+    public var heartbeatInterval: Duration = .seconds(3)
+
+    /// The longest the application may take between two reads before the group considers it dead.
+    ///
+    /// Default: 5 minutes.
+    public var maxPollInterval: Duration = .seconds(300)
+
+    /// How often processed offsets are committed in the background; ``KafkaConsumer/commit()`` commits at once.
+    ///
+    /// Default: 1 second.
+    public var commitInterval: Duration = .seconds(1)
+
+    /// The most messages fetched but not yet handed to the application. Beyond it the consumer pauses fetching
+    /// (it keeps serving the group) until the application catches up.
+    ///
+    /// Default: 10,000.
+    public var maxBufferedMessages: Int = 10_000
+
+    public init(kafka: KafkaConfiguration, groupID: String, topics: [String]) {
+        self.kafka = kafka
+        self.groupID = groupID
+        self.topics = topics
+    }
+
+    /// - Throws: A ``KafkaError`` naming the bad value.
+    public func validate() throws(KafkaError) {
+        try self.kafka.validate()
+        if self.groupID.isEmpty { throw .configuration("the consumer group id is empty") }
+        if self.topics.isEmpty { throw .configuration("no topic to subscribe to") }
+        if self.maxBufferedMessages < 1 { throw .configuration("maxBufferedMessages must be at least 1") }
+        if self.heartbeatInterval >= self.sessionTimeout {
+            throw .configuration("heartbeatInterval must be shorter than sessionTimeout")
+        }
+    }
+
+    var properties: [String: String] {
+        var properties = self.kafka.properties
+        properties["group.id"] = self.groupID
+        properties["auto.offset.reset"] = self.offsetReset.value
+        properties["session.timeout.ms"] = String(self.sessionTimeout.milliseconds)
+        properties["heartbeat.interval.ms"] = String(self.heartbeatInterval.milliseconds)
+        properties["max.poll.interval.ms"] = String(self.maxPollInterval.milliseconds)
+        // librdkafka commits in the background, but only offsets this layer stored: those of processed messages.
+        properties["enable.auto.commit"] = "true"
+        properties["enable.auto.offset.store"] = "false"
+        properties["auto.commit.interval.ms"] = String(max(self.commitInterval.milliseconds, 1))
+        properties["enable.partition.eof"] = "false"
+        properties.merge(self.kafka.additionalProperties) { _, raw in raw }
+        return properties
+    }
+}

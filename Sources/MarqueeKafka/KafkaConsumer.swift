@@ -1,0 +1,153 @@
+internal import Crdkafka
+internal import DequeModule
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+
+import class Foundation.Thread
+
+/// A member of a consumer group that hands out messages and commits only what was processed.
+///
+/// Messages arrive through ``messages`` (an `AsyncSequence`). Call ``markProcessed(_:)`` when a message's work is
+/// durable; the consumer commits, per partition, the highest offset below which every message was processed, in
+/// the background every ``KafkaConsumerConfiguration/commitInterval``, on ``commit()``, when a partition is revoked
+/// and on close. A message handed out but never marked processed is delivered again after a restart or rebalance.
+///
+/// A dedicated thread polls librdkafka in batches and serves the group protocol. When the application falls
+/// behind by ``KafkaConsumerConfiguration/maxBufferedMessages``, fetching pauses until it catches up.
+///
+/// As a `Service`, the consumer runs until graceful shutdown, then commits and leaves the group.
+public final class KafkaConsumer: Service, Sendable {
+    let client: RDKafkaClient
+    private let core: ConsumerCore
+    private let pollDone: Completion
+    private let logger: Logger
+
+    /// Creates the consumer, subscribes to the configured topics and starts polling.
+    ///
+    /// The first poll checks that a broker answers; if none does within
+    /// ``KafkaConfiguration/connectTimeout``, ``messages`` throws ``KafkaError/Code-swift.struct/brokerUnreachable``.
+    ///
+    /// - Throws: A ``KafkaError`` when the configuration is invalid or the subscription is refused.
+    public init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
+        try configuration.validate()
+        var logger = logger
+        logger[metadataKey: MarqueeKafkaLoggingKeys.group] = "\(configuration.groupID)"
+        self.logger = logger
+        let core = ConsumerCore(maxBuffered: configuration.maxBufferedMessages, logger: logger)
+        self.core = core
+        let context = RDKafkaClientContext(logger: logger) { handle, code, partitions in
+            core.rebalance(handle: handle, code: code, partitions: partitions)
+        }
+        self.client = try RDKafkaClient(kind: .consumer, properties: configuration.properties, context: context) {
+            conf in
+            rd_kafka_conf_set_rebalance_cb(conf) { handle, code, partitions, _ in
+                guard let handle, let partitions, let context = RDKafkaClientContext.from(handle) else { return }
+                context.rebalance?(handle, code, partitions)
+            }
+        }
+        core.attach(self.client)
+        // Serve every event (logs, errors, rebalances) from the consumer queue, on the poll thread.
+        rd_kafka_poll_set_consumer(self.client.handle)
+        let list = RDKafkaTopicPartitionList(topics: configuration.topics)
+        let code = RDKafkaCode(rd_kafka_subscribe(self.client.handle, list.pointer))
+        guard code == .noError else {
+            rd_kafka_consumer_close(self.client.handle)
+            throw .rdKafka(.consumer, code, context: "could not subscribe to \(configuration.topics.joined(separator: ", "))")
+        }
+        let client = self.client
+        let connectTimeout = configuration.kafka.connectTimeout
+        self.pollDone = PollThread.start(name: "marquee-kafka-consumer") {
+            core.pollLoop(client: client, connectTimeout: connectTimeout)
+        }
+    }
+
+    deinit {
+        precondition(self.pollDone.isFired, "KafkaConsumer released without close(): call close() or run it as a Service")
+    }
+
+    /// The messages of the subscribed topics, in offset order per partition.
+    ///
+    /// Iterate it from one task. The sequence ends when the consumer is closed, and throws when the consumer
+    /// failed (for example, no broker answered at start-up).
+    public var messages: KafkaConsumerMessages { KafkaConsumerMessages(core: self.core) }
+
+    /// The latest statistics JSON librdkafka emitted (see ``KafkaConfiguration/statisticsInterval``).
+    public var statistics: String? { self.client.context.statistics.withLock { $0 } }
+
+    /// The partitions currently assigned to this member.
+    public var assignment: [KafkaTopicPartition] { self.core.assignment }
+
+    /// Records that a message's work is done, so its offset may be committed once every earlier message of its
+    /// partition is done too. Messages of a partition that was revoked since are ignored.
+    public func markProcessed(_ message: KafkaConsumerMessage) {
+        self.core.markProcessed(message)
+    }
+
+    /// Commits the processed offsets now and waits for the broker's answer.
+    ///
+    /// - Throws: A ``KafkaError`` with code ``KafkaError/Code-swift.struct/commit`` when the broker refused it.
+    public func commit() async throws(KafkaError) {
+        self.core.storeProcessedOffsets()
+        let client = self.client
+        let code: RDKafkaCode = await withCheckedContinuation { continuation in
+            // rd_kafka_commit with async=0 blocks until the broker answers: keep it off the cooperative pool.
+            Thread.detachNewThread {
+                continuation.resume(returning: RDKafkaCode(rd_kafka_commit(client.handle, nil, 0)))
+            }
+        }
+        guard code == .noError || code == .noOffset else {
+            throw .rdKafka(.commit, code, context: "offset commit failed")
+        }
+    }
+
+    /// Stops handing out messages of these partitions until ``resume(_:)``.
+    ///
+    /// Messages fetched but not yet handed out are dropped and fetched again on resume, so pausing loses nothing
+    /// and does not hold other partitions back. Partitions not assigned to this member are ignored.
+    public func pause(_ partitions: [KafkaTopicPartition]) {
+        self.core.pause(partitions)
+    }
+
+    /// Resumes partitions paused with ``pause(_:)``.
+    public func resume(_ partitions: [KafkaTopicPartition]) {
+        self.core.resume(partitions)
+    }
+
+    /// Commits what was processed, leaves the group and stops polling. ``messages`` ends.
+    public func close() async {
+        self.core.requestClose()
+        await self.pollDone.wait()
+    }
+
+    /// Runs until graceful shutdown, then closes.
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await self.pollDone.wait()
+        } onGracefulShutdown: {
+            self.core.requestClose()
+        }
+    }
+}
+
+/// The messages of a ``KafkaConsumer``.
+public struct KafkaConsumerMessages: AsyncSequence, Sendable {
+    public typealias Element = KafkaConsumerMessage
+    public typealias Failure = KafkaError
+
+    let core: ConsumerCore
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let core: ConsumerCore
+
+        public mutating func next() async throws(KafkaError) -> KafkaConsumerMessage? {
+            try await self.core.next()
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(KafkaError) -> KafkaConsumerMessage? {
+            try await self.core.next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(core: self.core) }
+}

@@ -1,0 +1,24 @@
+/// A message handed out by a ``KafkaConsumer``.
+///
+/// Mark it processed with ``KafkaConsumer/markProcessed(_:)`` once everything it caused is durable; only then
+/// can its offset be committed.
+public struct KafkaConsumerMessage: Sendable {
+    public let topic: String
+    public let partition: Int32
+    public let offset: Int64
+    public let key: [UInt8]?
+    public let value: [UInt8]
+    public let headers: [KafkaHeader]
+    /// The record's timestamp in milliseconds since the epoch (create or log-append time), if it has one.
+    public let timestamp: Int64?
+    /// Which assignment of the partition handed this message out; a message from an earlier assignment cannot
+    /// move the commit position of a later one.
+    var generation: UInt64
+
+    public var topicPartition: KafkaTopicPartition { KafkaTopicPartition(topic: self.topic, partition: self.partition) }
+
+    /// The value as UTF-8 text.
+    public var valueString: String { String(decoding: self.value, as: UTF8.self) }
+    /// The key as UTF-8 text, if there is one.
+    public var keyString: String? { self.key.map { String(decoding: $0, as: UTF8.self) } }
+}

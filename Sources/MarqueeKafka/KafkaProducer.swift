@@ -1,0 +1,257 @@
+internal import Crdkafka
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+
+/// Produces messages and reports when the broker acknowledged them.
+///
+/// `send` returns only once the broker has acknowledged the message (with the defaults: stored by every in-sync
+/// replica, by the idempotent producer), or throws. A dedicated thread serves librdkafka's delivery reports.
+///
+/// As a `Service`, the producer runs until graceful shutdown and then flushes and closes.
+public final class KafkaProducer: Service, Sendable {
+    private let client: RDKafkaClient
+    private let configuration: KafkaProducerConfiguration
+    private let logger: Logger
+    private let state: ProducerState
+    private let pollDone: Completion
+    /// Cached `rd_kafka_topic_t *` per topic name (produce by handle avoids a lookup per message).
+    private let topics = Mutex<[String: SendableOpaquePointer]>([:])
+
+    /// Creates a producer and starts its delivery-report thread.
+    ///
+    /// - Throws: A ``KafkaError`` when the configuration is invalid.
+    public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
+        try configuration.kafka.validate()
+        self.configuration = configuration
+        self.logger = logger
+        let context = RDKafkaClientContext(logger: logger)
+        self.client = try RDKafkaClient(kind: .producer, properties: configuration.properties, context: context) {
+            conf in
+            rd_kafka_conf_set_dr_msg_cb(conf) { _, message, _ in
+                guard let message, let slot = message.pointee._private else { return }
+                DeliveryBatch.deliver(
+                    slot: slot,
+                    code: message.pointee.err,
+                    partition: message.pointee.partition,
+                    offset: message.pointee.offset
+                )
+            }
+        }
+        let state = ProducerState()
+        self.state = state
+        let client = self.client
+        let flushTimeout = configuration.flushTimeout
+        let queueLimit = configuration.queueMessages
+        self.pollDone = PollThread.start(name: "marquee-kafka-producer") {
+            Self.pollLoop(client: client, state: state, queueLimit: queueLimit, flushTimeout: flushTimeout)
+        }
+    }
+
+    deinit {
+        precondition(self.pollDone.isFired, "KafkaProducer released without close(): call close() or run it as a Service")
+        for topic in self.topics.withLock({ $0.values }) { rd_kafka_topic_destroy(topic.pointer) }
+    }
+
+    /// The latest statistics JSON librdkafka emitted (see ``KafkaConfiguration/statisticsInterval``).
+    public var statistics: String? { self.client.context.statistics.withLock { $0 } }
+
+    /// Sends one message and waits for the broker's acknowledgement.
+    ///
+    /// - Returns: Where the broker stored the message.
+    /// - Throws: A ``KafkaError`` with code ``KafkaError/Code-swift.struct/delivery`` when the broker did not
+    ///   acknowledge it within ``KafkaProducerConfiguration/deliveryTimeout``, or ``KafkaError/Code-swift.struct/closed``.
+    @discardableResult
+    public func send(_ message: KafkaProducerMessage) async throws(KafkaError) -> KafkaDeliveryReport {
+        try await self.send([message])[0]
+    }
+
+    /// Sends messages and waits until the broker acknowledged every one of them.
+    ///
+    /// Messages are enqueued in order; when the local queue is full the call waits for room.
+    ///
+    /// - Returns: One delivery report per message, in order.
+    /// - Throws: A ``KafkaError`` for the first message that failed; the others may have been stored (at least
+    ///   once: sending the batch again is safe for idempotent consumers).
+    @discardableResult
+    public func send(_ messages: [KafkaProducerMessage]) async throws(KafkaError) -> [KafkaDeliveryReport] {
+        let results = try await self.sendCollectingResults(messages)
+        var reports: [KafkaDeliveryReport] = []
+        reports.reserveCapacity(results.count)
+        for result in results { reports.append(try result.get()) }
+        return reports
+    }
+
+    /// Sends messages and reports each one's outcome separately.
+    public func sendCollectingResults(
+        _ messages: [KafkaProducerMessage]
+    ) async throws(KafkaError) -> [Result<KafkaDeliveryReport, KafkaError>] {
+        if self.state.mutex.withLock({ $0.isClosing }) { throw .closed("the producer") }
+        if messages.isEmpty { return [] }
+        let batch = DeliveryBatch(messages: messages, lastError: { [context = self.client.context] in
+            context.lastErrorSuffix
+        })
+        var index = 0
+        while index < messages.count {
+            if Task.isCancelled {
+                batch.fail(from: index, with: KafkaError(code: .cancelled, reason: "the sending task was cancelled"))
+                break
+            }
+            let code = self.state.mutex.withLock { state in
+                state.acceptsMessages ? self.enqueue(messages[index], slot: batch.slot(index)) : nil
+            }
+            switch code {
+            case nil:
+                batch.fail(from: index, with: .closed("the producer"))
+                index = messages.count
+            case .noError:
+                index += 1
+            case .queueFull:
+                await self.waitForQueueSpace()
+            case let code?:
+                batch.complete(index, error: .rdKafka(.delivery, code, context: "could not enqueue message for '\(messages[index].topic)'"))
+                index += 1
+            }
+        }
+        await batch.waitForAll()
+        return batch.results()
+    }
+
+    private func enqueue(_ message: KafkaProducerMessage, slot: UnsafeMutableRawPointer) -> RDKafkaCode {
+        let topic = self.topicHandle(message.topic)
+        guard let headers = rd_kafka_headers_new(message.headers.count) else { fatalError("rd_kafka_headers_new: out of memory") }
+        for header in message.headers {
+            var key = header.key
+            key.withUTF8 { keyBytes in
+                keyBytes.withMemoryRebound(to: CChar.self) { key in
+                    if let value = header.value {
+                        value.withUnsafeBytes { value in
+                            _ = rd_kafka_header_add(headers, key.baseAddress, key.count, value.baseAddress, value.count)
+                        }
+                    } else {
+                        _ = rd_kafka_header_add(headers, key.baseAddress, key.count, nil, 0)
+                    }
+                }
+            }
+        }
+        let error: OpaquePointer? = message.value.withUnsafeBytes { value in
+            Self.withOptionalBytes(message.key) { key in
+                var vus = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: 6)
+                vus[0].vtype = RD_KAFKA_VTYPE_RKT
+                vus[0].u.rkt = topic
+                vus[1].vtype = RD_KAFKA_VTYPE_VALUE
+                vus[1].u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
+                vus[1].u.mem.size = value.count
+                vus[2].vtype = RD_KAFKA_VTYPE_KEY
+                vus[2].u.mem.ptr = key.map { UnsafeMutableRawPointer(mutating: $0.baseAddress) } ?? nil
+                vus[2].u.mem.size = key?.count ?? 0
+                vus[3].vtype = RD_KAFKA_VTYPE_PARTITION
+                vus[3].u.i32 = message.partition ?? RD_KAFKA_PARTITION_UA
+                vus[4].vtype = RD_KAFKA_VTYPE_MSGFLAGS
+                vus[4].u.i = RD_KAFKA_MSG_F_COPY
+                vus[5].vtype = RD_KAFKA_VTYPE_OPAQUE
+                vus[5].u.ptr = slot
+                // The header list is handed over only when the message is accepted; added below.
+                vus.append(rd_kafka_vu_t())
+                vus[6].vtype = RD_KAFKA_VTYPE_HEADERS
+                vus[6].u.headers = headers
+                return vus.withUnsafeBufferPointer { rd_kafka_produceva(self.client.handle, $0.baseAddress, $0.count) }
+            }
+        }
+        guard let error else { return .noError }
+        // On failure the message (and its header list) stays ours.
+        rd_kafka_headers_destroy(headers)
+        let code = RDKafkaCode(rd_kafka_error_code(error))
+        rd_kafka_error_destroy(error)
+        return code
+    }
+
+    private static func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        guard let bytes else { return body(nil) }
+        return bytes.withUnsafeBytes { body($0) }
+    }
+
+    private func topicHandle(_ name: String) -> OpaquePointer {
+        self.topics.withLock { topics in
+            if let handle = topics[name] { return handle.pointer }
+            guard let handle = rd_kafka_topic_new(self.client.handle, name, nil) else {
+                fatalError("rd_kafka_topic_new(\(name)) returned NULL")
+            }
+            topics[name] = SendableOpaquePointer(handle)
+            return handle
+        }
+    }
+
+    private func waitForQueueSpace() async {
+        await withCheckedContinuation { continuation in
+            self.state.mutex.withLock { $0.queueWaiters.append(continuation) }
+        }
+    }
+
+    /// Flushes outstanding messages (up to ``KafkaProducerConfiguration/flushTimeout``), fails what is left, and
+    /// stops the delivery-report thread. Later sends throw ``KafkaError/Code-swift.struct/closed``.
+    public func close() async {
+        self.state.mutex.withLock { $0.isClosing = true }
+        rd_kafka_yield(self.client.handle)
+        await self.pollDone.wait()
+    }
+
+    /// Runs until graceful shutdown, then closes.
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await self.pollDone.wait()
+        } onGracefulShutdown: {
+            self.state.mutex.withLock { $0.isClosing = true }
+            rd_kafka_yield(self.client.handle)
+        }
+    }
+
+    private static func pollLoop(client: RDKafkaClient, state: ProducerState, queueLimit: Int, flushTimeout: Duration) {
+        while true {
+            rd_kafka_poll(client.handle, 100)
+            let (closing, waiters) = state.mutex.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                if state.isClosing { state.acceptsMessages = false }
+                guard !state.queueWaiters.isEmpty,
+                    state.isClosing || Int(rd_kafka_outq_len(client.handle)) < queueLimit
+                else { return (state.isClosing, []) }
+                defer { state.queueWaiters = [] }
+                return (state.isClosing, state.queueWaiters)
+            }
+            for waiter in waiters { waiter.resume() }
+            if closing { break }
+        }
+        // Serves the remaining delivery reports; whatever is still queued after the timeout is purged, and its
+        // reports (failures) are served too, so no send waits forever.
+        let flushed = RDKafkaCode(rd_kafka_flush(client.handle, Int32(flushTimeout.milliseconds)))
+        if flushed != .noError {
+            client.context.logger.warning(
+                "producer closed with \(rd_kafka_outq_len(client.handle)) unacknowledged messages\(client.context.lastErrorSuffix)"
+            )
+            rd_kafka_purge(client.handle, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
+            rd_kafka_poll(client.handle, 0)
+        }
+        let waiters = state.mutex.withLock { state in
+            defer { state.queueWaiters = [] }
+            return state.queueWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// The producer's mutable state, shared by senders and the poll thread.
+final class ProducerState: Sendable {
+    struct State {
+        var isClosing = false
+        /// Cleared by the poll thread before its final flush: no message may be enqueued after it.
+        var acceptsMessages = true
+        var queueWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    let mutex = Mutex(State())
+}
+
+/// An `OpaquePointer` to a librdkafka object that is safe to use from any thread (topic handles, queues).
+struct SendableOpaquePointer: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+}

