@@ -79,6 +79,8 @@ let package = Package(
             dependencies: [
                 "MarqueeKafka",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Tests/Helpers/KafkaGroupMember",
             swiftSettings: swiftSettings

@@ -1,0 +1,43 @@
+# Marquee — the two commands are `make run` (the pipeline end to end) and `make test`.
+# Every target installs what is missing first (scripts/setup.sh is idempotent).
+
+SHELL := /bin/bash
+ROOT := $(abspath .)
+export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
+SWIFT_BUILD_FLAGS ?=
+COUNT ?= 10000
+
+.PHONY: run test setup build up down status bench-kafka clean
+
+## make run: set up, build, start the local stack, and show a message round trip through the broker.
+run: setup build up
+	.build/debug/marquee topics create marquee.roundtrip
+	.build/debug/marquee roundtrip --count $(COUNT)
+	@echo
+	@echo "The stack keeps running: 'make status', 'make down' to stop it."
+
+## make test: unit and integration tests against the real broker (started here, stopped afterwards if it was).
+test: setup
+	scripts/test.sh
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	swift build $(SWIFT_BUILD_FLAGS)
+
+up: setup
+	@scripts/stack.sh up
+
+down:
+	@scripts/stack.sh down
+
+status:
+	@scripts/stack.sh status
+
+## make bench-kafka: Swift layer vs librdkafka's rdkafka_performance, same broker, same run.
+bench-kafka: setup
+	scripts/bench-kafka.sh
+
+clean:
+	rm -rf .build

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every test (unit and integration) against the local stack. Starts the stack when it is not running
+# and stops it again afterwards; leaves a stack it found running alone.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export PKG_CONFIG_PATH="$root/.deps/rdkafka/lib/pkgconfig"
+
+started=0
+if ! scripts/stack.sh status >/dev/null 2>&1; then
+    scripts/stack.sh up >/dev/null
+    started=1
+fi
+cleanup() { if [ "$started" = 1 ]; then scripts/stack.sh down; fi; }
+trap cleanup EXIT
+
+# Build everything first (the integration tests start helper executables from .build/debug).
+swift build --build-tests
+# One framework (Swift Testing), so the closing line tells the truth.
+MARQUEE_INTEGRATION=1 swift test --skip-build --disable-xctest "$@"
