@@ -88,6 +88,11 @@ final class RDKafkaClient: @unchecked Sendable {
             guard let context = RDKafkaClientContext.from(handle) else { return }
             let text = message.map { String(cString: $0) } ?? ""
             let facility = facility.map { String(cString: $0) } ?? ""
+            // Connection failures are logged here straight from librdkafka's broker threads; error_cb would
+            // need a poll to be served, which an idle admin client or a starting consumer does not do.
+            if facility == "FAIL" {
+                context.lastError.withLock { $0 = (.transport, text) }
+            }
             context.logger.log(
                 level: Logger.Level(syslog: level),
                 "\(text)",

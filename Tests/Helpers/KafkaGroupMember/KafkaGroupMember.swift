@@ -1,9 +1,9 @@
 // A consumer-group member for the integration tests' multi-process scenarios.
 //
 // Usage: KafkaGroupMember <brokers> <group> <topic> <output-file>
-// Consumes <topic> in <group>; for each message, appends its value and a newline to <output-file> (one write
-// call, so a kill -9 leaves whole lines) and then marks it processed. Prints "assigned" once it holds
-// partitions. Runs until SIGTERM/SIGINT, then commits and leaves the group.
+// Consumes <topic> in <group>; for each message, writes "<partition> <value>" and a newline to standard output
+// (one write call, so a kill -9 leaves whole lines) and to <output-file>, and then marks it processed: a line
+// is the proof that the message was processed. Runs until SIGTERM/SIGINT, then commits and leaves the group.
 import Logging
 import MarqueeKafka
 import ServiceLifecycle
@@ -52,15 +52,13 @@ struct Worker: Service {
     let output: Int32
 
     func run() async throws {
-        var announced = false
-        for try await message in self.consumer.messages {
-            if !announced {
-                say("assigned", to: 1)
-                announced = true
+        // Stop taking messages on SIGTERM; the consumer (shut down after this service) then commits and leaves.
+        for try await message in self.consumer.messages.cancelOnGracefulShutdown() {
+            let line = Array("\(message.partition) ".utf8) + message.value + [0x0A]
+            for descriptor in [1, self.output] {
+                let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                precondition(written == line.count, "short write")
             }
-            let line = message.value + [0x0A]
-            let written = line.withUnsafeBytes { write(self.output, $0.baseAddress, $0.count) }
-            precondition(written == line.count, "short write")
             self.consumer.markProcessed(message)
         }
     }

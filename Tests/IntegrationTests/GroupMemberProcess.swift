@@ -1,0 +1,160 @@
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+import class Foundation.FileHandle
+import class Foundation.Pipe
+import class Foundation.Process
+import class Foundation.ProcessInfo
+import struct Foundation.URL
+
+/// What the group members reported: which member processed which ids, from which partitions.
+final class GroupObserver: Sendable {
+    struct Snapshot: Sendable {
+        var processed: [String: Set<Int>] = [:]
+        var partitions: [String: Set<Int32>] = [:]
+        var lines: [String: Int] = [:]
+
+        var allProcessed: Set<Int> { self.processed.values.reduce(into: Set()) { $0.formUnion($1) } }
+    }
+
+    private struct Waiter {
+        let condition: @Sendable (Snapshot) -> Bool
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
+    private let state = Mutex<(snapshot: Snapshot, waiters: [Waiter])>((Snapshot(), []))
+
+    var snapshot: Snapshot { self.state.withLock { $0.snapshot } }
+
+    func record(member: String, line: Substring) {
+        let parts = line.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, let partition = Int32(parts[0]), let id = Int(parts[1]) else { return }
+        let ready: [CheckedContinuation<Void, Never>] = self.state.withLock { state in
+            state.snapshot.processed[member, default: []].insert(id)
+            state.snapshot.partitions[member, default: []].insert(partition)
+            state.snapshot.lines[member, default: 0] += 1
+            let snapshot = state.snapshot
+            var ready: [CheckedContinuation<Void, Never>] = []
+            state.waiters.removeAll { waiter in
+                guard waiter.condition(snapshot) else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Waits until `condition` holds for what the members reported; fails the test after `timeout`.
+    func wait(
+        _ what: String,
+        timeout: Duration = .seconds(60),
+        until condition: @escaping @Sendable (Snapshot) -> Bool
+    ) async throws {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let now: Bool = self.state.withLock { state in
+                        if condition(state.snapshot) { return true }
+                        state.waiters.append(Waiter(condition: condition, continuation: continuation))
+                        return false
+                    }
+                    if now { continuation.resume() }
+                }
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)  // a deadline, not synchronisation
+                return false
+            }
+            let met = try await group.next() ?? false
+            group.cancelAll()
+            if !met {
+                // Release the waiter so the task group can finish.
+                let waiters = self.state.withLock { state in
+                    defer { state.waiters = [] }
+                    return state.waiters
+                }
+                for waiter in waiters { waiter.continuation.resume() }
+                let snapshot = self.snapshot
+                Issue.record(
+                    """
+                    timed out after \(timeout) waiting until \(what); processed: \(snapshot.allProcessed.count), \
+                    lines per member: \(snapshot.lines), partitions per member: \(snapshot.partitions)
+                    """
+                )
+                throw CancellationError()
+            }
+        }
+    }
+}
+
+/// A `KafkaGroupMember` process whose output lines feed a ``GroupObserver``.
+final class GroupMemberProcess: Sendable {
+    let name: String
+    private let process: Process
+    private let exit = ExitState()
+
+    private final class ExitState: Sendable {
+        let state = Mutex<(status: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
+    }
+
+    init(name: String, group: String, topic: String, brokers: String, observer: GroupObserver) throws {
+        self.name = name
+        let executable = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
+            .deletingLastPathComponent()
+            .appendingPathComponent("KafkaGroupMember")
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = [brokers, group, topic, "/dev/null"]
+        let output = Pipe()
+        process.standardOutput = output
+        let buffer = Mutex<[UInt8]>([])
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                return
+            }
+            let lines: [Substring] = buffer.withLock { buffer in
+                buffer.append(contentsOf: data)
+                guard let last = buffer.lastIndex(of: 0x0A) else { return [] }
+                let complete = String(decoding: buffer[...last], as: UTF8.self)
+                buffer.removeSubrange(...last)
+                return complete.split(separator: "\n")
+            }
+            for line in lines { observer.record(member: name, line: line) }
+        }
+        self.process = process
+        process.terminationHandler = { [exit = self.exit] process in
+            let status = process.terminationStatus
+            let waiter = exit.state.withLock { state in
+                state.status = status
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: status)
+        }
+        try process.run()
+    }
+
+    func signal(_ signal: Int32) {
+        _ = kill(self.process.processIdentifier, signal)
+    }
+
+    /// The exit status (or the signal that ended it).
+    func waitForExit() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let status: Int32? = self.exit.state.withLock { state in
+                if let status = state.status { return status }
+                state.waiter = continuation
+                return nil
+            }
+            if let status { continuation.resume(returning: status) }
+        }
+    }
+}

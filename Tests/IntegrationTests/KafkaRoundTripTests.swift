@@ -1,0 +1,127 @@
+import Logging
+import MarqueeKafka
+import MarqueeTestSupport
+import Testing
+
+@Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct KafkaRoundTripTests {
+    @Test func tenThousandMessagesWithKeysAndHeadersArriveIntact() async throws {
+        try await withTestTopic(partitions: 4) { topic in
+            let count = 10_000
+            let padding = String(repeating: "x", count: 180)
+            func expectedValue(_ index: Int) -> String { "\(index):\(padding)" }
+            let messages = (0..<count).map { index in
+                KafkaProducerMessage(
+                    topic: topic,
+                    key: Array("key-\(index % 500)".utf8),
+                    value: Array(expectedValue(index).utf8),
+                    headers: [
+                        KafkaHeader(key: "marquee-id", value: "id-\(index)"),
+                        KafkaHeader(key: "traceparent", value: "00-\(index)-01"),
+                        KafkaHeader(key: "empty", value: nil),
+                    ]
+                )
+            }
+            let reports = try await withProducer { try await $0.send(messages) }
+            #expect(reports.count == count)
+            // One key, one partition.
+            var partitionOfKey: [String: Int32] = [:]
+            for (index, report) in reports.enumerated() {
+                let key = "key-\(index % 500)"
+                #expect(partitionOfKey[key, default: report.partition] == report.partition)
+                partitionOfKey[key] = report.partition
+            }
+
+            var seen = Set<Int>()
+            var lastOffset: [Int32: Int64] = [:]
+            try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("rt"), topics: [topic])) {
+                consumer in
+                for try await message in consumer.messages {
+                    consumer.markProcessed(message)
+                    let value = message.valueString
+                    let index = try #require(Int(value.prefix { $0 != ":" }))
+                    #expect(value == expectedValue(index))
+                    #expect(message.keyString == "key-\(index % 500)")
+                    #expect(message.partition == reports[index].partition)
+                    #expect(message.offset == reports[index].offset)
+                    #expect(message.headers.count == 3)
+                    #expect(message.headers.string("marquee-id") == "id-\(index)")
+                    #expect(message.headers.string("traceparent") == "00-\(index)-01")
+                    #expect(message.headers.contains(KafkaHeader(key: "empty", value: nil)))
+                    #expect(message.timestamp != nil)
+                    #expect(lastOffset[message.partition].map { $0 < message.offset } ?? true, "offsets ascend")
+                    lastOffset[message.partition] = message.offset
+                    seen.insert(index)
+                    if seen.count == count { break }
+                }
+            }
+            #expect(seen.count == count)
+        }
+    }
+
+    @Test func aHandedOutButUnprocessedMessageIsDeliveredAgainAfterRestart() async throws {
+        try await withTestTopic(partitions: 1) { topic in
+            let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+            _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in
+                try await producer.send((0..<10).map { KafkaProducerMessage(topic: topic, value: "m\($0)") })
+            }
+            let group = TestEnvironment.uniqueName("redeliver")
+            let configuration = TestEnvironment.consumer(group: group, topics: [topic])
+
+            // First run: all ten handed out, 0...4 processed, 6 processed out of order, the rest not.
+            try await withConsumer(configuration) { consumer in
+                var handedOut = 0
+                for try await message in consumer.messages {
+                    handedOut += 1
+                    if message.offset < 5 || message.offset == 6 { consumer.markProcessed(message) }
+                    if handedOut == 10 { break }
+                }
+                try await consumer.commit()
+            }
+            let partition = KafkaTopicPartition(topic: topic, partition: 0)
+            let committed = try await admin.committedOffsets(group: group, topics: [topic])
+            #expect(committed[partition] == 5)
+
+            // Second run: starts at the first unprocessed message; 0...4 are not delivered again.
+            try await withConsumer(configuration) { consumer in
+                var offsets: [Int64] = []
+                for try await message in consumer.messages {
+                    offsets.append(message.offset)
+                    #expect(message.valueString == "m\(message.offset)")
+                    consumer.markProcessed(message)
+                    if message.offset == 9 { break }
+                }
+                #expect(offsets == [5, 6, 7, 8, 9])
+                try await consumer.commit()
+            }
+            let final = try await admin.committedOffsets(group: group, topics: [topic])
+            #expect(final[partition] == 10)
+        }
+    }
+
+    @Test func pausedPartitionResumesWhereItStoppedWithoutGaps() async throws {
+        try await withTestTopic(partitions: 1) { topic in
+            _ = try await withProducer { producer in
+                try await producer.send((0..<50).map { KafkaProducerMessage(topic: topic, value: "m\($0)") })
+            }
+            let partition = KafkaTopicPartition(topic: topic, partition: 0)
+            try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("pause"), topics: [topic])) {
+                consumer in
+                var offsets: [Int64] = []
+                var paused = false
+                for try await message in consumer.messages {
+                    offsets.append(message.offset)
+                    consumer.markProcessed(message)
+                    if message.offset == 2 && !paused {
+                        // The rest of the fetched batch is taken back; resuming must fetch it again.
+                        consumer.pause([partition])
+                        paused = true
+                        consumer.resume([partition])
+                    }
+                    if message.offset == 49 { break }
+                }
+                #expect(offsets == Array(0...49))
+            }
+        }
+    }
+}
