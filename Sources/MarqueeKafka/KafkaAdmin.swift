@@ -129,6 +129,13 @@ public final class KafkaAdmin: Sendable {
     ///
     /// - Throws: A ``KafkaError`` when the topic does not exist or no broker answered.
     public func endOffsets(topic: String) async throws(KafkaError) -> [KafkaTopicPartition: Int64] {
+        try await self.watermarks(topic: topic).mapValues(\.end)
+    }
+
+    /// The first and end offsets of each partition of a topic (the first moves forward as retention deletes).
+    ///
+    /// - Throws: A ``KafkaError`` when the topic does not exist or no broker answered.
+    public func watermarks(topic: String) async throws(KafkaError) -> [KafkaTopicPartition: KafkaWatermarks] {
         let client = self.client
         let timeout = self.timeout
         return try await Self.blocking { () throws(KafkaError) in
@@ -139,7 +146,7 @@ public final class KafkaAdmin: Sendable {
             else {
                 throw KafkaError(code: .admin, reason: "topic '\(topic)' does not exist", rdKafkaCode: .unknownTopicOrPartition)
             }
-            var offsets: [KafkaTopicPartition: Int64] = [:]
+            var offsets: [KafkaTopicPartition: KafkaWatermarks] = [:]
             for partition in metadata.partitions {
                 var low: Int64 = 0
                 var high: Int64 = 0
@@ -149,7 +156,7 @@ public final class KafkaAdmin: Sendable {
                 guard code == .noError else {
                     throw .rdKafka(.admin, code, context: "could not read the end offset of \(topic)[\(partition)]")
                 }
-                offsets[KafkaTopicPartition(topic: topic, partition: partition)] = high
+                offsets[KafkaTopicPartition(topic: topic, partition: partition)] = KafkaWatermarks(start: low, end: high)
             }
             return offsets
         }
@@ -204,13 +211,14 @@ public final class KafkaAdmin: Sendable {
         }
     }
 
-    /// Lag of a consumer group per partition of the given topics: end offset minus committed offset (the whole
-    /// partition from its start when the group committed nothing).
+    /// Lag of a consumer group per partition of the given topics: end offset minus committed offset (minus the
+    /// partition's first retained offset when the group committed nothing).
     public func lag(group: String, topics: [String]) async throws(KafkaError) -> [KafkaPartitionLag] {
         let committed = try await self.committedOffsets(group: group, topics: topics)
         var rows: [KafkaPartitionLag] = []
         for topic in topics {
-            for (partition, end) in try await self.endOffsets(topic: topic) {
+            for (partition, watermarks) in try await self.watermarks(topic: topic) {
+                let (start, end) = (watermarks.start, watermarks.end)
                 let committedOffset = committed[partition] ?? nil
                 rows.append(
                     KafkaPartitionLag(
@@ -218,7 +226,7 @@ public final class KafkaAdmin: Sendable {
                         partition: partition,
                         committedOffset: committedOffset,
                         endOffset: end,
-                        lag: max(0, end - (committedOffset ?? 0))
+                        lag: max(0, end - max(committedOffset ?? start, start))
                     )
                 )
             }
@@ -237,6 +245,14 @@ public final class KafkaAdmin: Sendable {
         }
         return try result.get()
     }
+}
+
+/// The offset range a partition holds.
+public struct KafkaWatermarks: Hashable, Sendable {
+    /// The first offset still retained.
+    public var start: Int64
+    /// The offset the next message will get (high watermark).
+    public var end: Int64
 }
 
 /// The lag of one consumer group on one partition.

@@ -75,6 +75,10 @@ public final class KafkaConsumer: Service, Sendable {
     /// The latest statistics JSON librdkafka emitted (see ``KafkaConfiguration/statisticsInterval``).
     public var statistics: String? { self.client.context.statistics.withLock { $0 } }
 
+    /// librdkafka's statistics JSON each time it is emitted, for a metrics exporter (one reader; when it falls
+    /// behind, only the newest is kept). Ends when the consumer is released.
+    public var statisticsUpdates: AsyncStream<String> { self.client.context.statisticsUpdates }
+
     /// The partitions currently assigned to this member.
     public var assignment: [KafkaTopicPartition] { self.core.assignment }
 

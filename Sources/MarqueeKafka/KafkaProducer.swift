@@ -56,6 +56,10 @@ public final class KafkaProducer: Service, Sendable {
     /// The latest statistics JSON librdkafka emitted (see ``KafkaConfiguration/statisticsInterval``).
     public var statistics: String? { self.client.context.statistics.withLock { $0 } }
 
+    /// librdkafka's statistics JSON each time it is emitted, for a metrics exporter (one reader; when it falls
+    /// behind, only the newest is kept). Ends when the producer is released.
+    public var statisticsUpdates: AsyncStream<String> { self.client.context.statisticsUpdates }
+
     /// Sends one message and waits for the broker's acknowledgement.
     ///
     /// - Returns: Where the broker stored the message.

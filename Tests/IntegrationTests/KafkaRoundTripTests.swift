@@ -125,3 +125,47 @@ struct KafkaRoundTripTests {
         }
     }
 }
+
+@Suite(.timeLimit(.minutes(2)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct KafkaProducerLifecycleTests {
+    @Test func sendAfterCloseFailsAsClosed() async throws {
+        let producer = try KafkaProducer(configuration: .init(kafka: TestEnvironment.kafka), logger: .marqueeTest)
+        await producer.close()
+        let error = try await #require(throws: KafkaError.self) {
+            try await producer.send(KafkaProducerMessage(topic: "never", value: "v"))
+        }
+        #expect(error.code == .closed)
+    }
+
+    @Test func concurrentBatchSendsAreAllStored() async throws {
+        try await withTestTopic(partitions: 2) { topic in
+            let producer = try KafkaProducer(configuration: TestEnvironment.exactOffsetsProducer, logger: .marqueeTest)
+            let reports = try await withThrowingTaskGroup(of: Int.self) { group in
+                for batch in 0..<4 {
+                    group.addTask {
+                        try await producer.send((0..<500).map { KafkaProducerMessage(topic: topic, value: "\(batch)-\($0)") }).count
+                    }
+                }
+                var total = 0
+                for try await count in group { total += count }
+                return total
+            }
+            await producer.close()
+            #expect(reports == 2000)
+            let ends = try await KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest).endOffsets(topic: topic)
+            #expect(ends.count == 2)
+            #expect(ends.values.reduce(0, +) == 2000)
+        }
+    }
+
+    @Test func statisticsArriveAsJSON() async throws {
+        var configuration = KafkaProducerConfiguration(kafka: TestEnvironment.kafka)
+        configuration.kafka.statisticsInterval = .milliseconds(100)
+        try await withProducer(configuration) { producer in
+            var updates = producer.statisticsUpdates.makeAsyncIterator()
+            let json = try #require(await updates.next())
+            #expect(json.contains("\"type\": \"producer\"") || json.contains("\"type\":\"producer\""))
+            #expect(producer.statistics != nil)
+        }
+    }
+}

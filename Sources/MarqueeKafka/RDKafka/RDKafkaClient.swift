@@ -14,6 +14,9 @@ final class RDKafkaClientContext: Sendable {
     let lastError = Mutex<(code: RDKafkaCode, text: String)?>(nil)
     /// The latest statistics JSON (`stats_cb`).
     let statistics = Mutex<String?>(nil)
+    /// Every statistics JSON as it arrives; the newest one waits when nobody reads.
+    let statisticsUpdates: AsyncStream<String>
+    private let statisticsContinuation: AsyncStream<String>.Continuation
     /// Called on the consumer's poll thread for assign/revoke events; `nil` for producers.
     let rebalance: (@Sendable (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
 
@@ -25,6 +28,16 @@ final class RDKafkaClientContext: Sendable {
     ) {
         self.logger = logger
         self.rebalance = rebalance
+        (self.statisticsUpdates, self.statisticsContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    deinit {
+        self.statisticsContinuation.finish()
+    }
+
+    func publishStatistics(_ json: String) {
+        self.statistics.withLock { $0 = json }
+        self.statisticsContinuation.yield(json)
     }
 
     /// The last broker error in words, for appending to timeouts (`"; last broker error: …"`), or an empty string.
@@ -103,10 +116,13 @@ final class RDKafkaClient: @unchecked Sendable {
         rd_kafka_conf_set_error_cb(conf) { handle, code, reason, _ in
             guard let context = RDKafkaClientContext.from(handle) else { return }
             let text = reason.map { String(cString: $0) } ?? RDKafkaCode(rawValue: code).message
-            context.lastError.withLock { $0 = (RDKafkaCode(rawValue: code), text) }
-            context.logger.warning(
+            let rdCode = RDKafkaCode(rawValue: code)
+            context.lastError.withLock { $0 = (rdCode, text) }
+            // librdkafka has already logged connection failures through log_cb; only a fatal error is news.
+            context.logger.log(
+                level: rdCode == .fatal ? .critical : .debug,
                 "kafka client error: \(text)",
-                metadata: [MarqueeKafkaLoggingKeys.error: "\(RDKafkaCode(rawValue: code).name)"]
+                metadata: [MarqueeKafkaLoggingKeys.error: "\(rdCode.name)"]
             )
         }
         rd_kafka_conf_set_stats_cb(conf) { handle, json, length, _ in
@@ -114,7 +130,7 @@ final class RDKafkaClient: @unchecked Sendable {
             let text = json.withMemoryRebound(to: UInt8.self, capacity: length) {
                 String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
             }
-            context.statistics.withLock { $0 = text }
+            context.publishStatistics(text)
             return 0  // librdkafka frees the JSON
         }
         configure(conf)
