@@ -18,7 +18,7 @@ struct KafkaOptions: ParsableArguments {
     @Option(name: .long, help: "Seconds to wait for a broker before giving up.")
     var timeout: Int = 10
 
-    @Flag(name: .long, help: "Log librdkafka's debug lines.")
+    @Flag(name: .long, help: "Log the Kafka client's own lines (connections, group membership) to standard error.")
     var verbose = false
 
     func validate() throws {
@@ -34,7 +34,8 @@ struct KafkaOptions: ParsableArguments {
 
     var logger: Logger {
         var logger = Logger(label: "marquee")
-        logger.logLevel = self.verbose ? .debug : .error
+        // Failures reach the operator as one line on exit; librdkafka's own lines only with --verbose.
+        logger.logLevel = self.verbose ? .debug : .critical
         return logger
     }
 }

@@ -104,7 +104,10 @@ final class RDKafkaClient: @unchecked Sendable {
             // Connection failures are logged here straight from librdkafka's broker threads; error_cb would
             // need a poll to be served, which an idle admin client or a starting consumer does not do.
             if facility == "FAIL" {
-                context.lastError.withLock { $0 = (.transport, text) }
+                // "[thrd:host:port/bootstrap]: host:port/bootstrap: Connect to … failed: …": keep what follows
+                // the thread tag.
+                let reason = text.hasPrefix("[thrd:") ? text.split(separator: "]: ", maxSplits: 1).last.map(String.init) ?? text : text
+                context.lastError.withLock { $0 = (.transport, reason) }
             }
             context.logger.log(
                 level: Logger.Level(syslog: level),
