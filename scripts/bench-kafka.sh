@@ -12,7 +12,7 @@
 # Each round uses fresh topics (4 partitions), runs the C and the Swift program one after the other (the order
 # alternates between rounds: the machine is noisy), and the summary takes the median of each figure.
 #
-# Environment: BENCH_COUNT (500000), BENCH_ROUNDS (3), MARQUEE_KAFKA_PORT (19092).
+# Environment: BENCH_COUNT (500000), BENCH_ROUNDS (5), MARQUEE_KAFKA_PORT (19092).
 # The last line is machine-readable:
 #   bench-kafka: produce_ratio=X.XX consume_ratio=Y.YY swift_produce=… c_produce=… swift_consume=… c_consume=…
 # (ratio = Swift msgs/s ÷ C msgs/s).
@@ -23,7 +23,7 @@ cd "$root"
 export PKG_CONFIG_PATH="$root/.deps/rdkafka/lib/pkgconfig"
 
 count="${BENCH_COUNT:-500000}"
-rounds="${BENCH_ROUNDS:-3}"
+rounds="${BENCH_ROUNDS:-5}"
 brokers="127.0.0.1:${MARQUEE_KAFKA_PORT:-19092}"
 scratch="$root/.build-release"   # not .build: that one belongs to the everyday debug builds
 bench="$scratch/release/KafkaBenchmark"
