@@ -96,13 +96,19 @@ public final class KafkaProducer: Service, Sendable {
             context.lastErrorSuffix
         })
         var index = 0
+        // Batches usually go to one topic: look its handle up once per run of equal topics.
+        var topic: (name: String, handle: OpaquePointer)?
         while index < messages.count {
             if Task.isCancelled {
                 batch.fail(from: index, with: KafkaError(code: .cancelled, reason: "the sending task was cancelled"))
                 break
             }
+            if topic?.name != messages[index].topic {
+                topic = (messages[index].topic, self.topicHandle(messages[index].topic))
+            }
+            let handle = topic!.handle
             let code = self.state.mutex.withLock { state in
-                state.acceptsMessages ? self.enqueue(messages[index], slot: batch.slot(index)) : nil
+                state.acceptsMessages ? self.enqueue(messages[index], topic: handle, slot: batch.slot(index)) : nil
             }
             switch code {
             case nil:
@@ -121,53 +127,66 @@ public final class KafkaProducer: Service, Sendable {
         return batch.results()
     }
 
-    private func enqueue(_ message: KafkaProducerMessage, slot: UnsafeMutableRawPointer) -> RDKafkaCode {
-        let topic = self.topicHandle(message.topic)
-        guard let headers = rd_kafka_headers_new(message.headers.count) else { fatalError("rd_kafka_headers_new: out of memory") }
-        for header in message.headers {
+    private func enqueue(_ message: KafkaProducerMessage, topic: OpaquePointer, slot: UnsafeMutableRawPointer) -> RDKafkaCode {
+        let headers = message.headers.isEmpty ? nil : Self.makeHeaders(message.headers)
+        let error: OpaquePointer? = message.value.withUnsafeBytes { value in
+            Self.withOptionalBytes(message.key) { key in
+                withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7) { vus in
+                    var count = 0
+                    func add(_ type: rd_kafka_vtype_t, _ set: (inout rd_kafka_vu_t) -> Void) {
+                        var vu = rd_kafka_vu_t()
+                        vu.vtype = type
+                        set(&vu)
+                        vus.initializeElement(at: count, to: vu)
+                        count += 1
+                    }
+                    add(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic }
+                    add(RD_KAFKA_VTYPE_VALUE) {
+                        $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
+                        $0.u.mem.size = value.count
+                    }
+                    if let key {
+                        add(RD_KAFKA_VTYPE_KEY) {
+                            $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
+                            $0.u.mem.size = key.count
+                        }
+                    }
+                    add(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = message.partition ?? RD_KAFKA_PARTITION_UA }
+                    // F_COPY: librdkafka copies key and value, so Swift's buffers need not outlive this call.
+                    add(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
+                    add(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = slot }
+                    // The header list is handed over only when the message is accepted.
+                    if let headers { add(RD_KAFKA_VTYPE_HEADERS) { $0.u.headers = headers } }
+                    defer { vus.baseAddress!.deinitialize(count: count) }
+                    return rd_kafka_produceva(self.client.handle, vus.baseAddress, count)
+                }
+            }
+        }
+        guard let error else { return .noError }
+        // On failure the message (and its header list) stays ours.
+        if let headers { rd_kafka_headers_destroy(headers) }
+        let code = RDKafkaCode(rd_kafka_error_code(error))
+        rd_kafka_error_destroy(error)
+        return code
+    }
+
+    private static func makeHeaders(_ headers: [KafkaHeader]) -> OpaquePointer {
+        guard let list = rd_kafka_headers_new(headers.count) else { fatalError("rd_kafka_headers_new: out of memory") }
+        for header in headers {
             var key = header.key
             key.withUTF8 { keyBytes in
                 keyBytes.withMemoryRebound(to: CChar.self) { key in
                     if let value = header.value {
                         value.withUnsafeBytes { value in
-                            _ = rd_kafka_header_add(headers, key.baseAddress, key.count, value.baseAddress, value.count)
+                            _ = rd_kafka_header_add(list, key.baseAddress, key.count, value.baseAddress, value.count)
                         }
                     } else {
-                        _ = rd_kafka_header_add(headers, key.baseAddress, key.count, nil, 0)
+                        _ = rd_kafka_header_add(list, key.baseAddress, key.count, nil, 0)
                     }
                 }
             }
         }
-        let error: OpaquePointer? = message.value.withUnsafeBytes { value in
-            Self.withOptionalBytes(message.key) { key in
-                var vus = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: 6)
-                vus[0].vtype = RD_KAFKA_VTYPE_RKT
-                vus[0].u.rkt = topic
-                vus[1].vtype = RD_KAFKA_VTYPE_VALUE
-                vus[1].u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
-                vus[1].u.mem.size = value.count
-                vus[2].vtype = RD_KAFKA_VTYPE_KEY
-                vus[2].u.mem.ptr = key.map { UnsafeMutableRawPointer(mutating: $0.baseAddress) } ?? nil
-                vus[2].u.mem.size = key?.count ?? 0
-                vus[3].vtype = RD_KAFKA_VTYPE_PARTITION
-                vus[3].u.i32 = message.partition ?? RD_KAFKA_PARTITION_UA
-                vus[4].vtype = RD_KAFKA_VTYPE_MSGFLAGS
-                vus[4].u.i = RD_KAFKA_MSG_F_COPY
-                vus[5].vtype = RD_KAFKA_VTYPE_OPAQUE
-                vus[5].u.ptr = slot
-                // The header list is handed over only when the message is accepted; added below.
-                vus.append(rd_kafka_vu_t())
-                vus[6].vtype = RD_KAFKA_VTYPE_HEADERS
-                vus[6].u.headers = headers
-                return vus.withUnsafeBufferPointer { rd_kafka_produceva(self.client.handle, $0.baseAddress, $0.count) }
-            }
-        }
-        guard let error else { return .noError }
-        // On failure the message (and its header list) stays ours.
-        rd_kafka_headers_destroy(headers)
-        let code = RDKafkaCode(rd_kafka_error_code(error))
-        rd_kafka_error_destroy(error)
-        return code
+        return list
     }
 
     private static func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {

@@ -126,6 +126,36 @@ struct KafkaRoundTripTests {
     }
 }
 
+extension KafkaRoundTripTests {
+    /// A tiny buffer forces the consumer to pause and resume fetching over and over: nothing may be lost,
+    /// repeated or reordered by it.
+    @Test func backPressureLosesAndRepeatsNothing() async throws {
+        try await withTestTopic(partitions: 2) { topic in
+            let count = 3000
+            _ = try await withProducer { producer in
+                try await producer.send((0..<count).map { KafkaProducerMessage(topic: topic, key: "k\($0 % 2)", value: "\($0)") })
+            }
+            var configuration = TestEnvironment.consumer(group: TestEnvironment.uniqueName("flow"), topics: [topic])
+            configuration.maxBufferedMessages = 8
+            try await withConsumer(configuration) { consumer in
+                var offsets: [Int32: [Int64]] = [:]
+                var received = 0
+                for try await message in consumer.messages {
+                    offsets[message.partition, default: []].append(message.offset)
+                    consumer.markProcessed(message)
+                    received += 1
+                    if received % 100 == 0 { await Task.yield() }
+                    if received == count { break }
+                }
+                #expect(received == count)
+                for (_, list) in offsets {
+                    #expect(list == Array(0..<Int64(list.count)), "each partition in order, no gaps, no repeats")
+                }
+            }
+        }
+    }
+}
+
 @Suite(.timeLimit(.minutes(2)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct KafkaProducerLifecycleTests {
     @Test func sendAfterCloseFailsAsClosed() async throws {

@@ -42,8 +42,12 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// Default: 1 second.
     public var commitInterval: Duration = .seconds(1)
 
-    /// The most messages fetched but not yet handed to the application. Beyond it the consumer pauses fetching
-    /// (it keeps serving the group) until the application catches up.
+    /// The most messages read from librdkafka but not yet handed to the application. When the buffer is full
+    /// the poll thread waits until the application has taken half of it; meanwhile librdkafka prefetches up to its
+    /// own bounds (`queued.min.messages`, `queued.max.messages.kbytes`), so memory stays bounded.
+    ///
+    /// - Important: Group events (rebalances) are served by the same thread: an application that stops taking
+    ///   messages for longer than ``maxPollInterval`` is removed from the group, as with any Kafka client.
     ///
     /// Default: 10,000.
     public var maxBufferedMessages: Int = 10_000
@@ -77,6 +81,9 @@ public struct KafkaConsumerConfiguration: Sendable {
         properties["enable.auto.offset.store"] = "false"
         properties["auto.commit.interval.ms"] = String(max(self.commitInterval.milliseconds, 1))
         properties["enable.partition.eof"] = "false"
+        // When the prefetch queue is full, look again after 10 ms rather than librdkafka's default 1 s, so a
+        // consumer that catches up does not run dry.
+        properties["fetch.queue.backoff.ms"] = "10"
         properties.merge(self.kafka.additionalProperties) { _, raw in raw }
         return properties
     }

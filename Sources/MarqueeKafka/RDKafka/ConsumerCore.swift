@@ -1,5 +1,6 @@
 internal import Crdkafka
 internal import DequeModule
+import Dispatch
 import Logging
 import Synchronization
 
@@ -14,6 +15,8 @@ final class ConsumerCore: Sendable {
         var generation: UInt64
         var tracker = PartitionOffsetTracker()
         var isUserPaused = false
+        /// While paused: the offset fetching restarts from on resume (the first message taken back).
+        var rewindOffset: Int64?
         /// The tracker's committable offset moved and is not yet stored in librdkafka.
         var isDirty = false
     }
@@ -28,8 +31,8 @@ final class ConsumerCore: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
         var partitions: [KafkaTopicPartition: PartitionState] = [:]
         var nextGeneration: UInt64 = 1
-        /// Fetching is paused because the buffer is full (independent of the application's pauses).
-        var isFlowPaused = false
+        /// The poll thread waits for room in the buffer (the application is behind).
+        var isPollerWaiting = false
         var isClosing = false
         var termination: Termination?
         var hasDirty = false
@@ -40,6 +43,8 @@ final class ConsumerCore: Sendable {
     private let logger: Logger
     private let handle = Mutex<SendableOpaquePointer?>(nil)
     private let queue = Mutex<SendableOpaquePointer?>(nil)
+    /// Wakes the poll thread when the buffer has room again, or on close.
+    private let roomAvailable = DispatchSemaphore(value: 0)
 
     init(maxBuffered: Int, logger: Logger) {
         self.maxBuffered = maxBuffered
@@ -70,7 +75,8 @@ final class ConsumerCore: Sendable {
             }
             let step: Step = self.state.withLock { state in
                 if let message = state.buffer.popFirst() {
-                    let wake = state.isFlowPaused && state.buffer.count == self.maxBuffered / 2
+                    let wake = state.isPollerWaiting && state.buffer.count <= self.maxBuffered / 2
+                    if wake { state.isPollerWaiting = false }
                     return .message(message, wakePoller: wake)
                 }
                 switch state.termination {
@@ -81,7 +87,7 @@ final class ConsumerCore: Sendable {
             }
             switch step {
             case .message(let message, let wake):
-                if wake, let queue = self.queue.withLock({ $0 }) { rd_kafka_queue_yield(queue.pointer) }
+                if wake { self.roomAvailable.signal() }
                 return message
             case .end(let error):
                 if let error { throw error }
@@ -101,13 +107,14 @@ final class ConsumerCore: Sendable {
 
     func markProcessed(_ message: KafkaConsumerMessage) {
         self.state.withLock { state in
-            let key = message.topicPartition
-            guard var partition = state.partitions[key], partition.generation == message.generation else { return }
-            if partition.tracker.processed(message.offset) {
-                partition.isDirty = true
+            // Mutate in place: copying the entry out would copy its tracker's storage on every call.
+            guard let index = state.partitions.index(forKey: message.topicPartition),
+                state.partitions.values[index].generation == message.generation
+            else { return }
+            if state.partitions.values[index].tracker.processed(message.offset) {
+                state.partitions.values[index].isDirty = true
                 state.hasDirty = true
             }
-            state.partitions[key] = partition
         }
     }
 
@@ -120,12 +127,21 @@ final class ConsumerCore: Sendable {
     private func storeDirty(_ state: inout State, only: Set<KafkaTopicPartition>?) {
         guard state.hasDirty else { return }
         var entries: [(KafkaTopicPartition, Int64?)] = []
-        for (key, partition) in state.partitions where partition.isDirty {
-            guard only?.contains(key) ?? true, let offset = partition.tracker.committableOffset else { continue }
-            entries.append((key, offset))
-            state.partitions[key]?.isDirty = false
+        var stillDirty = false
+        // Walk by index and mutate in place (iterating the dictionary while writing to it would copy it).
+        var index = state.partitions.startIndex
+        while index != state.partitions.endIndex {
+            defer { index = state.partitions.index(after: index) }
+            guard state.partitions.values[index].isDirty else { continue }
+            let key = state.partitions.keys[index]
+            guard only?.contains(key) ?? true else {
+                stillDirty = true
+                continue
+            }
+            if let offset = state.partitions.values[index].tracker.committableOffset { entries.append((key, offset)) }
+            state.partitions.values[index].isDirty = false
         }
-        state.hasDirty = state.partitions.values.contains { $0.isDirty }
+        state.hasDirty = stillDirty
         guard !entries.isEmpty else { return }
         let list = RDKafkaTopicPartitionList(entries)
         let code = RDKafkaCode(rd_kafka_offsets_store(self.rk, list.pointer))
@@ -150,6 +166,7 @@ final class ConsumerCore: Sendable {
                 }
                 if let firstDropped {
                     partition.tracker.dropFetched(from: firstDropped)
+                    partition.rewindOffset = firstDropped
                     rewinds.append((key, firstDropped))
                 }
                 state.partitions[key] = partition
@@ -158,14 +175,17 @@ final class ConsumerCore: Sendable {
             guard !paused.isEmpty else { return }
             let list = RDKafkaTopicPartitionList(paused)
             rd_kafka_pause_partitions(self.rk, list.pointer)
-            if !rewinds.isEmpty {
-                // Seeking a paused partition sets where its fetching restarts on resume; timeout 0 = asynchronous.
-                let seeks = RDKafkaTopicPartitionList(rewinds)
-                if let error = rd_kafka_seek_partitions(self.rk, seeks.pointer, 0) {
-                    self.logger.error("could not rewind paused partitions: \(String(cString: rd_kafka_error_string(error)))")
-                    rd_kafka_error_destroy(error)
-                }
-            }
+            self.rewind(rewinds)
+        }
+    }
+
+    /// Seeks paused partitions to where fetching must restart on resume (asynchronous: timeout 0).
+    private func rewind(_ partitions: [(KafkaTopicPartition, Int64?)]) {
+        guard !partitions.isEmpty else { return }
+        let seeks = RDKafkaTopicPartitionList(partitions)
+        if let error = rd_kafka_seek_partitions(self.rk, seeks.pointer, 0) {
+            self.logger.error("could not rewind paused partitions: \(String(cString: rd_kafka_error_string(error)))")
+            rd_kafka_error_destroy(error)
         }
     }
 
@@ -175,7 +195,8 @@ final class ConsumerCore: Sendable {
             for key in Set(partitions) {
                 guard state.partitions[key]?.isUserPaused == true else { continue }
                 state.partitions[key]?.isUserPaused = false
-                if !state.isFlowPaused { resumed.append((key, nil)) }
+                state.partitions[key]?.rewindOffset = nil
+                resumed.append((key, nil))
             }
             guard !resumed.isEmpty else { return }
             let list = RDKafkaTopicPartitionList(resumed)
@@ -189,6 +210,7 @@ final class ConsumerCore: Sendable {
             return self.queue.withLock { $0 }
         }
         if let queue { rd_kafka_queue_yield(queue.pointer) }
+        self.roomAvailable.signal()
     }
 
     // MARK: - Poll thread
@@ -219,8 +241,21 @@ final class ConsumerCore: Sendable {
         while true {
             let room = self.prepareForPoll()
             guard let room else { break }  // closing
-            let count = rd_kafka_consume_batch_queue(queue, 100, batch, min(capacity, max(room, 1)))
+            if room <= 0 {
+                // The application is behind: read nothing more until it catches up. librdkafka keeps
+                // prefetching up to its own bounds (queued.min.messages, queued.max.messages.kbytes).
+                _ = self.roomAvailable.wait(timeout: .now() + .milliseconds(100))
+                continue
+            }
+            // consume_batch_queue waits until the batch is *full* or the timeout passed, so wait for the first
+            // message only, then take what else is already there without waiting.
+            var count = rd_kafka_consume_batch_queue(queue, 100, batch, 1)
             if count <= 0 { continue }
+            let limit = min(capacity, max(room, 1))
+            if limit > 1 {
+                let more = rd_kafka_consume_batch_queue(queue, 0, batch + 1, limit - 1)
+                if more > 0 { count += more }
+            }
             var fetched: [KafkaConsumerMessage] = []
             fetched.reserveCapacity(count)
             var fatal: KafkaError?
@@ -252,54 +287,47 @@ final class ConsumerCore: Sendable {
         self.finish(.closed)
     }
 
-    /// Applies flow control before a poll. Returns how many messages may be fetched, or `nil` when closing.
+    /// Stores processed offsets and says how many messages the buffer has room for, or `nil` when closing.
     private func prepareForPoll() -> Int? {
         self.state.withLock { state -> Int? in
             if state.isClosing { return nil }
             self.storeDirty(&state, only: nil)
             let room = self.maxBuffered - state.buffer.count
-            if room <= 0, !state.isFlowPaused {
-                state.isFlowPaused = true
-                self.setFetching(false, state: state)
-            } else if state.isFlowPaused, state.buffer.count <= self.maxBuffered / 2 {
-                state.isFlowPaused = false
-                self.setFetching(true, state: state)
-            }
+            state.isPollerWaiting = room <= 0
             return room
-        }
-    }
-
-    /// Pauses or resumes every assigned partition the application has not paused itself.
-    private func setFetching(_ isFetching: Bool, state: State) {
-        let keys = state.partitions.filter { !$0.value.isUserPaused }.map { ($0.key, Int64?.none) }
-        guard !keys.isEmpty else { return }
-        let list = RDKafkaTopicPartitionList(keys)
-        if isFetching {
-            rd_kafka_resume_partitions(self.rk, list.pointer)
-        } else {
-            rd_kafka_pause_partitions(self.rk, list.pointer)
         }
     }
 
     private func deliver(_ fetched: [KafkaConsumerMessage]) {
         guard !fetched.isEmpty else { return }
         let waiter: CheckedContinuation<Void, Never>? = self.state.withLock { state in
-            var current: (key: KafkaTopicPartition, generation: UInt64)?
+            var current: (key: KafkaTopicPartition, index: Dictionary<KafkaTopicPartition, PartitionState>.Index)?
+            var rewinds: [(KafkaTopicPartition, Int64?)] = []
             for message in fetched {
                 let key = message.topicPartition
                 if current?.key != key {
-                    guard let partition = state.partitions[key], !partition.isUserPaused else {
-                        current = nil
-                        continue  // revoked or paused meanwhile: it will be fetched again
+                    current = nil
+                    guard let index = state.partitions.index(forKey: key) else {
+                        continue  // revoked meanwhile: its next owner starts from the committed offset
                     }
-                    current = (key, partition.generation)
+                    let partition = state.partitions.values[index]
+                    if partition.isUserPaused {
+                        // Fetched just before the pause took effect: take it back like the buffered ones.
+                        if message.offset < (partition.rewindOffset ?? .max) {
+                            state.partitions[key]?.rewindOffset = message.offset
+                            rewinds.append((key, message.offset))
+                        }
+                        continue
+                    }
+                    current = (key, index)
                 }
                 guard let current else { continue }
-                state.partitions[key]?.tracker.fetched(message.offset)
+                state.partitions.values[current.index].tracker.fetched(message.offset)
                 var message = message
-                message.generation = current.generation
+                message.generation = state.partitions.values[current.index].generation
                 state.buffer.append(message)
             }
+            self.rewind(rewinds)
             defer { state.waiter = nil }
             return state.buffer.isEmpty ? nil : state.waiter
         }
@@ -326,13 +354,12 @@ final class ConsumerCore: Sendable {
         let keys = RDKafkaTopicPartitionList.entries(partitions).map(\.partition)
         switch RDKafkaCode(code) {
         case .assignPartitions:
-            let pauseNew: Bool = self.state.withLock { state in
+            self.state.withLock { state in
                 if !isCooperative { state.partitions = [:] }
                 for key in keys {
                     state.partitions[key] = PartitionState(generation: state.nextGeneration)
                     state.nextGeneration += 1
                 }
-                return state.isFlowPaused
             }
             self.logger.info("partitions assigned: \(keys.sorted().map(\.description).joined(separator: ", "))")
             if isCooperative {
@@ -341,7 +368,8 @@ final class ConsumerCore: Sendable {
                 let code = RDKafkaCode(rd_kafka_assign(handle, partitions))
                 if code != .noError { self.logger.error("assign failed: \(code.message)") }
             }
-            if pauseNew { rd_kafka_pause_partitions(handle, partitions) }
+            // A partition paused under an earlier assignment must not stay paused under this one.
+            rd_kafka_resume_partitions(handle, partitions)
         default:
             // Revoked (or lost): stop handing out their messages, store what was processed, then let go. With
             // auto-commit on, librdkafka commits the stored offsets of the removed partitions (unless lost).
