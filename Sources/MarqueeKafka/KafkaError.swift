@@ -1,4 +1,4 @@
-public import Crdkafka
+internal import Crdkafka
 
 /// An error raised by the Kafka layer.
 ///

@@ -79,52 +79,75 @@ public final class KafkaProducer: Service, Sendable {
     ///   once: sending the batch again is safe for idempotent consumers).
     @discardableResult
     public func send(_ messages: [KafkaProducerMessage]) async throws(KafkaError) -> [KafkaDeliveryReport] {
-        let results = try await self.sendCollectingResults(messages)
         var reports: [KafkaDeliveryReport] = []
-        reports.reserveCapacity(results.count)
-        for result in results { reports.append(try result.get()) }
+        reports.reserveCapacity(messages.count)
+        for result in try await self.sendCollectingResults(messages) { reports.append(try result.get()) }
         return reports
+    }
+
+    /// Sends messages and returns once the broker acknowledged every one of them, without building delivery
+    /// reports: what a stage needs before it commits its input.
+    ///
+    /// - Throws: A ``KafkaError`` for the first message that failed.
+    public func deliver(_ messages: [KafkaProducerMessage]) async throws(KafkaError) {
+        let batch = try await self.enqueueAll(messages)
+        if let error = batch.firstError(topics: { messages[$0].topic }, lastError: { self.client.context.lastErrorSuffix }) {
+            throw error
+        }
     }
 
     /// Sends messages and reports each one's outcome separately.
     public func sendCollectingResults(
         _ messages: [KafkaProducerMessage]
     ) async throws(KafkaError) -> [Result<KafkaDeliveryReport, KafkaError>] {
+        let batch = try await self.enqueueAll(messages)
+        return batch.results(topics: { messages[$0].topic }, lastError: { self.client.context.lastErrorSuffix })
+    }
+
+    /// Enqueues every message and waits for all their delivery reports.
+    private func enqueueAll(_ messages: [KafkaProducerMessage]) async throws(KafkaError) -> DeliveryBatch {
         if self.state.mutex.withLock({ $0.isClosing }) { throw .closed("the producer") }
-        if messages.isEmpty { return [] }
-        let batch = DeliveryBatch(messages: messages, lastError: { [context = self.client.context] in
-            context.lastErrorSuffix
-        })
+        let batch = DeliveryBatch(count: messages.count)
         var index = 0
         // Batches usually go to one topic: look its handle up once per run of equal topics.
         var topic: (name: String, handle: OpaquePointer)?
-        while index < messages.count {
+        enqueueing: while index < messages.count {
             if Task.isCancelled {
                 batch.fail(from: index, with: KafkaError(code: .cancelled, reason: "the sending task was cancelled"))
                 break
             }
-            if topic?.name != messages[index].topic {
-                topic = (messages[index].topic, self.topicHandle(messages[index].topic))
+            // Enqueue a run of messages under one lock (the lock orders enqueues before the final flush).
+            let stop: RDKafkaCode? = self.state.mutex.withLock { state in
+                guard state.acceptsMessages else { return nil }
+                let end = min(index + 256, messages.count)
+                while index < end {
+                    let message = messages[index]
+                    if topic?.name != message.topic { topic = (message.topic, self.topicHandle(message.topic)) }
+                    let code = self.enqueue(message, topic: topic!.handle, slot: batch.slot(index))
+                    switch code {
+                    case .noError:
+                        break
+                    case .queueFull:
+                        return code
+                    default:
+                        batch.fail(index, with: .rdKafka(.delivery, code, context: "could not enqueue message for '\(message.topic)'"))
+                    }
+                    index += 1
+                }
+                return .noError
             }
-            let handle = topic!.handle
-            let code = self.state.mutex.withLock { state in
-                state.acceptsMessages ? self.enqueue(messages[index], topic: handle, slot: batch.slot(index)) : nil
-            }
-            switch code {
+            switch stop {
             case nil:
                 batch.fail(from: index, with: .closed("the producer"))
-                index = messages.count
-            case .noError:
-                index += 1
-            case .queueFull:
+                break enqueueing
+            case .queueFull?:
                 await self.waitForQueueSpace()
-            case let code?:
-                batch.complete(index, error: .rdKafka(.delivery, code, context: "could not enqueue message for '\(messages[index].topic)'"))
-                index += 1
+            default:
+                continue
             }
         }
         await batch.waitForAll()
-        return batch.results()
+        return batch
     }
 
     private func enqueue(_ message: KafkaProducerMessage, topic: OpaquePointer, slot: UnsafeMutableRawPointer) -> RDKafkaCode {

@@ -4,102 +4,130 @@ import Synchronization
 /// Collects the delivery reports of one `send` call.
 ///
 /// Each message carries a pointer to its slot (`msg_opaque`); the delivery-report callback, on the producer's poll
-/// thread, records the outcome there. When every message has an outcome, the waiting task resumes. The slots live
-/// as long as the batch, and the batch lives until the sender resumed, which happens only after the last report.
+/// thread, writes the outcome into that slot (each slot exactly once) and counts down. The thread that counts to
+/// zero resumes the waiting sender; the atomic count orders the slot writes before the sender reads them. The
+/// slots live as long as the batch, and the batch lives until the sender resumed, which happens only after the
+/// last report.
 final class DeliveryBatch: Sendable {
+    /// One message's outcome, as librdkafka reported it.
+    struct Outcome {
+        var code: Int32
+        var partition: Int32
+        var offset: Int64
+    }
+
     private struct Slot {
         let batch: Unmanaged<DeliveryBatch>
-        let index: Int
+        var outcome: Outcome
     }
 
-    private struct State {
-        var remaining: Int
-        var results: [Result<KafkaDeliveryReport, KafkaError>?]
-        var waiter: CheckedContinuation<Void, Never>?
+    private enum Waiter {
+        case none
+        case waiting(CheckedContinuation<Void, Never>)
+        case done
     }
 
-    private let topics: [String]
-    private let state: Mutex<State>
-    /// Written once in `init`, only read afterwards (by the poll thread), freed in `deinit`.
+    let count: Int
+    private let remaining: Atomic<Int>
+    private let waiter = Mutex(Waiter.none)
+    /// Failures before librdkafka took the message (not enqueued, cancelled, closed): rare, so kept aside.
+    private let localErrors = Mutex<[Int: KafkaError]>([:])
+    /// Written once per slot (by the poll thread, or the sender for local failures), read after completion.
     private nonisolated(unsafe) let slots: UnsafeMutablePointer<Slot>
-    private let lastError: @Sendable () -> String
 
-    init(messages: [KafkaProducerMessage], lastError: @escaping @Sendable () -> String) {
-        self.topics = messages.map(\.topic)
-        self.state = Mutex(State(remaining: messages.count, results: Array(repeating: nil, count: messages.count)))
-        self.lastError = lastError
-        self.slots = .allocate(capacity: messages.count)
+    init(count: Int) {
+        self.count = count
+        self.remaining = Atomic(count)
+        self.slots = .allocate(capacity: count)
         let unmanaged = Unmanaged.passUnretained(self)
-        for index in 0..<messages.count {
-            (self.slots + index).initialize(to: Slot(batch: unmanaged, index: index))
+        for index in 0..<count {
+            (self.slots + index).initialize(to: Slot(batch: unmanaged, outcome: Outcome(code: 0, partition: -1, offset: -1)))
         }
     }
 
     deinit {
-        self.slots.deinitialize(count: self.topics.count)
+        self.slots.deinitialize(count: self.count)
         self.slots.deallocate()
     }
 
     func slot(_ index: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(self.slots + index) }
 
     /// Called from the delivery-report callback.
-    static func deliver(slot: UnsafeMutableRawPointer, code: rd_kafka_resp_err_t, partition: Int32, offset: Int64) {
-        let slot = slot.assumingMemoryBound(to: Slot.self).pointee
-        let batch = slot.batch.takeUnretainedValue()
-        let code = RDKafkaCode(code)
-        if code == .noError {
-            batch.complete(
-                slot.index,
-                with: .success(KafkaDeliveryReport(topic: batch.topics[slot.index], partition: partition, offset: offset))
-            )
-        } else {
-            let reason: String
-            switch code {
-            case .messageTimedOut:
-                reason = "the broker did not acknowledge the message for '\(batch.topics[slot.index])' in time"
-                    + batch.lastError()
-            case .purgeQueue, .purgeInflight:
-                reason = "the producer closed before the message for '\(batch.topics[slot.index])' was acknowledged"
-            default:
-                reason = "delivery to '\(batch.topics[slot.index])' failed: \(code.message)"
-            }
-            batch.complete(slot.index, with: .failure(KafkaError(code: .delivery, reason: reason, rdKafkaCode: code)))
-        }
+    static func deliver(slot pointer: UnsafeMutableRawPointer, code: rd_kafka_resp_err_t, partition: Int32, offset: Int64) {
+        let slot = pointer.assumingMemoryBound(to: Slot.self)
+        slot.pointee.outcome = Outcome(code: code.rawValue, partition: partition, offset: offset)
+        slot.pointee.batch.takeUnretainedValue().countDown()
     }
 
-    func complete(_ index: Int, error: KafkaError) {
-        self.complete(index, with: .failure(error))
+    /// Records a failure of a message librdkafka never took.
+    func fail(_ index: Int, with error: KafkaError) {
+        self.localErrors.withLock { $0[index] = error }
+        self.countDown()
     }
 
     /// Marks every message from `index` on as failed (they were never enqueued).
     func fail(from index: Int, with error: KafkaError) {
-        for index in index..<self.topics.count { self.complete(index, with: .failure(error)) }
+        for index in index..<self.count { self.fail(index, with: error) }
     }
 
-    private func complete(_ index: Int, with result: Result<KafkaDeliveryReport, KafkaError>) {
-        let waiter: CheckedContinuation<Void, Never>? = self.state.withLock { state in
-            if state.results[index] != nil { preconditionFailure("message \(index) of a batch reported twice") }
-            state.results[index] = result
-            state.remaining -= 1
-            guard state.remaining == 0 else { return nil }
-            defer { state.waiter = nil }
-            return state.waiter
+    private func countDown() {
+        guard self.remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        let waiting: CheckedContinuation<Void, Never>? = self.waiter.withLock { waiter in
+            defer { waiter = .done }
+            if case .waiting(let continuation) = waiter { return continuation }
+            return nil
         }
-        waiter?.resume()
+        waiting?.resume()
     }
 
     func waitForAll() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = self.state.withLock { state in
-                if state.remaining == 0 { return true }
-                state.waiter = continuation
+            let isDone: Bool = self.waiter.withLock { waiter in
+                if case .done = waiter { return true }
+                waiter = .waiting(continuation)
                 return false
             }
-            if done { continuation.resume() }
+            if isDone { continuation.resume() }
         }
     }
 
-    func results() -> [Result<KafkaDeliveryReport, KafkaError>] {
-        self.state.withLock { state in state.results.map { $0! } }
+    /// The first failure, if any; call after ``waitForAll()``.
+    func firstError(topics: (Int) -> String, lastError: () -> String) -> KafkaError? {
+        let local = self.localErrors.withLock { $0 }
+        for index in 0..<self.count {
+            if let error = local[index] { return error }
+            let outcome = self.slots[index].outcome
+            if outcome.code != 0 {
+                return Self.error(RDKafkaCode(rawValue: outcome.code), topic: topics(index), lastError: lastError)
+            }
+        }
+        return nil
+    }
+
+    /// Every message's outcome; call after ``waitForAll()``.
+    func results(topics: (Int) -> String, lastError: () -> String) -> [Result<KafkaDeliveryReport, KafkaError>] {
+        let local = self.localErrors.withLock { $0 }
+        return (0..<self.count).map { index in
+            if let error = local[index] { return .failure(error) }
+            let outcome = self.slots[index].outcome
+            let topic = topics(index)
+            guard outcome.code == 0 else {
+                return .failure(Self.error(RDKafkaCode(rawValue: outcome.code), topic: topic, lastError: lastError))
+            }
+            return .success(KafkaDeliveryReport(topic: topic, partition: outcome.partition, offset: outcome.offset))
+        }
+    }
+
+    private static func error(_ code: RDKafkaCode, topic: String, lastError: () -> String) -> KafkaError {
+        let reason: String
+        switch code {
+        case .messageTimedOut:
+            reason = "the broker did not acknowledge the message for '\(topic)' in time" + lastError()
+        case .purgeQueue, .purgeInflight:
+            reason = "the producer closed before the message for '\(topic)' was acknowledged"
+        default:
+            reason = "delivery to '\(topic)' failed: \(code.message)"
+        }
+        return KafkaError(code: .delivery, reason: reason, rdKafkaCode: code)
     }
 }
