@@ -13,14 +13,13 @@ import class Foundation.Thread
 /// the background every ``KafkaConsumerConfiguration/commitInterval``, on ``commit()``, when a partition is revoked
 /// and on close. A message handed out but never marked processed is delivered again after a restart or rebalance.
 ///
-/// A dedicated thread polls librdkafka in batches and serves the group protocol. When the application falls
-/// behind by ``KafkaConsumerConfiguration/maxBufferedMessages``, fetching pauses until it catches up.
+/// Iterating ``messages`` reads librdkafka's queue in batches without blocking and serves the group protocol
+/// (rebalances) on the way; when the queue is empty the task suspends until librdkafka says something arrived.
 ///
 /// As a `Service`, the consumer runs until graceful shutdown, then commits and leaves the group.
 public final class KafkaConsumer: Service, Sendable {
     let client: RDKafkaClient
     private let core: ConsumerCore
-    private let pollDone: Completion
     private let logger: Logger
 
     /// Creates the consumer, subscribes to the configured topics and starts polling.
@@ -46,24 +45,20 @@ public final class KafkaConsumer: Service, Sendable {
                 context.rebalance?(handle, code, partitions)
             }
         }
-        core.attach(self.client)
-        // Serve every event (logs, errors, rebalances) from the consumer queue, on the poll thread.
+        // Serve every event (errors, statistics, rebalances) from the consumer queue, read by `messages`.
         rd_kafka_poll_set_consumer(self.client.handle)
+        core.attach(self.client)
         let list = RDKafkaTopicPartitionList(topics: configuration.topics)
         let code = RDKafkaCode(rd_kafka_subscribe(self.client.handle, list.pointer))
         guard code == .noError else {
-            rd_kafka_consumer_close(self.client.handle)
+            core.beginClose()
             throw .rdKafka(.consumer, code, context: "could not subscribe to \(configuration.topics.joined(separator: ", "))")
         }
-        let client = self.client
-        let connectTimeout = configuration.kafka.connectTimeout
-        self.pollDone = PollThread.start(name: "marquee-kafka-consumer") {
-            core.pollLoop(client: client, connectTimeout: connectTimeout)
-        }
+        core.probe(timeout: configuration.kafka.connectTimeout)
     }
 
     deinit {
-        precondition(self.pollDone.isFired, "KafkaConsumer released without close(): call close() or run it as a Service")
+        precondition(self.core.closed.isFired, "KafkaConsumer released without close(): call close() or run it as a Service")
     }
 
     /// The messages of the subscribed topics, in offset order per partition.
@@ -118,19 +113,21 @@ public final class KafkaConsumer: Service, Sendable {
         self.core.resume(partitions)
     }
 
-    /// Commits what was processed, leaves the group and stops polling. ``messages`` ends.
+    /// Ends ``messages``, commits what was processed and leaves the group.
     public func close() async {
-        self.core.requestClose()
-        await self.pollDone.wait()
+        self.core.beginClose()
+        await self.core.closed.wait()
     }
 
-    /// Runs until graceful shutdown, then closes.
+    /// Runs until graceful shutdown, then closes. Ends early, with the error, when the consumer failed (for
+    /// example, no broker answered at start-up).
     public func run() async throws {
         await withGracefulShutdownHandler {
-            await self.pollDone.wait()
+            await self.core.closed.wait()
         } onGracefulShutdown: {
-            self.core.requestClose()
+            self.core.beginClose()
         }
+        if let error = self.core.failure { throw error }
     }
 }
 

@@ -25,6 +25,8 @@ public enum TestEnvironment {
     public static var kafka: KafkaConfiguration {
         var configuration = KafkaConfiguration(brokers: brokers)
         configuration.clientID = "marquee-tests"
+        // MARQUEE_KAFKA_DEBUG=fetch,cgrp,… turns on librdkafka's debug contexts (logged at debug level).
+        if let debug = environment["MARQUEE_KAFKA_DEBUG"] { configuration.additionalProperties["debug"] = debug }
         return configuration
     }
 
@@ -55,7 +57,7 @@ extension Logger {
     /// The logger tests use: `info` and above, to standard error.
     public static let marqueeTest: Logger = {
         var logger = Logger(label: "marquee.test")
-        logger.logLevel = .info
+        logger.logLevel = ProcessInfo.processInfo.environment["MARQUEE_KAFKA_DEBUG"] == nil ? .info : .debug
         return logger
     }()
 }

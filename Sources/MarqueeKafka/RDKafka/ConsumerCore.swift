@@ -4,12 +4,22 @@ import Dispatch
 import Logging
 import Synchronization
 
-/// The state of a ``KafkaConsumer`` shared by its poll thread, its rebalance callback, the iterating task and
-/// `markProcessed`/`pause`/`resume` callers.
+/// The state of a ``KafkaConsumer`` shared by the iterating task, its rebalance callback, `markProcessed`,
+/// `pause`/`resume` callers and the close sequence.
+///
+/// The iterating task reads from librdkafka itself, without blocking: `next()` takes a batch with a timeout of 0
+/// and, when the queue is empty, suspends until librdkafka's queue-event callback says something arrived. No
+/// thread hop sits between librdkafka and the application, and the consumer reads exactly as fast as the
+/// application asks (librdkafka's own prefetch bounds, `queued.min.messages` and `queued.max.messages.kbytes`,
+/// bound the memory). Rebalance callbacks run inside those reads.
 ///
 /// All mutable state is one `State` inside a `Mutex`. librdkafka calls made under the lock (`pause`, `resume`,
 /// `seek`, `offsets_store`) are asynchronous in librdkafka and never call back into this type, so they cannot
-/// deadlock; they are made under the lock so their order matches the state's.
+/// deadlock; they are made under the lock so their order matches the state's. Reading from the queue is
+/// serialised by `reader`. The suspended reader and its wake-ups live in `signal`, a lock of their own: the
+/// queue-event callback runs on whichever thread enqueues, possibly one inside a librdkafka call made under
+/// `state`, so it may take nothing but `signal`, and nothing holding `signal` calls librdkafka.
+/// Lock order: `reader`, `state`, `signal`.
 final class ConsumerCore: Sendable {
     private struct PartitionState {
         var generation: UInt64
@@ -27,41 +37,93 @@ final class ConsumerCore: Sendable {
     }
 
     private struct State {
+        /// Messages read from librdkafka, not yet handed out (at most one batch).
         var buffer: Deque<KafkaConsumerMessage> = []
-        var waiter: CheckedContinuation<Void, Never>?
         var partitions: [KafkaTopicPartition: PartitionState] = [:]
         var nextGeneration: UInt64 = 1
-        /// The poll thread waits for room in the buffer (the application is behind).
-        var isPollerWaiting = false
         var isClosing = false
+        var isCloseStarted = false
+        /// No broker answered at start-up: leaving the group would only wait for one.
+        var isUnreachable = false
         var termination: Termination?
         var hasDirty = false
     }
 
+    /// What only the reader touches: the batch array and the topic-name cache.
+    private struct Reader: ~Copyable {
+        let batch: UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?>
+        var decoder = MessageDecoder()
+        var isClosed = false
+    }
+
+    private static let batchCapacity = 1024
+
+    private struct Signal {
+        /// The iterating task, suspended until the queue has something (or the consumer closes).
+        var waiter: CheckedContinuation<Void, Never>?
+        /// A wake-up came while nobody waited.
+        var isPending = false
+    }
+
     private let state = Mutex(State())
+    private let signal = Mutex(Signal())
+    private let reader: Mutex<Reader>
     private let maxBuffered: Int
     private let logger: Logger
-    private let handle = Mutex<SendableOpaquePointer?>(nil)
-    private let queue = Mutex<SendableOpaquePointer?>(nil)
-    /// Wakes the poll thread when the buffer has room again, or on close.
-    private let roomAvailable = DispatchSemaphore(value: 0)
+    /// The `rd_kafka_t *` and its consumer queue, set once by ``attach(_:)`` before any other use. Not owned:
+    /// the ``KafkaConsumer`` owns the client (which owns its context, which refers to this core).
+    private nonisolated(unsafe) var rk: OpaquePointer!
+    private nonisolated(unsafe) var queue: OpaquePointer!
+    private nonisolated(unsafe) var probeMetadata: (@Sendable (Duration) throws(KafkaError) -> Void)!
+    let closed = Completion()
 
     init(maxBuffered: Int, logger: Logger) {
-        self.maxBuffered = maxBuffered
+        self.maxBuffered = min(maxBuffered, Self.batchCapacity)
         self.logger = logger
+        self.reader = Mutex(Reader(batch: .allocate(capacity: Self.batchCapacity)))
     }
 
+    deinit {
+        self.reader.withLock { $0.batch.deallocate() }
+    }
+
+    /// Connects the core to its handle: takes the consumer queue and asks librdkafka to say when it becomes
+    /// readable. Call once, after `rd_kafka_poll_set_consumer`, before anything else.
     func attach(_ client: RDKafkaClient) {
-        self.handle.withLock { $0 = SendableOpaquePointer(client.handle) }
-    }
-
-    private var rk: OpaquePointer {
-        guard let handle = self.handle.withLock({ $0 }) else { preconditionFailure("ConsumerCore used before attach") }
-        return handle.pointer
+        self.rk = client.handle
+        // Weak: the probe must not keep the client (and its librdkafka handle) alive.
+        self.probeMetadata = { [weak client] timeout throws(KafkaError) in
+            _ = try client?.metadata(topic: nil, localOnly: true, timeout: timeout)
+        }
+        guard let queue = rd_kafka_queue_get_consumer(client.handle) else {
+            preconditionFailure("rd_kafka_queue_get_consumer returned NULL after rd_kafka_poll_set_consumer")
+        }
+        self.queue = queue
+        // Called on a librdkafka thread when an element lands in the empty queue; it only wakes the reader.
+        rd_kafka_queue_cb_event_enable(queue, { _, opaque in
+            guard let opaque else { return }
+            Unmanaged<ConsumerCore>.fromOpaque(opaque).takeUnretainedValue().wakeReader()
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     var assignment: [KafkaTopicPartition] {
         self.state.withLock { Array($0.partitions.keys) }.sorted()
+    }
+
+    /// Checks on a thread of its own that a broker answers; if none does in time, ends the messages with
+    /// ``KafkaError/Code-swift.struct/brokerUnreachable``.
+    func probe(timeout: Duration) {
+        let probeMetadata = self.probeMetadata!
+        _ = PollThread.start(name: "marquee-kafka-probe") {
+            do throws(KafkaError) {
+                try probeMetadata(timeout)
+            } catch {
+                self.logger.error("consumer could not reach a broker: \(error.reason)")
+                self.state.withLock { $0.isUnreachable = true }
+                self.finish(.failed(error))
+                self.beginClose()
+            }
+        }
     }
 
     // MARK: - Application side
@@ -69,40 +131,92 @@ final class ConsumerCore: Sendable {
     func next() async throws(KafkaError) -> KafkaConsumerMessage? {
         while true {
             enum Step {
-                case message(KafkaConsumerMessage, wakePoller: Bool)
+                case message(KafkaConsumerMessage)
                 case end(KafkaError?)
-                case wait
+                case read
             }
             let step: Step = self.state.withLock { state in
-                if let message = state.buffer.popFirst() {
-                    let wake = state.isPollerWaiting && state.buffer.count <= self.maxBuffered / 2
-                    if wake { state.isPollerWaiting = false }
-                    return .message(message, wakePoller: wake)
-                }
+                if let message = state.buffer.popFirst() { return .message(message) }
                 switch state.termination {
                 case .closed: return .end(nil)
                 case .failed(let error): return .end(error)
-                case nil: return .wait
+                case nil: return state.isClosing ? .end(nil) : .read
                 }
             }
             switch step {
-            case .message(let message, let wake):
-                if wake { self.roomAvailable.signal() }
+            case .message(let message):
                 return message
             case .end(let error):
                 if let error { throw error }
                 return nil
-            case .wait:
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let resumeNow = self.state.withLock { state in
-                        guard state.buffer.isEmpty, state.termination == nil else { return true }
-                        state.waiter = continuation
-                        return false
-                    }
-                    if resumeNow { continuation.resume() }
-                }
+            case .read:
+                if self.readBatch() { continue }
+                await self.waitUntilReadable()
             }
         }
+    }
+
+    /// Wakes the suspended reader: the queue became readable, or the consumer is closing. Takes only `signal`.
+    private func wakeReader() {
+        let waiter: CheckedContinuation<Void, Never>? = self.signal.withLock { signal in
+            guard let waiter = signal.waiter else {
+                signal.isPending = true
+                return nil
+            }
+            signal.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    private func waitUntilReadable() async {
+        // Idle: hand librdkafka what was processed meanwhile, so its background commit can send it.
+        self.state.withLock { self.storeDirty(&$0, only: nil) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow: Bool = self.signal.withLock { signal in
+                if signal.isPending {
+                    signal.isPending = false
+                    return true
+                }
+                signal.waiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// Reads one batch without waiting. Returns whether the buffer may have something (or the state changed);
+    /// `false` when the queue was empty.
+    private func readBatch() -> Bool {
+        let outcome: Bool? = self.reader.withLockIfAvailable { reader -> Bool in
+            guard !reader.isClosed else { return true }
+            self.state.withLock { self.storeDirty(&$0, only: nil) }
+            let count = rd_kafka_consume_batch_queue(self.queue, 0, reader.batch, self.maxBuffered)
+            guard count > 0 else { return false }
+            var fetched: [KafkaConsumerMessage] = []
+            fetched.reserveCapacity(count)
+            var fatal: KafkaError?
+            for index in 0..<count {
+                guard let raw = reader.batch[index] else { continue }
+                defer { rd_kafka_message_destroy(raw) }
+                let code = RDKafkaCode(raw.pointee.err)
+                if code != .noError {
+                    let text = rd_kafka_message_errstr(raw).map { String(cString: $0) } ?? code.message
+                    if code == .fatal {
+                        fatal = KafkaError(code: .consumer, reason: "fatal consumer error: \(text)", rdKafkaCode: code)
+                    } else {
+                        self.logger.warning("consumer error: \(text)", metadata: [MarqueeKafkaLoggingKeys.error: "\(code.name)"])
+                    }
+                    continue
+                }
+                fetched.append(reader.decoder.decode(raw, generation: 0))
+            }
+            self.deliver(fetched)
+            if let fatal { self.finish(.failed(fatal)) }
+            return true
+        }
+        // The close sequence holds the reader: nothing to read any more.
+        return outcome ?? true
     }
 
     func markProcessed(_ message: KafkaConsumerMessage) {
@@ -114,6 +228,8 @@ final class ConsumerCore: Sendable {
             if state.partitions.values[index].tracker.processed(message.offset) {
                 state.partitions.values[index].isDirty = true
                 state.hasDirty = true
+                // Nobody is reading (the reader stores before each batch): store now.
+                if self.signal.withLock({ $0.waiter != nil }) { self.storeDirty(&state, only: nil) }
             }
         }
     }
@@ -204,103 +320,41 @@ final class ConsumerCore: Sendable {
         }
     }
 
-    func requestClose() {
-        let queue: SendableOpaquePointer? = self.state.withLock { state in
+    /// Starts the close sequence (once): the messages end, processed offsets are stored, and on a thread of its
+    /// own the consumer leaves the group, which commits them. ``closed`` fires when it is done.
+    func beginClose() {
+        let isFirst: Bool = self.state.withLock { state in
             state.isClosing = true
-            return self.queue.withLock { $0 }
+            defer { state.isCloseStarted = true }
+            return !state.isCloseStarted
         }
-        if let queue { rd_kafka_queue_yield(queue.pointer) }
-        self.roomAvailable.signal()
-    }
-
-    // MARK: - Poll thread
-
-    func pollLoop(client: RDKafkaClient, connectTimeout: Duration) {
-        guard let queue = rd_kafka_queue_get_consumer(client.handle) else {
-            preconditionFailure("rd_kafka_queue_get_consumer returned NULL after rd_kafka_poll_set_consumer")
-        }
-        self.queue.withLock { $0 = SendableOpaquePointer(queue) }
-        defer {
-            self.queue.withLock { $0 = nil }
-            rd_kafka_queue_destroy(queue)
-        }
-
-        // A broker must answer before anything else; otherwise fail clearly instead of waiting forever.
-        do {
-            _ = try client.metadata(topic: nil, localOnly: true, timeout: connectTimeout)
-        } catch {
-            self.logger.error("consumer could not reach a broker: \(error.reason)")
-            self.finish(.failed(error))
-            return
-        }
-
-        let capacity = 1024
-        let batch = UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?>.allocate(capacity: capacity)
-        defer { batch.deallocate() }
-        var decoder = MessageDecoder()
-        while true {
-            let room = self.prepareForPoll()
-            guard let room else { break }  // closing
-            if room <= 0 {
-                // The application is behind: read nothing more until it catches up. librdkafka keeps
-                // prefetching up to its own bounds (queued.min.messages, queued.max.messages.kbytes).
-                _ = self.roomAvailable.wait(timeout: .now() + .milliseconds(100))
-                continue
-            }
-            // consume_batch_queue waits until the batch is *full* or the timeout passed, so wait for the first
-            // message only, then take what else is already there without waiting.
-            var count = rd_kafka_consume_batch_queue(queue, 100, batch, 1)
-            if count <= 0 { continue }
-            let limit = min(capacity, max(room, 1))
-            if limit > 1 {
-                let more = rd_kafka_consume_batch_queue(queue, 0, batch + 1, limit - 1)
-                if more > 0 { count += more }
-            }
-            var fetched: [KafkaConsumerMessage] = []
-            fetched.reserveCapacity(count)
-            var fatal: KafkaError?
-            for index in 0..<count {
-                guard let raw = batch[index] else { continue }
-                defer { rd_kafka_message_destroy(raw) }
-                let code = RDKafkaCode(raw.pointee.err)
-                if code != .noError {
-                    let text = rd_kafka_message_errstr(raw).map { String(cString: $0) } ?? code.message
-                    if code == .fatal {
-                        fatal = KafkaError(code: .consumer, reason: "fatal consumer error: \(text)", rdKafkaCode: code)
-                    } else {
-                        self.logger.warning("consumer error: \(text)", metadata: [MarqueeKafkaLoggingKeys.error: "\(code.name)"])
-                    }
-                    continue
+        self.wakeReader()
+        guard isFirst else { return }
+        _ = PollThread.start(name: "marquee-kafka-consumer-close") {
+            // Waits for a read in progress (they never block), then keeps readers out.
+            self.reader.withLock { reader in
+                reader.isClosed = true
+                let leave = self.state.withLock { state in
+                    self.storeDirty(&state, only: nil)
+                    return !state.isUnreachable
                 }
-                fetched.append(decoder.decode(raw, generation: 0))
+                if leave {
+                    // Blocking: leaves the group; the revoke it triggers (rebalance callback, on this thread)
+                    // commits the stored offsets.
+                    let code = RDKafkaCode(rd_kafka_consumer_close(self.rk))
+                    if code != .noError { self.logger.warning("consumer close: \(code.message)") }
+                }
+                rd_kafka_queue_cb_event_enable(self.queue, nil, nil)
+                rd_kafka_queue_destroy(self.queue)
             }
-            self.deliver(fetched)
-            if let fatal {
-                self.finish(.failed(fatal))
-                return
-            }
-        }
-        self.storeProcessedOffsets()
-        // Leaves the group; the revoke it triggers commits the stored offsets (rebalance callback below).
-        let code = RDKafkaCode(rd_kafka_consumer_close(client.handle))
-        if code != .noError { self.logger.warning("consumer close: \(code.message)") }
-        self.finish(.closed)
-    }
-
-    /// Stores processed offsets and says how many messages the buffer has room for, or `nil` when closing.
-    private func prepareForPoll() -> Int? {
-        self.state.withLock { state -> Int? in
-            if state.isClosing { return nil }
-            self.storeDirty(&state, only: nil)
-            let room = self.maxBuffered - state.buffer.count
-            state.isPollerWaiting = room <= 0
-            return room
+            self.finish(.closed)
+            self.closed.fire()
         }
     }
 
     private func deliver(_ fetched: [KafkaConsumerMessage]) {
         guard !fetched.isEmpty else { return }
-        let waiter: CheckedContinuation<Void, Never>? = self.state.withLock { state in
+        self.state.withLock { state in
             var current: (key: KafkaTopicPartition, index: Dictionary<KafkaTopicPartition, PartitionState>.Index)?
             var rewinds: [(KafkaTopicPartition, Int64?)] = []
             for message in fetched {
@@ -328,23 +382,26 @@ final class ConsumerCore: Sendable {
                 state.buffer.append(message)
             }
             self.rewind(rewinds)
-            defer { state.waiter = nil }
-            return state.buffer.isEmpty ? nil : state.waiter
         }
-        waiter?.resume()
+    }
+
+    /// Why the consumer stopped, when it failed.
+    var failure: KafkaError? {
+        self.state.withLock { state in
+            if case .failed(let error) = state.termination { return error }
+            return nil
+        }
     }
 
     private func finish(_ termination: Termination) {
-        let waiter: CheckedContinuation<Void, Never>? = self.state.withLock { state in
+        self.state.withLock { state in
             if state.termination == nil { state.termination = termination }
             if case .failed = termination { state.buffer.removeAll() }
-            defer { state.waiter = nil }
-            return state.waiter
         }
-        waiter?.resume()
+        self.wakeReader()
     }
 
-    /// The rebalance callback, on the poll thread.
+    /// The rebalance callback: inside a read of `next()`, or in the close sequence.
     func rebalance(
         handle: OpaquePointer,
         code: rd_kafka_resp_err_t,
