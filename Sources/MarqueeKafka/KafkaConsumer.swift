@@ -142,11 +142,13 @@ public struct KafkaConsumerMessages: AsyncSequence, Sendable {
         let core: ConsumerCore
 
         public mutating func next() async throws(KafkaError) -> KafkaConsumerMessage? {
-            try await self.core.next()
+            if let message = self.core.nextBuffered() { return message }
+            return try await self.core.next()
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(KafkaError) -> KafkaConsumerMessage? {
-            try await self.core.next()
+            if let message = self.core.nextBuffered() { return message }
+            return try await self.core.next()
         }
     }
 

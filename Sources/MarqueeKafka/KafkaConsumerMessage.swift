@@ -11,9 +11,9 @@ public struct KafkaConsumerMessage: Sendable {
     public let headers: [KafkaHeader]
     /// The record's timestamp in milliseconds since the epoch (create or log-append time), if it has one.
     public let timestamp: Int64?
-    /// Which assignment of the partition handed this message out; a message from an earlier assignment cannot
-    /// move the commit position of a later one.
-    var generation: UInt64
+    /// The assignment of the partition that handed this message out; a message from an earlier assignment
+    /// cannot move the commit position of a later one.
+    var partitionState: ConsumerCore.PartitionState?
 
     public var topicPartition: KafkaTopicPartition { KafkaTopicPartition(topic: self.topic, partition: self.partition) }
 

@@ -21,8 +21,12 @@ import Synchronization
 /// `state`, so it may take nothing but `signal`, and nothing holding `signal` calls librdkafka.
 /// Lock order: `reader`, `state`, `signal`.
 final class ConsumerCore: Sendable {
-    private struct PartitionState {
-        var generation: UInt64
+    /// One assignment of one partition. A class, so each handed-out message can point at its own (no lookup
+    /// per `markProcessed`), and a message of an earlier assignment finds its object revoked.
+    ///
+    /// `@unchecked Sendable`: every field is read and written only under `ConsumerCore.state`'s lock.
+    final class PartitionState: @unchecked Sendable {
+        var isRevoked = false
         var tracker = PartitionOffsetTracker()
         var isUserPaused = false
         /// While paused: the offset fetching restarts from on resume (the first message taken back).
@@ -40,13 +44,14 @@ final class ConsumerCore: Sendable {
         /// Messages read from librdkafka, not yet handed out (at most one batch).
         var buffer: Deque<KafkaConsumerMessage> = []
         var partitions: [KafkaTopicPartition: PartitionState] = [:]
-        var nextGeneration: UInt64 = 1
         var isClosing = false
         var isCloseStarted = false
         /// No broker answered at start-up: leaving the group would only wait for one.
         var isUnreachable = false
         var termination: Termination?
         var hasDirty = false
+        /// The reader is suspended (or about to be): `markProcessed` stores offsets itself meanwhile.
+        var isReaderIdle = false
     }
 
     /// What only the reader touches: the batch array and the topic-name cache.
@@ -128,6 +133,11 @@ final class ConsumerCore: Sendable {
 
     // MARK: - Application side
 
+    /// The next buffered message, without suspending: the fast path of ``next()``.
+    func nextBuffered() -> KafkaConsumerMessage? {
+        self.state.withLock { $0.buffer.popFirst() }
+    }
+
     func next() async throws(KafkaError) -> KafkaConsumerMessage? {
         while true {
             enum Step {
@@ -171,7 +181,11 @@ final class ConsumerCore: Sendable {
 
     private func waitUntilReadable() async {
         // Idle: hand librdkafka what was processed meanwhile, so its background commit can send it.
-        self.state.withLock { self.storeDirty(&$0, only: nil) }
+        self.state.withLock { state in
+            self.storeDirty(&state, only: nil)
+            state.isReaderIdle = true
+        }
+        defer { self.state.withLock { $0.isReaderIdle = false } }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow: Bool = self.signal.withLock { signal in
                 if signal.isPending {
@@ -209,7 +223,7 @@ final class ConsumerCore: Sendable {
                     }
                     continue
                 }
-                fetched.append(reader.decoder.decode(raw, generation: 0))
+                fetched.append(reader.decoder.decode(raw))
             }
             self.deliver(fetched)
             if let fatal { self.finish(.failed(fatal)) }
@@ -220,17 +234,13 @@ final class ConsumerCore: Sendable {
     }
 
     func markProcessed(_ message: KafkaConsumerMessage) {
+        guard let partition = message.partitionState else { return }
         self.state.withLock { state in
-            // Mutate in place: copying the entry out would copy its tracker's storage on every call.
-            guard let index = state.partitions.index(forKey: message.topicPartition),
-                state.partitions.values[index].generation == message.generation
-            else { return }
-            if state.partitions.values[index].tracker.processed(message.offset) {
-                state.partitions.values[index].isDirty = true
-                state.hasDirty = true
-                // Nobody is reading (the reader stores before each batch): store now.
-                if self.signal.withLock({ $0.waiter != nil }) { self.storeDirty(&state, only: nil) }
-            }
+            guard !partition.isRevoked, partition.tracker.processed(message.offset) else { return }
+            partition.isDirty = true
+            state.hasDirty = true
+            // Nobody is reading (the reader stores before each batch): store now.
+            if state.isReaderIdle { self.storeDirty(&state, only: nil) }
         }
     }
 
@@ -244,18 +254,13 @@ final class ConsumerCore: Sendable {
         guard state.hasDirty else { return }
         var entries: [(KafkaTopicPartition, Int64?)] = []
         var stillDirty = false
-        // Walk by index and mutate in place (iterating the dictionary while writing to it would copy it).
-        var index = state.partitions.startIndex
-        while index != state.partitions.endIndex {
-            defer { index = state.partitions.index(after: index) }
-            guard state.partitions.values[index].isDirty else { continue }
-            let key = state.partitions.keys[index]
+        for (key, partition) in state.partitions where partition.isDirty {
             guard only?.contains(key) ?? true else {
                 stillDirty = true
                 continue
             }
-            if let offset = state.partitions.values[index].tracker.committableOffset { entries.append((key, offset)) }
-            state.partitions.values[index].isDirty = false
+            if let offset = partition.tracker.committableOffset { entries.append((key, offset)) }
+            partition.isDirty = false
         }
         state.hasDirty = stillDirty
         guard !entries.isEmpty else { return }
@@ -271,7 +276,7 @@ final class ConsumerCore: Sendable {
             var paused: [(KafkaTopicPartition, Int64?)] = []
             var rewinds: [(KafkaTopicPartition, Int64?)] = []
             for key in Set(partitions) {
-                guard var partition = state.partitions[key], !partition.isUserPaused else { continue }
+                guard let partition = state.partitions[key], !partition.isUserPaused else { continue }
                 partition.isUserPaused = true
                 // Take back what was fetched but not handed out; it is fetched again from there on resume.
                 var firstDropped: Int64?
@@ -285,7 +290,6 @@ final class ConsumerCore: Sendable {
                     partition.rewindOffset = firstDropped
                     rewinds.append((key, firstDropped))
                 }
-                state.partitions[key] = partition
                 paused.append((key, nil))
             }
             guard !paused.isEmpty else { return }
@@ -309,9 +313,9 @@ final class ConsumerCore: Sendable {
         self.state.withLock { state in
             var resumed: [(KafkaTopicPartition, Int64?)] = []
             for key in Set(partitions) {
-                guard state.partitions[key]?.isUserPaused == true else { continue }
-                state.partitions[key]?.isUserPaused = false
-                state.partitions[key]?.rewindOffset = nil
+                guard let partition = state.partitions[key], partition.isUserPaused else { continue }
+                partition.isUserPaused = false
+                partition.rewindOffset = nil
                 resumed.append((key, nil))
             }
             guard !resumed.isEmpty else { return }
@@ -355,30 +359,29 @@ final class ConsumerCore: Sendable {
     private func deliver(_ fetched: [KafkaConsumerMessage]) {
         guard !fetched.isEmpty else { return }
         self.state.withLock { state in
-            var current: (key: KafkaTopicPartition, index: Dictionary<KafkaTopicPartition, PartitionState>.Index)?
+            var current: (key: KafkaTopicPartition, partition: PartitionState)?
             var rewinds: [(KafkaTopicPartition, Int64?)] = []
-            for message in fetched {
-                let key = message.topicPartition
-                if current?.key != key {
+            state.buffer.reserveCapacity(state.buffer.count + fetched.count)
+            for var message in fetched {
+                if current.map({ $0.key.partition != message.partition || $0.key.topic != message.topic }) ?? true {
                     current = nil
-                    guard let index = state.partitions.index(forKey: key) else {
+                    let key = message.topicPartition
+                    guard let partition = state.partitions[key] else {
                         continue  // revoked meanwhile: its next owner starts from the committed offset
                     }
-                    let partition = state.partitions.values[index]
                     if partition.isUserPaused {
                         // Fetched just before the pause took effect: take it back like the buffered ones.
                         if message.offset < (partition.rewindOffset ?? .max) {
-                            state.partitions[key]?.rewindOffset = message.offset
+                            partition.rewindOffset = message.offset
                             rewinds.append((key, message.offset))
                         }
                         continue
                     }
-                    current = (key, index)
+                    current = (key, partition)
                 }
-                guard let current else { continue }
-                state.partitions.values[current.index].tracker.fetched(message.offset)
-                var message = message
-                message.generation = state.partitions.values[current.index].generation
+                guard let partition = current?.partition else { continue }
+                partition.tracker.fetched(message.offset)
+                message.partitionState = partition
                 state.buffer.append(message)
             }
             self.rewind(rewinds)
@@ -412,10 +415,13 @@ final class ConsumerCore: Sendable {
         switch RDKafkaCode(code) {
         case .assignPartitions:
             self.state.withLock { state in
-                if !isCooperative { state.partitions = [:] }
+                if !isCooperative {
+                    for partition in state.partitions.values { partition.isRevoked = true }
+                    state.partitions = [:]
+                }
                 for key in keys {
-                    state.partitions[key] = PartitionState(generation: state.nextGeneration)
-                    state.nextGeneration += 1
+                    state.partitions[key]?.isRevoked = true
+                    state.partitions[key] = PartitionState()
                 }
             }
             self.logger.info("partitions assigned: \(keys.sorted().map(\.description).joined(separator: ", "))")
@@ -434,7 +440,10 @@ final class ConsumerCore: Sendable {
             self.state.withLock { state in
                 self.storeDirty(&state, only: revoked)
                 state.buffer.removeAll { revoked.contains($0.topicPartition) }
-                for key in revoked { state.partitions[key] = nil }
+                for key in revoked {
+                    state.partitions[key]?.isRevoked = true
+                    state.partitions[key] = nil
+                }
             }
             self.logger.info("partitions revoked: \(keys.sorted().map(\.description).joined(separator: ", "))")
             if isCooperative {
@@ -457,7 +466,7 @@ final class ConsumerCore: Sendable {
 private struct MessageDecoder {
     private var topicNames: [OpaquePointer: String] = [:]
 
-    mutating func decode(_ raw: UnsafeMutablePointer<rd_kafka_message_t>, generation: UInt64) -> KafkaConsumerMessage {
+    mutating func decode(_ raw: UnsafeMutablePointer<rd_kafka_message_t>) -> KafkaConsumerMessage {
         let message = raw.pointee
         let topic: String
         if let rkt = message.rkt, let name = self.topicNames[rkt] {
@@ -495,7 +504,7 @@ private struct MessageDecoder {
             value: value,
             headers: headers,
             timestamp: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp,
-            generation: generation
+            partitionState: nil
         )
     }
 }
