@@ -167,13 +167,13 @@ struct Consume: AsyncParsableCommand {
     @Option(help: "Seconds to wait for all messages, group join included.")
     var timeout = 120
 
-    @Option(help: "The consumer's maxBufferedMessages (default: the layer's, 10,000).")
-    var maxBuffered: Int?
+    @Option(help: "The consumer's readBatchSize (default: the layer's, 1,024).")
+    var readBatchSize: Int?
 
     func validate() throws {
         guard self.count > 0 else { throw ValidationError("--count must be positive") }
         guard self.timeout > 0 else { throw ValidationError("--timeout must be positive") }
-        if let maxBuffered = self.maxBuffered, maxBuffered < 1 { throw ValidationError("--max-buffered must be positive") }
+        if let size = self.readBatchSize, !(1...1024).contains(size) { throw ValidationError("--read-batch-size must be from 1 to 1024") }
     }
 
     func run() async throws {
@@ -182,7 +182,7 @@ struct Consume: AsyncParsableCommand {
         configuration.offsetReset = .earliest
         configuration.sessionTimeout = .seconds(6)
         configuration.heartbeatInterval = .seconds(1)
-        if let maxBuffered = self.maxBuffered { configuration.maxBufferedMessages = maxBuffered }
+        if let size = self.readBatchSize { configuration.readBatchSize = size }
         let consumer = try await reporting("could not create the consumer") {
             try KafkaConsumer(configuration: configuration, logger: self.common.logger)
         }

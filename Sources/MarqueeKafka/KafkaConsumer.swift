@@ -33,7 +33,7 @@ public final class KafkaConsumer: Service, Sendable {
         var logger = logger
         logger[metadataKey: MarqueeKafkaLoggingKeys.group] = "\(configuration.groupID)"
         self.logger = logger
-        let core = ConsumerCore(maxBuffered: configuration.maxBufferedMessages, logger: logger)
+        let core = ConsumerCore(batchSize: configuration.readBatchSize, logger: logger)
         self.core = core
         let context = RDKafkaClientContext(logger: logger) { handle, code, partitions in
             core.rebalance(handle: handle, code: code, partitions: partitions)

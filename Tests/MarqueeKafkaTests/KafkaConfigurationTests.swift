@@ -51,6 +51,10 @@ import Testing
         var configuration = KafkaConsumerConfiguration(kafka: KafkaConfiguration(brokers: "h:1"), groupID: "", topics: ["t"])
         #expect(throws: KafkaError.self) { try configuration.validate() }
         configuration.groupID = "g"
+        configuration.readBatchSize = 0
+        let batch = try #require(throws: KafkaError.self) { try configuration.validate() }
+        #expect(batch.reason.contains("readBatchSize"))
+        configuration.readBatchSize = 1024
         configuration.heartbeatInterval = .seconds(60)
         let error = try #require(throws: KafkaError.self) { try configuration.validate() }
         #expect(error.reason.contains("heartbeatInterval"))

@@ -42,15 +42,15 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// Default: 1 second.
     public var commitInterval: Duration = .seconds(1)
 
-    /// The most messages read from librdkafka but not yet handed to the application. When the buffer is full
-    /// the poll thread waits until the application has taken half of it; meanwhile librdkafka prefetches up to its
-    /// own bounds (`queued.min.messages`, `queued.max.messages.kbytes`), so memory stays bounded.
+    /// The most messages one read takes from librdkafka (and holds until the application has taken them).
+    /// Reads happen only when the application asks for a message, so this is also the most messages read ahead
+    /// of it; librdkafka's own prefetch (`queued.min.messages`, `queued.max.messages.kbytes`) bounds the rest.
     ///
-    /// - Important: Group events (rebalances) are served by the same thread: an application that stops taking
+    /// - Important: Group events (rebalances) are served by those reads: an application that stops taking
     ///   messages for longer than ``maxPollInterval`` is removed from the group, as with any Kafka client.
     ///
-    /// Default: 10,000.
-    public var maxBufferedMessages: Int = 10_000
+    /// Default: 1,024 (also the maximum).
+    public var readBatchSize: Int = 1024
 
     public init(kafka: KafkaConfiguration, groupID: String, topics: [String]) {
         self.kafka = kafka
@@ -63,7 +63,7 @@ public struct KafkaConsumerConfiguration: Sendable {
         try self.kafka.validate()
         if self.groupID.isEmpty { throw .configuration("the consumer group id is empty") }
         if self.topics.isEmpty { throw .configuration("no topic to subscribe to") }
-        if self.maxBufferedMessages < 1 { throw .configuration("maxBufferedMessages must be at least 1") }
+        if !(1...1024).contains(self.readBatchSize) { throw .configuration("readBatchSize must be from 1 to 1024") }
         if self.heartbeatInterval >= self.sessionTimeout {
             throw .configuration("heartbeatInterval must be shorter than sessionTimeout")
         }

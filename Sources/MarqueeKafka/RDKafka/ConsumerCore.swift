@@ -73,7 +73,7 @@ final class ConsumerCore: Sendable {
     private let state = Mutex(State())
     private let signal = Mutex(Signal())
     private let reader: Mutex<Reader>
-    private let maxBuffered: Int
+    private let batchSize: Int
     private let logger: Logger
     /// The `rd_kafka_t *` and its consumer queue, set once by ``attach(_:)`` before any other use. Not owned:
     /// the ``KafkaConsumer`` owns the client (which owns its context, which refers to this core).
@@ -82,8 +82,8 @@ final class ConsumerCore: Sendable {
     private nonisolated(unsafe) var probeMetadata: (@Sendable (Duration) throws(KafkaError) -> Void)!
     let closed = Completion()
 
-    init(maxBuffered: Int, logger: Logger) {
-        self.maxBuffered = min(maxBuffered, Self.batchCapacity)
+    init(batchSize: Int, logger: Logger) {
+        self.batchSize = min(max(batchSize, 1), Self.batchCapacity)
         self.logger = logger
         self.reader = Mutex(Reader(batch: .allocate(capacity: Self.batchCapacity)))
     }
@@ -205,7 +205,7 @@ final class ConsumerCore: Sendable {
         let outcome: Bool? = self.reader.withLockIfAvailable { reader -> Bool in
             guard !reader.isClosed else { return true }
             self.state.withLock { self.storeDirty(&$0, only: nil) }
-            let count = rd_kafka_consume_batch_queue(self.queue, 0, reader.batch, self.maxBuffered)
+            let count = rd_kafka_consume_batch_queue(self.queue, 0, reader.batch, self.batchSize)
             guard count > 0 else { return false }
             var fetched: [KafkaConsumerMessage] = []
             fetched.reserveCapacity(count)
@@ -465,15 +465,24 @@ final class ConsumerCore: Sendable {
 /// Turns `rd_kafka_message_t`s into ``KafkaConsumerMessage``s, caching topic names by topic handle.
 private struct MessageDecoder {
     private var topicNames: [OpaquePointer: String] = [:]
+    /// The last topic seen: batches mostly come from one topic.
+    private var lastTopic: (handle: OpaquePointer, name: String)?
 
     mutating func decode(_ raw: UnsafeMutablePointer<rd_kafka_message_t>) -> KafkaConsumerMessage {
         let message = raw.pointee
         let topic: String
-        if let rkt = message.rkt, let name = self.topicNames[rkt] {
-            topic = name
+        if let rkt = message.rkt, let last = self.lastTopic, last.handle == rkt {
+            topic = last.name
+        } else if let rkt = message.rkt {
+            if let name = self.topicNames[rkt] {
+                topic = name
+            } else {
+                topic = String(cString: rd_kafka_topic_name(rkt))
+                self.topicNames[rkt] = topic
+            }
+            self.lastTopic = (rkt, topic)
         } else {
-            topic = message.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
-            if let rkt = message.rkt { self.topicNames[rkt] = topic }
+            topic = ""
         }
         let value = message.payload.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: message.len)) } ?? []
         let key = message.key.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: message.key_len)) }
