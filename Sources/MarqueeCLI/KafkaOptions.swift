@@ -32,6 +32,11 @@ struct KafkaOptions: ParsableArguments {
         return configuration
     }
 
+    /// An admin client whose requests wait at most `--timeout`.
+    func makeAdmin() throws(KafkaError) -> KafkaAdmin {
+        try KafkaAdmin(configuration: self.configuration, requestTimeout: .seconds(self.timeout), logger: self.logger)
+    }
+
     var logger: Logger {
         var logger = Logger(label: "marquee")
         // Failures reach the operator as one line on exit; librdkafka's own lines only with --verbose.

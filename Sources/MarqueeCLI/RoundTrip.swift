@@ -28,11 +28,7 @@ struct RoundTrip: AsyncParsableCommand {
 
     private func roundTrip() async throws {
         let clock = ContinuousClock()
-        let admin = try KafkaAdmin(
-            configuration: self.kafka.configuration,
-            requestTimeout: .seconds(self.kafka.timeout),
-            logger: self.kafka.logger
-        )
+        let admin = try self.kafka.makeAdmin()
         try await admin.createTopics([.init(name: self.topic, partitions: 4)])
 
         let run = UUID().uuidString.lowercased()

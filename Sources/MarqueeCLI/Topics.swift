@@ -15,11 +15,7 @@ struct Topics: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingKafkaErrors {
-                let admin = try KafkaAdmin(
-                    configuration: self.kafka.configuration,
-                    requestTimeout: .seconds(self.kafka.timeout),
-                    logger: self.kafka.logger
-                )
+                let admin = try self.kafka.makeAdmin()
                 let topics = try await admin.listTopics()
                 let width = max(5, topics.map(\.name.count).max() ?? 0)
                 print("TOPIC".padding(width) + "  PARTITIONS")
@@ -54,11 +50,7 @@ struct Topics: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingKafkaErrors {
-                let admin = try KafkaAdmin(
-                    configuration: self.kafka.configuration,
-                    requestTimeout: .seconds(self.kafka.timeout),
-                    logger: self.kafka.logger
-                )
+                let admin = try self.kafka.makeAdmin()
                 let created = Set(
                     try await admin.createTopics(
                         self.names.map {
