@@ -204,29 +204,24 @@ final class ConsumerCore: Sendable {
     private func readBatch() -> Bool {
         let outcome: Bool? = self.reader.withLockIfAvailable { reader -> Bool in
             guard !reader.isClosed else { return true }
-            self.state.withLock { self.storeDirty(&$0, only: nil) }
             let count = rd_kafka_consume_batch_queue(self.queue, 0, reader.batch, self.batchSize)
-            guard count > 0 else { return false }
-            var fetched: [KafkaConsumerMessage] = []
-            fetched.reserveCapacity(count)
-            var fatal: KafkaError?
-            for index in 0..<count {
-                guard let raw = reader.batch[index] else { continue }
-                defer { rd_kafka_message_destroy(raw) }
-                let code = RDKafkaCode(raw.pointee.err)
-                if code != .noError {
-                    let text = rd_kafka_message_errstr(raw).map { String(cString: $0) } ?? code.message
-                    if code == .fatal {
-                        fatal = KafkaError(code: .consumer, reason: "fatal consumer error: \(text)", rdKafkaCode: code)
-                    } else {
-                        self.logger.warning("consumer error: \(text)", metadata: [MarqueeKafkaLoggingKeys.error: "\(code.name)"])
-                    }
-                    continue
-                }
-                fetched.append(reader.decoder.decode(raw))
+            guard count > 0 else {
+                self.state.withLock { self.storeDirty(&$0, only: nil) }
+                return false
             }
-            self.deliver(fetched)
-            if let fatal { self.finish(.failed(fatal)) }
+            let raws = UnsafeMutableBufferPointer(start: reader.batch, count: count)
+            defer { for raw in raws { if let raw { rd_kafka_message_destroy(raw) } } }
+            let errors = self.state.withLock { state in
+                self.storeDirty(&state, only: nil)
+                return self.append(raws, to: &state, decoder: &reader.decoder)
+            }
+            for (code, text) in errors {
+                if code == .fatal {
+                    self.finish(.failed(KafkaError(code: .consumer, reason: "fatal consumer error: \(text)", rdKafkaCode: code)))
+                } else {
+                    self.logger.warning("consumer error: \(text)", metadata: [MarqueeKafkaLoggingKeys.error: "\(code.name)"])
+                }
+            }
             return true
         }
         // The close sequence holds the reader: nothing to read any more.
@@ -356,36 +351,48 @@ final class ConsumerCore: Sendable {
         }
     }
 
-    private func deliver(_ fetched: [KafkaConsumerMessage]) {
-        guard !fetched.isEmpty else { return }
-        self.state.withLock { state in
-            var current: (key: KafkaTopicPartition, partition: PartitionState)?
-            var rewinds: [(KafkaTopicPartition, Int64?)] = []
-            state.buffer.reserveCapacity(state.buffer.count + fetched.count)
-            for var message in fetched {
-                if current.map({ $0.key.partition != message.partition || $0.key.topic != message.topic }) ?? true {
-                    current = nil
-                    let key = message.topicPartition
-                    guard let partition = state.partitions[key] else {
-                        continue  // revoked meanwhile: its next owner starts from the committed offset
-                    }
-                    if partition.isUserPaused {
-                        // Fetched just before the pause took effect: take it back like the buffered ones.
-                        if message.offset < (partition.rewindOffset ?? .max) {
-                            partition.rewindOffset = message.offset
-                            rewinds.append((key, message.offset))
-                        }
-                        continue
-                    }
-                    current = (key, partition)
-                }
-                guard let partition = current?.partition else { continue }
-                partition.tracker.fetched(message.offset)
-                message.partitionState = partition
-                state.buffer.append(message)
+    /// Decodes a batch straight into the buffer, registering each message with its partition's tracker.
+    /// Messages of partitions revoked meanwhile are dropped (their next owner starts from the committed offset);
+    /// those of partitions paused meanwhile are taken back like the buffered ones.
+    ///
+    /// - Returns: The error events of the batch, to log or act on outside the lock.
+    private func append(
+        _ raws: UnsafeMutableBufferPointer<UnsafeMutablePointer<rd_kafka_message_t>?>,
+        to state: inout State,
+        decoder: inout MessageDecoder
+    ) -> [(RDKafkaCode, String)] {
+        var errors: [(RDKafkaCode, String)] = []
+        var rewinds: [(KafkaTopicPartition, Int64?)] = []
+        // The partition of the current run of messages (a batch holds runs from one partition each).
+        var run: (rkt: OpaquePointer?, partition: Int32, state: PartitionState?)?
+        state.buffer.reserveCapacity(state.buffer.count + raws.count)
+        for case let raw? in raws {
+            let code = RDKafkaCode(raw.pointee.err)
+            guard code == .noError else {
+                errors.append((code, rd_kafka_message_errstr(raw).map { String(cString: $0) } ?? code.message))
+                continue
             }
-            self.rewind(rewinds)
+            if run == nil || run!.rkt != raw.pointee.rkt || run!.partition != raw.pointee.partition {
+                let key = KafkaTopicPartition(topic: decoder.topicName(raw.pointee.rkt), partition: raw.pointee.partition)
+                var partition = state.partitions[key]
+                if let paused = partition, paused.isUserPaused {
+                    // Read just before the pause took effect: fetch it again from here on resume.
+                    if raw.pointee.offset < (paused.rewindOffset ?? .max) {
+                        paused.rewindOffset = raw.pointee.offset
+                        rewinds.append((key, raw.pointee.offset))
+                    }
+                    partition = nil
+                }
+                run = (raw.pointee.rkt, raw.pointee.partition, partition)
+            }
+            guard let partition = run?.state else { continue }
+            partition.tracker.fetched(raw.pointee.offset)
+            var message = decoder.decode(raw)
+            message.partitionState = partition
+            state.buffer.append(message)
         }
+        self.rewind(rewinds)
+        return errors
     }
 
     /// Why the consumer stopped, when it failed.
@@ -468,24 +475,35 @@ private struct MessageDecoder {
     /// The last topic seen: batches mostly come from one topic.
     private var lastTopic: (handle: OpaquePointer, name: String)?
 
+    /// Copies C bytes into a new array with one `memcpy`.
+    @inline(__always)
+    private static func bytes(_ pointer: UnsafeRawPointer, _ count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if count > 0 { buffer.baseAddress!.initialize(from: pointer.assumingMemoryBound(to: UInt8.self), count: count) }
+            initialized = count
+        }
+    }
+
+    /// The name of a topic handle, cached.
+    mutating func topicName(_ rkt: OpaquePointer?) -> String {
+        guard let rkt else { return "" }
+        if let last = self.lastTopic, last.handle == rkt { return last.name }
+        let name: String
+        if let cached = self.topicNames[rkt] {
+            name = cached
+        } else {
+            name = String(cString: rd_kafka_topic_name(rkt))
+            self.topicNames[rkt] = name
+        }
+        self.lastTopic = (rkt, name)
+        return name
+    }
+
     mutating func decode(_ raw: UnsafeMutablePointer<rd_kafka_message_t>) -> KafkaConsumerMessage {
         let message = raw.pointee
-        let topic: String
-        if let rkt = message.rkt, let last = self.lastTopic, last.handle == rkt {
-            topic = last.name
-        } else if let rkt = message.rkt {
-            if let name = self.topicNames[rkt] {
-                topic = name
-            } else {
-                topic = String(cString: rd_kafka_topic_name(rkt))
-                self.topicNames[rkt] = topic
-            }
-            self.lastTopic = (rkt, topic)
-        } else {
-            topic = ""
-        }
-        let value = message.payload.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: message.len)) } ?? []
-        let key = message.key.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: message.key_len)) }
+        let topic = self.topicName(message.rkt)
+        let value = message.payload.map { Self.bytes($0, message.len) } ?? []
+        let key = message.key.map { Self.bytes($0, message.key_len) }
         var headers: [KafkaHeader] = []
         var list: OpaquePointer?
         if rd_kafka_message_headers(raw, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list {
