@@ -9,10 +9,12 @@
 #            timed from the first message received to the Nth (the group join is not timed). Both consumers read
 #            the same topic, which holds exactly N messages.
 #
-# Each round uses fresh topics (4 partitions), runs the C and the Swift program one after the other (the order
-# alternates between rounds: the machine is noisy), and the summary takes the median of each figure.
+# Each round uses fresh topics (4 partitions) and runs the C and the Swift program one after the other (the order
+# alternates between rounds). The machine is noisy and drifts between rounds, so each round's ratio compares two
+# runs made side by side, and the summary's ratios are the medians of the rounds' ratios (the figures printed
+# with them are the medians of each program's rates).
 #
-# Environment: BENCH_COUNT (500000), BENCH_ROUNDS (5), MARQUEE_KAFKA_PORT (19092).
+# Environment: BENCH_COUNT (500000), BENCH_ROUNDS (7), MARQUEE_KAFKA_PORT (19092).
 # The last line is machine-readable:
 #   bench-kafka: produce_ratio=X.XX consume_ratio=Y.YY swift_produce=… c_produce=… swift_consume=… c_consume=…
 # (ratio = Swift msgs/s ÷ C msgs/s).
@@ -23,7 +25,7 @@ cd "$root"
 export PKG_CONFIG_PATH="$root/.deps/rdkafka/lib/pkgconfig"
 
 count="${BENCH_COUNT:-500000}"
-rounds="${BENCH_ROUNDS:-5}"
+rounds="${BENCH_ROUNDS:-7}"
 brokers="127.0.0.1:${MARQUEE_KAFKA_PORT:-19092}"
 scratch="$root/.build-release"   # not .build: that one belongs to the everyday debug builds
 bench="$scratch/release/KafkaBenchmark"
@@ -73,8 +75,11 @@ fi
 # to rdkafka_performance too so that both drive librdkafka the same way. rdkafka_performance's own defaults
 # differ (linger.ms=1000, queued.min.messages=1000000); they are overridden here.
 c_common=(-b "$brokers" -X client.id=marquee-bench -X reconnect.backoff.max.ms=1000)
+# -D: rdkafka_performance otherwise hands librdkafka one static payload buffer for every message, without a
+# copy; the Swift layer copies each message's bytes once (RD_KAFKA_MSG_F_COPY: Swift owns its arrays), so the C
+# program is asked to give each message a buffer of its own too (malloc + memcpy, RD_KAFKA_MSG_F_FREE).
 c_produce_settings=(
-    -a -1 -X enable.idempotence=true
+    -D -a -1 -X enable.idempotence=true
     -X linger.ms=5 -X batch.num.messages=10000 -X queue.buffering.max.messages=100000
     -X delivery.timeout.ms=30000 -X compression.codec=none
 )
@@ -112,12 +117,13 @@ swift_consume() { # topic group log
 }
 
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+median_ratio() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 # --- rounds ----------------------------------------------------------------------------------------------
 run="$(date +%Y%m%d%H%M%S)-$$"
 say "$rounds rounds of $count messages (200 bytes) against $brokers; logs in ${logs#"$root"/}/"
-sp=(); cp=(); sc=(); cc=()
+sp=(); cp=(); sc=(); cc=(); pr=(); cr=()
 for round in $(seq 1 "$rounds"); do
     t_c="bench.$run.r$round.c"
     t_swift="bench.$run.r$round.swift"
@@ -141,6 +147,7 @@ for round in $(seq 1 "$rounds"); do
         c_c=$(c_consume "$t_c" "bench.$run.r$round.c" "$logs/r$round-c-consume.log")
     fi
     sp+=("$s_p"); cp+=("$c_p"); sc+=("$s_c"); cc+=("$c_c")
+    pr+=("$(ratio "$s_p" "$c_p")"); cr+=("$(ratio "$s_c" "$c_c")")
     printf 'round %d: produce swift=%s c=%s ratio=%s | consume swift=%s c=%s ratio=%s (msgs/s)\n' \
         "$round" "$s_p" "$c_p" "$(ratio "$s_p" "$c_p")" "$s_c" "$c_c" "$(ratio "$s_c" "$c_c")"
 
@@ -152,8 +159,9 @@ swift_produce_median=$(median "${sp[@]}")
 c_produce_median=$(median "${cp[@]}")
 swift_consume_median=$(median "${sc[@]}")
 c_consume_median=$(median "${cc[@]}")
-printf 'median of %d rounds: produce swift=%s c=%s | consume swift=%s c=%s (msgs/s)\n' "$rounds" \
-    "$swift_produce_median" "$c_produce_median" "$swift_consume_median" "$c_consume_median"
+printf 'median of %d rounds: produce swift=%s c=%s ratio=%s | consume swift=%s c=%s ratio=%s (msgs/s; ratios: median of the rounds)\n' \
+    "$rounds" "$swift_produce_median" "$c_produce_median" "$(median_ratio "${pr[@]}")" \
+    "$swift_consume_median" "$c_consume_median" "$(median_ratio "${cr[@]}")"
 printf 'bench-kafka: produce_ratio=%s consume_ratio=%s swift_produce=%s c_produce=%s swift_consume=%s c_consume=%s\n' \
-    "$(ratio "$swift_produce_median" "$c_produce_median")" "$(ratio "$swift_consume_median" "$c_consume_median")" \
+    "$(median_ratio "${pr[@]}")" "$(median_ratio "${cr[@]}")" \
     "$swift_produce_median" "$c_produce_median" "$swift_consume_median" "$c_consume_median"
