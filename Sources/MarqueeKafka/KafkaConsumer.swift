@@ -74,6 +74,12 @@ public final class KafkaConsumer: Service, Sendable {
     /// behind, only the newest is kept). Ends when the consumer is released.
     public var statisticsUpdates: AsyncStream<String> { self.client.context.statisticsUpdates }
 
+    /// Assignments and revocations as they happen (one reader; the newest 64 are kept when nobody reads).
+    /// Ends when the consumer closes.
+    ///
+    /// - Note: Rebalances are served while ``messages`` is being iterated.
+    public var rebalances: AsyncStream<KafkaRebalanceEvent> { self.core.rebalances }
+
     /// The partitions currently assigned to this member.
     public var assignment: [KafkaTopicPartition] { self.core.assignment }
 

@@ -22,3 +22,11 @@ public struct KafkaConsumerMessage: Sendable {
     /// The key as UTF-8 text, if there is one.
     public var keyString: String? { self.key.map { String(decoding: $0, as: UTF8.self) } }
 }
+
+/// A change of the partitions assigned to a ``KafkaConsumer``.
+public enum KafkaRebalanceEvent: Hashable, Sendable {
+    /// These partitions were assigned; their messages follow from the group's committed offsets.
+    case assigned([KafkaTopicPartition])
+    /// These partitions were taken away, after their processed offsets were stored for commit.
+    case revoked([KafkaTopicPartition])
+}

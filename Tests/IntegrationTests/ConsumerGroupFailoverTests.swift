@@ -70,3 +70,73 @@ struct ConsumerGroupFailoverTests {
         }
     }
 }
+
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct ConsumerRebalanceTests {
+    /// The first member processes everything but never commits on its own (the background commit is an hour
+    /// away). When a second member joins, the revocation commits what was processed: the newcomer starts after
+    /// it, not from the beginning.
+    @Test func revokedPartitionsCommitWhatWasProcessed() async throws {
+        try await withTestTopic(partitions: 2) { topic in
+            _ = try await withProducer { producer in
+                try await producer.send(
+                    (0..<20).map { KafkaProducerMessage(topic: topic, partition: Int32($0 % 2), value: Array("old-\($0)".utf8)) }
+                )
+            }
+            let group = TestEnvironment.uniqueName("revoke")
+            var configuration = TestEnvironment.consumer(group: group, topics: [topic])
+            configuration.commitInterval = .seconds(3600)
+            let first = try KafkaConsumer(configuration: configuration, logger: .marqueeTest)
+            var firstEvents = first.rebalances.makeAsyncIterator()
+            var firstReceived: [String] = []
+            for try await message in first.messages {
+                first.markProcessed(message)
+                firstReceived.append(message.valueString)
+                if firstReceived.count == 20 { break }
+            }
+            #expect(await firstEvents.next() == .assigned([0, 1].map { KafkaTopicPartition(topic: topic, partition: $0) }))
+            // From here the first member keeps reading (and so serves its rebalances) until closed.
+            let firstReader = Task {
+                var received: [String] = []
+                for try await message in first.messages {
+                    first.markProcessed(message)
+                    received.append(message.valueString)
+                }
+                return received
+            }
+
+            // The second member joins once the first has processed all twenty.
+            let second = try KafkaConsumer(configuration: configuration, logger: .marqueeTest)
+            let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+            let secondReader = Task {
+                var received: [KafkaConsumerMessage] = []
+                for try await message in second.messages {
+                    second.markProcessed(message)
+                    received.append(message)
+                    if message.valueString.hasPrefix("new-") { break }
+                }
+                return received
+            }
+            var secondEvents = second.rebalances.makeAsyncIterator()
+            var secondPartitions: [KafkaTopicPartition] = []
+            while secondPartitions.isEmpty, let event = await secondEvents.next() {
+                if case .assigned(let partitions) = event { secondPartitions = partitions }
+            }
+            #expect(await firstEvents.next().map { if case .revoked = $0 { true } else { false } } == true)
+            let committed = try await admin.committedOffsets(group: group, topics: [topic])
+            #expect(committed.values.allSatisfy { $0 == 10 }, "the revocation committed all that was processed: \(committed)")
+
+            // New messages in every partition: the second member's first message is a new one.
+            _ = try await withProducer { producer in
+                try await producer.send((0..<2).map { KafkaProducerMessage(topic: topic, partition: Int32($0), value: Array("new-\($0)".utf8)) })
+            }
+            let secondReceived = try await secondReader.value
+            #expect(secondReceived.map(\.valueString).allSatisfy { $0.hasPrefix("new-") }, "nothing processed is delivered again")
+            #expect(secondReceived.allSatisfy { secondPartitions.contains($0.topicPartition) && $0.offset == 10 })
+            await second.close()
+            await first.close()
+            firstReceived += try await firstReader.value
+            #expect(firstReceived.filter { $0.hasPrefix("old-") }.count == 20, "the old messages were read once")
+        }
+    }
+}

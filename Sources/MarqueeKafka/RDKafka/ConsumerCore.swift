@@ -82,10 +82,15 @@ final class ConsumerCore: Sendable {
     private nonisolated(unsafe) var probeMetadata: (@Sendable (Duration) throws(KafkaError) -> Void)!
     let closed = Completion()
 
+    /// Assignments and revocations, for whoever watches (``KafkaConsumer/rebalances``).
+    let rebalances: AsyncStream<KafkaRebalanceEvent>
+    private let rebalanceContinuation: AsyncStream<KafkaRebalanceEvent>.Continuation
+
     init(batchSize: Int, logger: Logger) {
         self.batchSize = min(max(batchSize, 1), Self.batchCapacity)
         self.logger = logger
         self.reader = Mutex(Reader(batch: .allocate(capacity: Self.batchCapacity)))
+        (self.rebalances, self.rebalanceContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
     }
 
     deinit {
@@ -347,6 +352,7 @@ final class ConsumerCore: Sendable {
                 rd_kafka_queue_destroy(self.queue)
             }
             self.finish(.closed)
+            self.rebalanceContinuation.finish()
             self.closed.fire()
         }
     }
@@ -432,6 +438,7 @@ final class ConsumerCore: Sendable {
                 }
             }
             self.logger.info("partitions assigned: \(keys.sorted().map(\.description).joined(separator: ", "))")
+            defer { self.rebalanceContinuation.yield(.assigned(keys.sorted())) }
             if isCooperative {
                 Self.check(rd_kafka_incremental_assign(handle, partitions), "incremental assign", self.logger)
             } else {
@@ -453,6 +460,7 @@ final class ConsumerCore: Sendable {
                 }
             }
             self.logger.info("partitions revoked: \(keys.sorted().map(\.description).joined(separator: ", "))")
+            defer { self.rebalanceContinuation.yield(.revoked(keys.sorted())) }
             if isCooperative {
                 Self.check(rd_kafka_incremental_unassign(handle, partitions), "incremental unassign", self.logger)
             } else {
