@@ -58,7 +58,11 @@ public final class KafkaConsumer: Service, Sendable {
     }
 
     deinit {
-        precondition(self.core.closed.isFired, "KafkaConsumer released without close(): call close() or run it as a Service")
+        if !self.core.closed.isFired {
+            // The close sequence keeps the client alive until it has left the group.
+            self.logger.warning("KafkaConsumer released without close(): leaving the group now")
+            self.core.beginClose()
+        }
     }
 
     /// The messages of the subscribed topics, in offset order per partition.

@@ -43,13 +43,18 @@ public final class KafkaProducer: Service, Sendable {
         let client = self.client
         let flushTimeout = configuration.flushTimeout
         let queueLimit = configuration.queueMessages
-        self.pollDone = PollThread.start(name: "marquee-kafka-producer") {
+        self.pollDone = DedicatedThread.start(name: "marquee-kafka-producer") {
             Self.pollLoop(client: client, state: state, queueLimit: queueLimit, flushTimeout: flushTimeout)
         }
     }
 
     deinit {
-        precondition(self.pollDone.isFired, "KafkaProducer released without close(): call close() or run it as a Service")
+        if !self.pollDone.isFired {
+            // The delivery-report thread keeps the client alive until it has flushed.
+            self.logger.warning("KafkaProducer released without close(): flushing now")
+            self.state.mutex.withLock { $0.isClosing = true }
+            rd_kafka_yield(self.client.handle)
+        }
         for topic in self.topics.withLock({ $0.values }) { rd_kafka_topic_destroy(topic.pointer) }
     }
 

@@ -1,6 +1,5 @@
 internal import Crdkafka
 internal import DequeModule
-import Dispatch
 import Logging
 import Synchronization
 
@@ -14,8 +13,9 @@ import Synchronization
 /// bound the memory). Rebalance callbacks run inside those reads.
 ///
 /// All mutable state is one `State` inside a `Mutex`. librdkafka calls made under the lock (`pause`, `resume`,
-/// `seek`, `offsets_store`) are asynchronous in librdkafka and never call back into this type, so they cannot
-/// deadlock; they are made under the lock so their order matches the state's. Reading from the queue is
+/// `seek`, `offsets_store`) return without waiting on the application and call back into this type only through
+/// the queue-event callback, so they cannot deadlock; they are made under the lock so their order matches the
+/// state's. Reading from the queue is
 /// serialised by `reader`. The suspended reader and its wake-ups live in `signal`, a lock of their own: the
 /// queue-event callback runs on whichever thread enqueues, possibly one inside a librdkafka call made under
 /// `state`, so it may take nothing but `signal`, and nothing holding `signal` calls librdkafka.
@@ -78,6 +78,8 @@ final class ConsumerCore: Sendable {
     /// The `rd_kafka_t *` and its consumer queue, set once by ``attach(_:)`` before any other use. Not owned:
     /// the ``KafkaConsumer`` owns the client (which owns its context, which refers to this core).
     private nonisolated(unsafe) var rk: OpaquePointer!
+    /// Taken strongly by the close sequence, so the handle outlives it even when the consumer is released.
+    private nonisolated(unsafe) weak var client: RDKafkaClient?
     private nonisolated(unsafe) var queue: OpaquePointer!
     private nonisolated(unsafe) var probeMetadata: (@Sendable (Duration) throws(KafkaError) -> Void)!
     let closed = Completion()
@@ -101,6 +103,7 @@ final class ConsumerCore: Sendable {
     /// readable. Call once, after `rd_kafka_poll_set_consumer`, before anything else.
     func attach(_ client: RDKafkaClient) {
         self.rk = client.handle
+        self.client = client
         // Weak: the probe must not keep the client (and its librdkafka handle) alive.
         self.probeMetadata = { [weak client] timeout throws(KafkaError) in
             _ = try client?.metadata(topic: nil, localOnly: true, timeout: timeout)
@@ -124,7 +127,7 @@ final class ConsumerCore: Sendable {
     /// ``KafkaError/Code-swift.struct/brokerUnreachable``.
     func probe(timeout: Duration) {
         let probeMetadata = self.probeMetadata!
-        _ = PollThread.start(name: "marquee-kafka-probe") {
+        _ = DedicatedThread.start(name: "marquee-kafka-probe") {
             do throws(KafkaError) {
                 try probeMetadata(timeout)
             } catch {
@@ -334,7 +337,8 @@ final class ConsumerCore: Sendable {
         }
         self.wakeReader()
         guard isFirst else { return }
-        _ = PollThread.start(name: "marquee-kafka-consumer-close") {
+        let client = self.client
+        _ = DedicatedThread.start(name: "marquee-kafka-consumer-close") {
             // Waits for a read in progress (they never block), then keeps readers out.
             self.reader.withLock { reader in
                 reader.isClosed = true
@@ -351,6 +355,8 @@ final class ConsumerCore: Sendable {
                 rd_kafka_queue_cb_event_enable(self.queue, nil, nil)
                 rd_kafka_queue_destroy(self.queue)
             }
+            // The handle must outlive the calls above, even when the consumer was released meanwhile.
+            withExtendedLifetime(client) {}
             self.finish(.closed)
             self.rebalanceContinuation.finish()
             self.closed.fire()

@@ -4,7 +4,7 @@ import class Foundation.Thread
 
 /// A dedicated OS thread for librdkafka's blocking polls, so they never occupy the cooperative pool
 /// (2 threads on these machines).
-enum PollThread {
+enum DedicatedThread {
     /// Starts `body` on a new named thread; the returned ``Completion`` fires when `body` returned.
     static func start(name: String, _ body: @escaping @Sendable () -> Void) -> Completion {
         let completion = Completion()
