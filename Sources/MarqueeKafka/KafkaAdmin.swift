@@ -139,15 +139,8 @@ public final class KafkaAdmin: Sendable {
         let client = self.client
         let timeout = self.timeout
         return try await Self.blocking { () throws(KafkaError) in
-            // All topics, not this one by name: some brokers (the test broker among them) create a topic that a
-            // metadata request names.
-            guard let metadata = try client.metadata(topic: nil, timeout: timeout).first(where: { $0.name == topic }),
-                metadata.error == nil, !metadata.partitions.isEmpty
-            else {
-                throw KafkaError(code: .admin, reason: "topic '\(topic)' does not exist", rdKafkaCode: .unknownTopicOrPartition)
-            }
             var offsets: [KafkaTopicPartition: KafkaWatermarks] = [:]
-            for partition in metadata.partitions {
+            for partition in try client.existingPartitions(of: topic, timeout: timeout) {
                 var low: Int64 = 0
                 var high: Int64 = 0
                 let code = RDKafkaCode(
@@ -168,15 +161,16 @@ public final class KafkaAdmin: Sendable {
         group: String,
         topics: [String]
     ) async throws(KafkaError) -> [KafkaTopicPartition: Int64?] {
-        var partitions: [KafkaTopicPartition] = []
-        for topic in topics {
-            partitions += try await self.endOffsets(topic: topic).keys
-        }
         let client = self.client
         let timeout = self.timeout
-        let requested = partitions
         return try await Self.blocking { () throws(KafkaError) in
-            let list = RDKafkaTopicPartitionList(requested.map { ($0, nil) })
+            var requested: [(KafkaTopicPartition, Int64?)] = []
+            for topic in topics {
+                requested += try client.existingPartitions(of: topic, timeout: timeout).map {
+                    (KafkaTopicPartition(topic: topic, partition: $0), nil)
+                }
+            }
+            let list = RDKafkaTopicPartitionList(requested)
             var request: OpaquePointer? = rd_kafka_ListConsumerGroupOffsets_new(group, list.pointer)
             defer { rd_kafka_ListConsumerGroupOffsets_destroy(request) }
             let event = try client.adminRequest(
@@ -268,6 +262,20 @@ public struct KafkaPartitionLag: Hashable, Sendable {
 }
 
 extension RDKafkaClient {
+    /// The partition ids of a topic that exists; blocking.
+    ///
+    /// - Throws: A ``KafkaError`` when the topic does not exist or no broker answered.
+    func existingPartitions(of topic: String, timeout: Duration) throws(KafkaError) -> [Int32] {
+        // All topics, not this one by name: some brokers (the test broker among them) create a topic that a
+        // metadata request names.
+        guard let metadata = try self.metadata(topic: nil, timeout: timeout).first(where: { $0.name == topic }),
+            metadata.error == nil, !metadata.partitions.isEmpty
+        else {
+            throw KafkaError(code: .admin, reason: "topic '\(topic)' does not exist", rdKafkaCode: .unknownTopicOrPartition)
+        }
+        return metadata.partitions
+    }
+
     /// Sends one admin request and waits for its result event; blocking.
     ///
     /// - Returns: The result event; the caller destroys it.

@@ -11,7 +11,6 @@ import Synchronization
 /// As a `Service`, the producer runs until graceful shutdown and then flushes and closes.
 public final class KafkaProducer: Service, Sendable {
     private let client: RDKafkaClient
-    private let configuration: KafkaProducerConfiguration
     private let logger: Logger
     private let state: ProducerState
     private let pollDone: Completion
@@ -23,7 +22,6 @@ public final class KafkaProducer: Service, Sendable {
     /// - Throws: A ``KafkaError`` when the configuration is invalid.
     public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
         try configuration.kafka.validate()
-        self.configuration = configuration
         self.logger = logger
         let context = RDKafkaClientContext(logger: logger)
         self.client = try RDKafkaClient(kind: .producer, properties: configuration.properties, context: context) {
@@ -235,7 +233,12 @@ public final class KafkaProducer: Service, Sendable {
 
     private func waitForQueueSpace() async {
         await withCheckedContinuation { continuation in
-            self.state.mutex.withLock { $0.queueWaiters.append(continuation) }
+            // Once the poll thread stopped taking messages it resumes no more waiters: do not wait then.
+            let isOpen = self.state.mutex.withLock { state in
+                if state.acceptsMessages { state.queueWaiters.append(continuation) }
+                return state.acceptsMessages
+            }
+            if !isOpen { continuation.resume() }
         }
     }
 
