@@ -30,6 +30,11 @@ let package = Package(
             pkgConfig: "rdkafka-static",
             providers: [.apt(["librdkafka-dev"])]
         ),
+        // Domain values shared by every stage: envelope, job ids, payloads and their strict decoding.
+        .target(
+            name: "MarqueeCore",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MarqueeKafka",
             dependencies: [
@@ -83,6 +88,11 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Tests/Helpers/KafkaGroupMember",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeCoreTests",
+            dependencies: ["MarqueeCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

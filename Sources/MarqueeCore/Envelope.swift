@@ -1,0 +1,138 @@
+/// The delivery facts of a job, carried in Kafka headers so the payload is never rewritten (DESIGN §3).
+public struct Envelope: Hashable, Sendable {
+    /// The header names: a contract between stages, tools and operators.
+    public enum Header {
+        public static let id = "marquee-id"
+        public static let root = "marquee-root"
+        public static let parent = "marquee-parent"
+        public static let attempt = "marquee-attempt"
+        public static let notBefore = "marquee-not-before"
+        public static let origin = "marquee-origin"
+        public static let error = "marquee-error"
+        public static let errorKind = "marquee-error-kind"
+        public static let traceparent = "traceparent"
+    }
+
+    /// How a job failed, as the `marquee-error-kind` header says it.
+    public enum ErrorKind: String, Hashable, Sendable, CaseIterable {
+        /// It may work later: the next retry tier, then the DLQ.
+        case transient
+        /// It will never work as it is: the DLQ at once.
+        case permanent
+        /// It could not even be read: the DLQ with its bytes untouched.
+        case poison
+    }
+
+    /// This job.
+    public var id: JobID
+    /// The job an operator enqueued, at the root of this one's lineage.
+    public var root: JobID
+    /// The job that spawned this one (`nil` for a root).
+    public var parent: JobID?
+    /// 1 on first delivery, +1 per retry.
+    public var attempt: Int
+    /// Epoch milliseconds before which a retry tier must not run the job.
+    public var notBefore: Int64?
+    /// `topic/partition/offset` where the job first failed.
+    public var origin: String?
+    /// The last error, secrets redacted.
+    public var error: String?
+    public var errorKind: ErrorKind?
+    /// W3C trace context.
+    public var traceparent: String?
+
+    /// A root job, as an operator enqueues it.
+    public static func root(id: JobID = .make(), traceparent: String? = nil) -> Envelope {
+        Envelope(id: id, root: id, parent: nil, attempt: 1, traceparent: traceparent)
+    }
+
+    public init(
+        id: JobID,
+        root: JobID,
+        parent: JobID?,
+        attempt: Int,
+        notBefore: Int64? = nil,
+        origin: String? = nil,
+        error: String? = nil,
+        errorKind: ErrorKind? = nil,
+        traceparent: String? = nil
+    ) {
+        self.id = id
+        self.root = root
+        self.parent = parent
+        self.attempt = attempt
+        self.notBefore = notBefore
+        self.origin = origin
+        self.error = error
+        self.errorKind = errorKind
+        self.traceparent = traceparent
+    }
+
+    /// A job this one spawned: same root and trace, this job as parent, first attempt.
+    public func child(id: JobID = .make()) -> Envelope {
+        Envelope(id: id, root: self.root, parent: self.id, attempt: 1, traceparent: self.traceparent)
+    }
+
+    /// The headers, as name/value pairs, in a stable order.
+    public var headers: [(String, String)] {
+        var headers: [(String, String)] = [
+            (Header.id, self.id.rawValue), (Header.root, self.root.rawValue), (Header.attempt, String(self.attempt)),
+        ]
+        if let parent { headers.append((Header.parent, parent.rawValue)) }
+        if let notBefore { headers.append((Header.notBefore, String(notBefore))) }
+        if let origin { headers.append((Header.origin, origin)) }
+        if let error { headers.append((Header.error, error)) }
+        if let errorKind { headers.append((Header.errorKind, errorKind.rawValue)) }
+        if let traceparent { headers.append((Header.traceparent, traceparent)) }
+        return headers
+    }
+
+    /// Reads an envelope from headers (the last value of a repeated header wins).
+    ///
+    /// - Throws: A ``PayloadError`` naming the missing or malformed header.
+    public init(headers: [(String, String?)]) throws(PayloadError) {
+        var values: [String: String] = [:]
+        for (name, value) in headers { if let value { values[name] = value } }
+        func required(_ name: String) throws(PayloadError) -> String {
+            guard let value = values[name], !value.isEmpty else {
+                throw PayloadError(.missingField, field: "header \(name)", "required")
+            }
+            return value
+        }
+        let id = JobID(rawValue: try required(Header.id))
+        let root = values[Header.root].map(JobID.init(rawValue:)) ?? id
+        let attemptText = values[Header.attempt] ?? "1"
+        guard let attempt = Int(attemptText), attempt >= 1, attempt <= 1000 else {
+            throw PayloadError(.invalidField, field: "header \(Header.attempt)", "expected a number from 1 to 1000, got '\(attemptText.prefix(40))'")
+        }
+        var notBefore: Int64?
+        if let text = values[Header.notBefore] {
+            guard let value = Int64(text), value >= 0 else {
+                throw PayloadError(.invalidField, field: "header \(Header.notBefore)", "expected epoch milliseconds, got '\(text.prefix(40))'")
+            }
+            notBefore = value
+        }
+        self.init(
+            id: id,
+            root: root,
+            parent: values[Header.parent].map(JobID.init(rawValue:)),
+            attempt: attempt,
+            notBefore: notBefore,
+            origin: values[Header.origin],
+            error: values[Header.error],
+            errorKind: values[Header.errorKind].flatMap(ErrorKind.init(rawValue:)),
+            traceparent: values[Header.traceparent]
+        )
+    }
+
+    public static func == (lhs: Envelope, rhs: Envelope) -> Bool {
+        lhs.headers.map { "\($0.0)=\($0.1)" } == rhs.headers.map { "\($0.0)=\($0.1)" }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for (name, value) in self.headers {
+            hasher.combine(name)
+            hasher.combine(value)
+        }
+    }
+}

@@ -1,0 +1,35 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The id of one job: a ULID (26 characters, Crockford base 32, sortable by creation time).
+public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+
+    /// A new id for now.
+    public static func make(milliseconds: UInt64 = Self.nowMilliseconds()) -> JobID {
+        var generator = SystemRandomNumberGenerator()
+        let random = (UInt128(generator.next() as UInt64) << 16) | UInt128(generator.next() as UInt16)
+        let value = (UInt128(milliseconds & 0xFFFF_FFFF_FFFF) << 80) | random
+        var characters = [UInt8](repeating: 0, count: 26)
+        for index in 0..<26 {
+            let shift = UInt128(125 - index * 5)
+            characters[index] = Self.alphabet[Int((value >> shift) & 0x1F)]
+        }
+        return JobID(rawValue: String(decoding: characters, as: UTF8.self))
+    }
+
+    /// Wall-clock milliseconds since the epoch.
+    public static func nowMilliseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return UInt64(spec.tv_sec) * 1000 + UInt64(spec.tv_nsec) / 1_000_000
+    }
+
+    public var description: String { self.rawValue }
+}
+

@@ -1,0 +1,132 @@
+/// Reads the fields of one JSON object strictly: each accessor checks type and range, and ``finish()`` refuses
+/// any field nobody asked for. Errors carry the field's dotted path.
+public struct PayloadReader {
+    private let object: [String: JSONValue]
+    private let path: String
+    private var consumed: Set<String> = []
+
+    /// - Throws: A ``PayloadError`` when `value` is not an object.
+    public init(_ value: JSONValue, path: String = "") throws(PayloadError) {
+        guard case .object(let object) = value else {
+            throw PayloadError(.invalidField, field: path.isEmpty ? nil : path, "expected an object, got \(value.typeName)")
+        }
+        self.object = object
+        self.path = path
+    }
+
+    private func fieldPath(_ key: String) -> String { self.path.isEmpty ? key : "\(self.path).\(key)" }
+
+    private mutating func value(_ key: String) -> JSONValue? {
+        self.consumed.insert(key)
+        guard let value = self.object[key], value != .null else { return nil }
+        return value
+    }
+
+    private func invalid(_ key: String, _ reason: String) -> PayloadError {
+        PayloadError(.invalidField, field: self.fieldPath(key), reason)
+    }
+
+    private func missing(_ key: String) -> PayloadError {
+        PayloadError(.missingField, field: self.fieldPath(key), "required")
+    }
+
+    /// An optional string; with `pattern` it must match (whole string), with `maxLength` it is bounded.
+    public mutating func optionalString(
+        _ key: String,
+        maxLength: Int = 1000,
+        allowEmpty: Bool = false,
+        check: ((String) -> Bool)? = nil,
+        expected: String? = nil
+    ) throws(PayloadError) -> String? {
+        guard let value = self.value(key) else { return nil }
+        guard case .string(let string) = value else {
+            throw self.invalid(key, "expected \(expected ?? "a string"), got \(value.typeName)")
+        }
+        if !allowEmpty && string.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw self.invalid(key, "must not be empty")
+        }
+        if string.count > maxLength { throw self.invalid(key, "longer than \(maxLength) characters") }
+        if string.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw self.invalid(key, "contains control characters")
+        }
+        if let check, !check(string) {
+            throw self.invalid(key, "expected \(expected ?? "a valid value"), got '\(string.prefix(80))'")
+        }
+        return string
+    }
+
+    public mutating func string(
+        _ key: String,
+        maxLength: Int = 1000,
+        check: ((String) -> Bool)? = nil,
+        expected: String? = nil
+    ) throws(PayloadError) -> String {
+        guard let string = try self.optionalString(key, maxLength: maxLength, check: check, expected: expected) else {
+            throw self.missing(key)
+        }
+        return string
+    }
+
+    /// An optional integer within `range`.
+    public mutating func optionalInt(_ key: String, in range: ClosedRange<Int64>) throws(PayloadError) -> Int64? {
+        guard let value = self.value(key) else { return nil }
+        let number: Int64
+        switch value {
+        case .integer(let integer): number = integer
+        case .number(let double) where double.rounded() == double && abs(double) < 9e15: number = Int64(double)
+        default: throw self.invalid(key, "expected an integer from \(range.lowerBound) to \(range.upperBound), got \(value.typeName)")
+        }
+        guard range.contains(number) else {
+            throw self.invalid(key, "expected an integer from \(range.lowerBound) to \(range.upperBound), got \(number)")
+        }
+        return number
+    }
+
+    public mutating func int(_ key: String, in range: ClosedRange<Int64>) throws(PayloadError) -> Int64 {
+        guard let number = try self.optionalInt(key, in: range) else { throw self.missing(key) }
+        return number
+    }
+
+    public mutating func optionalBool(_ key: String) throws(PayloadError) -> Bool? {
+        guard let value = self.value(key) else { return nil }
+        guard case .bool(let bool) = value else { throw self.invalid(key, "expected true or false, got \(value.typeName)") }
+        return bool
+    }
+
+    /// A nested object, read with its own reader.
+    public mutating func optionalObject(_ key: String) throws(PayloadError) -> PayloadReader? {
+        guard let value = self.value(key) else { return nil }
+        return try PayloadReader(value, path: self.fieldPath(key))
+    }
+
+    /// A field kept as raw JSON (record data whose schema belongs to a later stage).
+    public mutating func rawObject(_ key: String) throws(PayloadError) -> [String: JSONValue] {
+        guard let value = self.value(key) else { throw self.missing(key) }
+        guard case .object(let object) = value else { throw self.invalid(key, "expected an object, got \(value.typeName)") }
+        return object
+    }
+
+    /// Marks fields as read without reading them.
+    public mutating func ignore(_ keys: String...) {
+        self.consumed.formUnion(keys)
+    }
+
+    /// - Throws: A ``PayloadError`` naming the first field nobody read.
+    public func finish() throws(PayloadError) {
+        if let unknown = self.object.keys.sorted().first(where: { !self.consumed.contains($0) }) {
+            throw PayloadError(.unknownField, field: self.fieldPath(unknown), "unknown field")
+        }
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: CharacterSetLite) -> String {
+        String(self.drop(while: set.contains).reversed().drop(while: set.contains).reversed())
+    }
+}
+
+/// The few character classes the payload checks need (no Foundation `CharacterSet` round trips).
+struct CharacterSetLite: Sendable {
+    let contains: @Sendable (Character) -> Bool
+    static let whitespaces = CharacterSetLite { $0.isWhitespace }
+}

@@ -1,0 +1,68 @@
+import MarqueeCore
+import Testing
+
+@Suite struct EnvelopeTests {
+    @Test func headersSurviveARoundTrip() throws {
+        var envelope = Envelope.root(traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01").child()
+        envelope.attempt = 3
+        envelope.notBefore = 1_700_000_000_000
+        envelope.origin = "marquee.fetch/2/41"
+        envelope.error = "HTTP 503 from api.themoviedb.org"
+        envelope.errorKind = .transient
+        let decoded = try Envelope(headers: envelope.headers.map { ($0.0, Optional($0.1)) })
+        #expect(decoded == envelope)
+    }
+
+    @Test func aChildKeepsTheRootAndNamesItsParent() {
+        let root = Envelope.root()
+        let child = root.child()
+        let grandchild = child.child()
+        #expect(root.parent == nil)
+        #expect(child.root == root.id && child.parent == root.id && child.attempt == 1)
+        #expect(grandchild.root == root.id && grandchild.parent == child.id)
+        #expect(Set([root.id, child.id, grandchild.id]).count == 3)
+    }
+
+    @Test func missingIDAndBadAttemptAreNamed() throws {
+        let missing = try #require(throws: PayloadError.self) { try Envelope(headers: []) }
+        #expect(missing.field == "header marquee-id")
+        let bad = try #require(throws: PayloadError.self) {
+            try Envelope(headers: [("marquee-id", "x"), ("marquee-attempt", "zero")])
+        }
+        #expect(bad.field == "header marquee-attempt")
+    }
+
+    @Test func jobIDsAreULIDsSortedByTime() {
+        let earlier = JobID.make(milliseconds: 1_700_000_000_000)
+        let later = JobID.make(milliseconds: 1_700_000_000_001)
+        #expect(earlier.rawValue.count == 26)
+        #expect(earlier.rawValue < later.rawValue)
+        #expect(JobID.make() != JobID.make())
+    }
+}
+
+@Suite struct ImageJobAndRecordTests {
+    @Test func imageJobRoundTripAndDedupeByURL() throws {
+        let job = ImageJob(url: "https://image.tmdb.org/t/p/original/abc.jpg", owner: "tmdb:movie:550", role: .poster)
+        #expect(try ImageJob.decode(job.encoded()) == job)
+        #expect(job.dedupeKey == "image:https://image.tmdb.org/t/p/original/abc.jpg")
+    }
+
+    @Test(arguments: ["javascript:alert(1)", "ftp://host/x.jpg", "https://", "https:///x", "http://a b/c"])
+    func imageURLsMustBeHTTP(url: String) throws {
+        let payload = JSONValue.object([
+            "v": .integer(1), "kind": .string("image"), "url": .string(url), "owner": .string("o"), "role": .string("cover"),
+        ])
+        let error = try #require(throws: PayloadError.self) { try ImageJob.decode(payload.encoded()) }
+        #expect(error.field == "url")
+    }
+
+    @Test func recordsKeepTheirDataAndCheckTheEnvelope() throws {
+        let record = Record(kind: .movieLocalized, key: "tmdb:movie:550:ko-KR", fetchedAt: 1_700_000_000_000, data: ["title": .string("파이트 클럽")])
+        #expect(try Record.decode(record.encoded()) == record)
+        let error = try #require(throws: PayloadError.self) {
+            try Record.decode(Array(#"{"v":1,"kind":"movie","key":"k","fetched_at":"yesterday","data":{}}"#.utf8))
+        }
+        #expect(error.field == "fetched_at")
+    }
+}

@@ -1,0 +1,89 @@
+import MarqueeCore
+import Testing
+
+@Suite struct FetchJobTests {
+    static let everyKind: [FetchJob] = [
+        .tmdbList(list: .popular, page: 3, language: "ko-KR", region: "KR", follow: Follow(pages: 5, details: true, images: true)),
+        .tmdbSearch(query: "기생충", page: 2, language: "ko-KR", year: 2019, follow: .none),
+        .tmdbMovie(id: 550, language: "ja-JP", follow: Follow(reviews: true)),
+        .tmdbReviews(id: 550, page: 1, language: "en-US", follow: Follow(pages: 3)),
+        .tmdbGenres(language: "en"),
+        .koficDailyBoxOffice(date: "20240229", follow: Follow(details: true)),
+        .koficWeeklyBoxOffice(date: "20240107", week: .weekend, follow: .none),
+        .koficMovie(code: "20124079", follow: .none),
+        .kakaoPoster(query: "광해, 왕이 된 남자 2012", movieCode: "20124079"),
+        .openLibrarySearch(query: "swift programming", page: 1, limit: 50, follow: Follow(details: true)),
+        .openLibraryWork(id: "OL45804W", follow: Follow(images: true)),
+    ]
+
+    @Test(arguments: everyKind)
+    func everyKindSurvivesARoundTrip(job: FetchJob) throws {
+        let decoded = try FetchJob.decode(job.encoded())
+        #expect(decoded == job)
+        #expect(FetchJob.kinds.contains(job.kind))
+    }
+
+    @Test func everyKindOfTheDesignIsCovered() {
+        #expect(Set(Self.everyKind.map(\.kind)) == Set(FetchJob.kinds))
+    }
+
+    @Test func dedupeKeysNameTheEntity() {
+        #expect(FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none).dedupeKey == "tmdb:movie:550:ko-KR")
+        #expect(FetchJob.koficDailyBoxOffice(date: "20240101", follow: .none).dedupeKey == "kofic:daily:20240101")
+        #expect(FetchJob.openLibraryWork(id: "OL1W", follow: .none).dedupeKey == "openlibrary:work:OL1W")
+        // The follow settings do not change which entity a job is about.
+        #expect(
+            FetchJob.tmdbMovie(id: 1, language: "en-US", follow: Follow(reviews: true)).dedupeKey
+                == FetchJob.tmdbMovie(id: 1, language: "en-US", follow: .none).dedupeKey
+        )
+    }
+
+    @Test func defaultsFillOptionalFields() throws {
+        let job = try FetchJob.decode(Array(#"{"v":1,"kind":"tmdb.list","list":"upcoming"}"#.utf8))
+        #expect(job == .tmdbList(list: .upcoming, page: 1, language: "en-US", region: nil, follow: .none))
+    }
+
+    @Test(arguments: [
+        (#"{"v":1,"kind":"tmdb.movie","id":550,"idd":3}"#, PayloadError.Code.unknownField, "idd"),
+        (#"{"v":1,"kind":"tmdb.movie"}"#, .missingField, "id"),
+        (#"{"v":1,"kind":"tmdb.movie","id":"550"}"#, .invalidField, "id"),
+        (#"{"v":1,"kind":"tmdb.movie","id":-3}"#, .invalidField, "id"),
+        (#"{"v":1,"kind":"tmdb.movie","id":1.5}"#, .invalidField, "id"),
+        (#"{"v":1,"kind":"tmdb.list","list":"popular","page":501}"#, .invalidField, "page"),
+        (#"{"v":1,"kind":"tmdb.list","list":"best"}"#, .invalidField, "list"),
+        (#"{"v":1,"kind":"tmdb.list","list":"popular","language":"korean"}"#, .invalidField, "language"),
+        (#"{"v":1,"kind":"tmdb.list","list":"popular","follow":{"pages":0}}"#, .invalidField, "follow.pages"),
+        (#"{"v":1,"kind":"tmdb.list","list":"popular","follow":{"deep":true}}"#, .unknownField, "follow.deep"),
+        (#"{"v":1,"kind":"tmdb.list","list":"popular","follow":[]}"#, .invalidField, "follow"),
+        (#"{"v":1,"kind":"tmdb.search","query":"   "}"#, .invalidField, "query"),
+        (#"{"v":1,"kind":"tmdb.search","query":"a\u0000b"}"#, .invalidField, "query"),
+        (#"{"v":1,"kind":"kofic.boxoffice.daily","date":"20230230"}"#, .invalidField, "date"),
+        (#"{"v":1,"kind":"kofic.boxoffice.daily","date":"2023-01-01"}"#, .invalidField, "date"),
+        (#"{"v":1,"kind":"kofic.boxoffice.weekly","date":"20230101","week":3}"#, .invalidField, "week"),
+        (#"{"v":1,"kind":"kofic.movie","movie_cd":"2012407X"}"#, .invalidField, "movie_cd"),
+        (#"{"v":1,"kind":"openlibrary.work","id":"OL45804M"}"#, .invalidField, "id"),
+        (#"{"v":1,"kind":"netflix.list"}"#, .unknownKind, "kind"),
+        (#"{"v":2,"kind":"tmdb.genres"}"#, .unsupportedVersion, "v"),
+        (#"{"kind":"tmdb.genres"}"#, .missingField, "v"),
+    ])
+    func invalidPayloadsNameTheirField(payload: String, code: PayloadError.Code, field: String) throws {
+        let error = try #require(throws: PayloadError.self) { try FetchJob.decode(Array(payload.utf8)) }
+        #expect(error.code == code)
+        #expect(error.field == field)
+        #expect(error.description.contains(field))
+    }
+
+    @Test func rangeErrorsSayWhatWasExpected() throws {
+        let error = try #require(throws: PayloadError.self) {
+            try FetchJob.decode(Array(#"{"v":1,"kind":"tmdb.list","list":"popular","page":-3}"#.utf8))
+        }
+        #expect(error.description == "field 'page': expected an integer from 1 to 500, got -3")
+    }
+
+    @Test(arguments: [[UInt8]("not json".utf8), [0xFF, 0xFE, 0x7B], [], Array("[1,2]".utf8), Array("null".utf8)])
+    func unreadableBytesAreRefusedAsAWhole(bytes: [UInt8]) throws {
+        let error = try #require(throws: PayloadError.self) { try FetchJob.decode(bytes) }
+        #expect(error.code == .notJSON || error.code == .invalidField)
+        #expect(error.field == nil)
+    }
+}
