@@ -45,6 +45,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The stage runtime the fetch, images and index workers share.
+        .target(
+            name: "MarqueePipeline",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeKafka",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MarqueeTestSupport",
             dependencies: [
@@ -101,8 +112,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "MarqueePipelineTests",
+            dependencies: ["MarqueePipeline"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "IntegrationTests",
-            dependencies: ["MarqueeKafka", "MarqueeTestSupport"],
+            dependencies: [
+                "MarqueeCore", "MarqueeKafka", "MarqueePipeline", "MarqueeTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
     ],

@@ -118,6 +118,15 @@ public final class KafkaConsumer: Service, Sendable {
         self.core.pause(partitions)
     }
 
+    /// Gives a handed-out message back: pauses its partition and, on ``resume(_:)``, fetches again from this
+    /// message on, so it is handed out once more. For a message that must not run yet (a retry whose time has
+    /// not come). Nothing after it in the partition is handed out meanwhile.
+    ///
+    /// Ignored when the message's partition is no longer assigned to this member, or is already paused.
+    public func handBack(_ message: KafkaConsumerMessage) {
+        self.core.pause([message.topicPartition], handingBack: message)
+    }
+
     /// Resumes partitions paused with ``pause(_:)``.
     public func resume(_ partitions: [KafkaTopicPartition]) {
         self.core.resume(partitions)

@@ -169,7 +169,13 @@ final class ConsumerCore: Sendable {
                 return nil
             case .read:
                 if self.readBatch() { continue }
-                await self.waitUntilReadable()
+                // A cancelled reader ends its iteration (nothing is lost: unread messages stay in librdkafka).
+                if Task.isCancelled { return nil }
+                await withTaskCancellationHandler {
+                    await self.waitUntilReadable()
+                } onCancel: {
+                    self.wakeReader()
+                }
             }
         }
     }
@@ -274,7 +280,9 @@ final class ConsumerCore: Sendable {
         }
     }
 
-    func pause(_ partitions: [KafkaTopicPartition]) {
+    /// Pauses partitions, taking back their buffered messages; with `handingBack`, also that handed-out message
+    /// (its partition is paused and fetching restarts at it on resume).
+    func pause(_ partitions: [KafkaTopicPartition], handingBack message: KafkaConsumerMessage? = nil) {
         self.state.withLock { state in
             var paused: [(KafkaTopicPartition, Int64?)] = []
             var rewinds: [(KafkaTopicPartition, Int64?)] = []
@@ -283,6 +291,7 @@ final class ConsumerCore: Sendable {
                 partition.isUserPaused = true
                 // Take back what was fetched but not handed out; it is fetched again from there on resume.
                 var firstDropped: Int64?
+                if let message, message.partitionState === partition { firstDropped = message.offset }
                 state.buffer.removeAll { message in
                     guard message.topic == key.topic, message.partition == key.partition else { return false }
                     firstDropped = min(firstDropped ?? message.offset, message.offset)

@@ -1,0 +1,60 @@
+import Synchronization
+
+/// Admits at most `limit` holders at once; the others wait in order.
+final class AsyncLimiter: Sendable {
+    private struct State {
+        var available: Int
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var inUse = 0
+        var emptyWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(limit: Int) {
+        self.state = Mutex(State(available: max(limit, 1)))
+    }
+
+    func acquire() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let admitted: Bool = self.state.withLock { state in
+                guard state.available > 0 else {
+                    state.waiters.append(continuation)
+                    return false
+                }
+                state.available -= 1
+                state.inUse += 1
+                return true
+            }
+            if admitted { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let (next, empties): (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) = self.state.withLock { state in
+            if !state.waiters.isEmpty { return (state.waiters.removeFirst(), []) }
+            state.available += 1
+            state.inUse -= 1
+            guard state.inUse == 0 else { return (nil, []) }
+            defer { state.emptyWaiters = [] }
+            return (nil, state.emptyWaiters)
+        }
+        next?.resume()
+        for waiter in empties { waiter.resume() }
+    }
+
+    /// How many holders there are now.
+    var inUse: Int { self.state.withLock { $0.inUse } }
+
+    /// Returns once nobody holds the limiter.
+    func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle: Bool = self.state.withLock { state in
+                if state.inUse == 0 { return true }
+                state.emptyWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+}

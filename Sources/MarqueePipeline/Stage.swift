@@ -1,0 +1,254 @@
+public import Logging
+public import MarqueeCore
+public import MarqueeKafka
+public import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The runtime every worker shares: consumes a stage's main topic and retry tiers, runs a ``StageHandler`` on
+/// each job with bounded concurrency, and routes each outcome (DESIGN §3–§4).
+///
+/// - Success: the outputs are produced (same root, this job as parent) and the input is committed only after
+///   all of them were acknowledged.
+/// - Transient failure: the job moves to the next retry tier with `attempt + 1` and a not-before time; after
+///   the last tier, to the dead-letter topic.
+/// - Permanent failure: the dead-letter topic at once. Poison (unreadable headers or payload): the dead-letter
+///   topic with the original bytes and headers, plus the error headers.
+///
+/// A retry tier's job whose time has not come is handed back to the consumer (its partition pauses) and runs
+/// when due; other partitions go on. On graceful shutdown the stage stops taking jobs, lets in-flight ones finish
+/// within ``StageConfiguration/shutdownTimeout`` (what does not finish is left uncommitted, so it runs again
+/// elsewhere), flushes, commits and leaves the group.
+public final class Stage<Handler: StageHandler>: Service, Sendable {
+    private let configuration: StageConfiguration
+    private let handler: Handler
+    private let logger: Logger
+
+    public init(configuration: StageConfiguration, handler: Handler, logger: Logger) {
+        self.configuration = configuration
+        self.handler = handler
+        var logger = logger
+        logger[metadataKey: MarqueeLoggingKeys.stage] = "\(configuration.topics.stage)"
+        self.logger = logger
+    }
+
+    /// Runs until graceful shutdown (or until the consumer fails, which is thrown).
+    public func run() async throws {
+        let consumer = try KafkaConsumer(configuration: self.configuration.consumerConfiguration, logger: self.logger)
+        let producer: KafkaProducer
+        do {
+            producer = try KafkaProducer(configuration: self.configuration.producerConfiguration, logger: self.logger)
+        } catch {
+            await consumer.close()
+            throw error
+        }
+        let limiter = AsyncLimiter(limit: self.configuration.concurrency)
+        var failure: (any Error)?
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                for try await message in consumer.messages.cancelOnGracefulShutdown() {
+                    guard let envelope = await self.admit(message, consumer: consumer, producer: producer, group: &group) else {
+                        continue
+                    }
+                    await limiter.acquire()
+                    group.addTask {
+                        defer { limiter.release() }
+                        try await self.process(message, envelope: envelope, consumer: consumer, producer: producer)
+                    }
+                }
+                await self.drain(limiter)
+                group.cancelAll()  // retry timers, and jobs past the shutdown timeout
+            }
+        } catch is CancellationError {
+        } catch {
+            failure = error
+        }
+        await consumer.close()
+        await producer.close()
+        if let failure {
+            self.logger.critical("stage stopped: \(failure)")
+            throw failure
+        }
+    }
+
+    /// Reads a message's envelope and checks that it may run now. Returns `nil` when it was dealt with here
+    /// (poison, or handed back until its time).
+    private func admit(
+        _ message: KafkaConsumerMessage,
+        consumer: KafkaConsumer,
+        producer: KafkaProducer,
+        group: inout ThrowingDiscardingTaskGroup<any Error>
+    ) async -> Envelope? {
+        let envelope: Envelope
+        do {
+            envelope = try Envelope(headers: message.headers.map { ($0.key, $0.stringValue) })
+        } catch {
+            group.addTask {
+                try await self.deadLetterPoison(message, reason: error.description, consumer: consumer, producer: producer)
+            }
+            return nil
+        }
+        if self.configuration.topics.tier(of: message.topic) != nil, let notBefore = envelope.notBefore {
+            let wait = notBefore - Self.nowMilliseconds()
+            if wait > 0 {
+                // Not yet: give it back (its partition pauses, nothing after it runs) and resume when due.
+                consumer.handBack(message)
+                let partition = message.topicPartition
+                group.addTask {
+                    try? await Task.sleep(for: .milliseconds(wait))
+                    consumer.resume([partition])
+                }
+                return nil
+            }
+        }
+        return envelope
+    }
+
+    private func process(
+        _ message: KafkaConsumerMessage,
+        envelope: Envelope,
+        consumer: KafkaConsumer,
+        producer: KafkaProducer
+    ) async throws {
+        var logger = self.logger
+        logger[metadataKey: MarqueeLoggingKeys.jobID] = "\(envelope.id)"
+        logger[metadataKey: MarqueeLoggingKeys.attempt] = "\(envelope.attempt)"
+        logger[metadataKey: MarqueeLoggingKeys.source] = "\(message.source)"
+        let job = StageJob(envelope: envelope, key: message.key, payload: message.value, source: message.source)
+        let outputs: [StageOutput]
+        do {
+            outputs = try await self.handler.handle(job)
+        } catch let error as StageError {
+            try await self.route(message, envelope: envelope, error: error, consumer: consumer, producer: producer, logger: logger)
+            return
+        } catch is CancellationError {
+            logger.warning("job cancelled at shutdown; handed back uncommitted")
+            return
+        } catch {
+            try await self.route(
+                message, envelope: envelope, error: .transient(String(describing: error)),
+                consumer: consumer, producer: producer, logger: logger
+            )
+            return
+        }
+        let messages = outputs.map { output in
+            KafkaProducerMessage(
+                topic: self.configuration.topics.topic(ofStage: output.stage),
+                key: Array(output.key.utf8),
+                value: output.payload,
+                headers: envelope.child().kafkaHeaders
+            )
+        }
+        // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted).
+        try await producer.deliver(messages)
+        consumer.markProcessed(message)
+        logger.debug("job done", metadata: [MarqueeLoggingKeys.outputs: "\(outputs.count)"])
+    }
+
+    private func route(
+        _ message: KafkaConsumerMessage,
+        envelope: Envelope,
+        error: StageError,
+        consumer: KafkaConsumer,
+        producer: KafkaProducer,
+        logger: Logger
+    ) async throws {
+        if error.kind == .poison {
+            try await self.deadLetterPoison(message, reason: error.reason, consumer: consumer, producer: producer)
+            return
+        }
+        var next = envelope
+        next.origin = envelope.origin ?? message.source
+        next.error = String(error.reason.prefix(1000))
+        next.errorKind = error.kind
+        next.notBefore = nil
+        let topics = self.configuration.topics
+        let target: String
+        switch error.kind == .transient
+            ? self.configuration.retry.decide(
+                currentTier: topics.tier(of: message.topic) ?? 0,
+                minimumWait: error.minimumWait,
+                nowMilliseconds: Self.nowMilliseconds()
+            ) : .deadLetter
+        {
+        case .retry(let tier, let notBefore):
+            next.attempt = envelope.attempt + 1
+            next.notBefore = notBefore
+            target = topics.retry(tier)
+            logger.info("job failed, retrying", metadata: [MarqueeLoggingKeys.error: "\(next.error ?? "")", MarqueeLoggingKeys.topic: "\(target)"])
+        case .deadLetter:
+            target = topics.dlq
+            logger.warning("job dead-lettered", metadata: [MarqueeLoggingKeys.error: "\(next.error ?? "")", MarqueeLoggingKeys.errorKind: "\(error.kind.rawValue)"])
+        }
+        try await producer.deliver([KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)])
+        consumer.markProcessed(message)
+    }
+
+    /// Parks an unreadable message in the DLQ byte for byte: its original headers, then the error headers.
+    private func deadLetterPoison(
+        _ message: KafkaConsumerMessage,
+        reason: String,
+        consumer: KafkaConsumer,
+        producer: KafkaProducer
+    ) async throws {
+        var headers = message.headers
+        headers.append(KafkaHeader(key: Envelope.Header.origin, value: message.headers.string(Envelope.Header.origin) ?? message.source))
+        headers.append(KafkaHeader(key: Envelope.Header.error, value: String(reason.prefix(1000))))
+        headers.append(KafkaHeader(key: Envelope.Header.errorKind, value: Envelope.ErrorKind.poison.rawValue))
+        try await producer.deliver([
+            KafkaProducerMessage(topic: self.configuration.topics.dlq, key: message.key, value: message.value, headers: headers)
+        ])
+        consumer.markProcessed(message)
+        self.logger.warning(
+            "poison message dead-lettered",
+            metadata: [MarqueeLoggingKeys.source: "\(message.source)", MarqueeLoggingKeys.error: "\(reason)"]
+        )
+    }
+
+    /// Waits for in-flight jobs, at most the shutdown timeout.
+    private func drain(_ limiter: AsyncLimiter) async {
+        let timeout = self.configuration.shutdownTimeout
+        let finished = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await limiter.waitUntilIdle()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? true
+            group.cancelAll()
+            return first
+        }
+        if !finished {
+            self.logger.warning("\(limiter.inUse) jobs still running after \(timeout): handing them back uncommitted")
+        }
+    }
+
+    static func nowMilliseconds() -> Int64 { Int64(JobID.nowMilliseconds()) }
+}
+
+extension Envelope {
+    /// The envelope as Kafka headers.
+    public var kafkaHeaders: [KafkaHeader] { self.headers.map { KafkaHeader(key: $0.0, value: $0.1) } }
+}
+
+extension KafkaConsumerMessage {
+    /// `topic/partition/offset`.
+    public var source: String { "\(self.topic)/\(self.partition)/\(self.offset)" }
+}
+
+/// Log metadata keys of the stage runtime.
+public enum MarqueeLoggingKeys {
+    public static let stage = "marquee.stage"
+    public static let jobID = "marquee.job.id"
+    public static let attempt = "marquee.job.attempt"
+    public static let source = "marquee.source"
+    public static let topic = "marquee.topic"
+    public static let error = "marquee.error"
+    public static let errorKind = "marquee.error.kind"
+    public static let outputs = "marquee.outputs"
+}

@@ -1,0 +1,46 @@
+public import MarqueeKafka
+
+/// Settings of a ``Stage``.
+public struct StageConfiguration: Sendable {
+    /// The stage's topics (name, prefix, number of retry tiers).
+    public var topics: StageTopics
+    /// The Kafka settings the stage's consumer and producer share.
+    public var kafka: KafkaConfiguration
+    /// The consumer group. Default: `marquee-<stage>`.
+    public var groupID: String
+    /// Default: 10 s, 1 min, 10 min with ±10 % jitter.
+    public var retry: RetryPolicy {
+        didSet { self.topics.tiers = self.retry.delays.count }
+    }
+    /// The most jobs running at once in this process. Default: 16.
+    public var concurrency: Int = 16
+    /// How long in-flight jobs may take to finish on shutdown before they are handed back uncommitted.
+    /// Default: 30 seconds.
+    public var shutdownTimeout: Duration = .seconds(30)
+    /// Consumer settings beyond the shared ones (session timeout and the like); group and topics are set by
+    /// the stage.
+    public var consumer: @Sendable (inout KafkaConsumerConfiguration) -> Void = { _ in }
+    /// Producer settings beyond the shared ones.
+    public var producer: @Sendable (inout KafkaProducerConfiguration) -> Void = { _ in }
+
+    public init(stage: String, kafka: KafkaConfiguration, prefix: String = "marquee.", retry: RetryPolicy = RetryPolicy()) {
+        self.topics = StageTopics(stage: stage, prefix: prefix, tiers: retry.delays.count)
+        self.kafka = kafka
+        self.groupID = "marquee-\(stage)"
+        self.retry = retry
+    }
+
+    var consumerConfiguration: KafkaConsumerConfiguration {
+        var configuration = KafkaConsumerConfiguration(kafka: self.kafka, groupID: self.groupID, topics: self.topics.consumed)
+        self.consumer(&configuration)
+        configuration.groupID = self.groupID
+        configuration.topics = self.topics.consumed
+        return configuration
+    }
+
+    var producerConfiguration: KafkaProducerConfiguration {
+        var configuration = KafkaProducerConfiguration(kafka: self.kafka)
+        self.producer(&configuration)
+        return configuration
+    }
+}

@@ -1,0 +1,61 @@
+public import MarqueeCore
+
+/// One job as a stage's handler sees it.
+public struct StageJob: Sendable {
+    public var envelope: Envelope
+    public var key: [UInt8]?
+    public var payload: [UInt8]
+    /// Where it was read, `topic/partition/offset`.
+    public var source: String
+}
+
+/// A message a handler asks the stage to produce when the job succeeds.
+public struct StageOutput: Sendable {
+    /// The target stage (`fetch`, `images`, `records`): its main topic receives the output.
+    public var stage: String
+    /// The dedupe key of what the output is about.
+    public var key: String
+    public var payload: [UInt8]
+
+    public init(stage: String, key: String, payload: [UInt8]) {
+        self.stage = stage
+        self.key = key
+        self.payload = payload
+    }
+}
+
+/// How a job failed, and what the stage should do with it.
+public struct StageError: Error, CustomStringConvertible, Sendable {
+    public var kind: Envelope.ErrorKind
+    /// What happened (never a secret: it goes into DLQ headers and logs).
+    public var reason: String
+    /// A transient failure's earliest retry (an upstream's `Retry-After`, a quota reset).
+    public var minimumWait: Duration?
+
+    public init(_ kind: Envelope.ErrorKind, _ reason: String, minimumWait: Duration? = nil) {
+        self.kind = kind
+        self.reason = reason
+        self.minimumWait = minimumWait
+    }
+
+    public static func transient(_ reason: String, minimumWait: Duration? = nil) -> StageError {
+        StageError(.transient, reason, minimumWait: minimumWait)
+    }
+
+    public static func permanent(_ reason: String) -> StageError { StageError(.permanent, reason) }
+
+    /// A payload that cannot be read at all.
+    public static func poison(_ error: PayloadError) -> StageError { StageError(.poison, error.description) }
+
+    public var description: String { "\(self.kind): \(self.reason)" }
+}
+
+/// What a stage runs for each job.
+public protocol StageHandler: Sendable {
+    /// Handles one job.
+    ///
+    /// - Returns: The messages to produce; the job's offset is committed only after all are acknowledged.
+    /// - Throws: A ``StageError`` saying whether to retry (transient), give up (permanent) or quarantine the
+    ///   bytes (poison). Any other error counts as transient.
+    func handle(_ job: StageJob) async throws -> [StageOutput]
+}

@@ -1,0 +1,61 @@
+public import MarqueeKafka
+
+/// The topics of one stage: `<prefix><stage>`, its retry tiers `<prefix><stage>.retry.<n>` and its dead letters
+/// `<prefix><stage>.dlq` (DESIGN §3).
+public struct StageTopics: Hashable, Sendable {
+    /// The stage's name: `fetch`, `images` or `records`.
+    public var stage: String
+    /// Default: `marquee.`.
+    public var prefix: String
+    /// How many retry tiers.
+    public var tiers: Int
+
+    public init(stage: String, prefix: String = "marquee.", tiers: Int) {
+        self.stage = stage
+        self.prefix = prefix
+        self.tiers = tiers
+    }
+
+    public var main: String { "\(self.prefix)\(self.stage)" }
+
+    /// The topic of retry tier `tier` (1-based).
+    public func retry(_ tier: Int) -> String {
+        precondition((1...self.tiers).contains(tier), "retry tier \(tier) of \(self.tiers)")
+        return "\(self.prefix)\(self.stage).retry.\(tier)"
+    }
+
+    public var dlq: String { "\(self.prefix)\(self.stage).dlq" }
+
+    /// The main topic and the retry tiers: what the stage consumes.
+    public var consumed: [String] { [self.main] + (1...max(self.tiers, 1)).prefix(self.tiers).map(self.retry) }
+
+    /// Every topic of the stage.
+    public var all: [String] { self.consumed + [self.dlq] }
+
+    /// The retry tier a topic is, or `nil` for the main topic (or any other).
+    public func tier(of topic: String) -> Int? {
+        let prefix = "\(self.prefix)\(self.stage).retry."
+        guard topic.hasPrefix(prefix), let tier = Int(topic.dropFirst(prefix.count)), (1...self.tiers).contains(tier) else {
+            return nil
+        }
+        return tier
+    }
+
+    /// The main topic of another stage under the same prefix (where outputs go).
+    public func topic(ofStage stage: String) -> String { "\(self.prefix)\(stage)" }
+
+    /// Creates every topic of these stages (idempotent).
+    ///
+    /// - Parameters:
+    ///   - partitions: Partitions of each main and retry topic; dead-letter topics get the same.
+    public static func createAll(
+        _ stages: [StageTopics],
+        partitions: Int,
+        replicationFactor: Int = 1,
+        admin: KafkaAdmin
+    ) async throws(KafkaError) -> [String] {
+        try await admin.createTopics(
+            stages.flatMap(\.all).map { .init(name: $0, partitions: partitions, replicationFactor: replicationFactor) }
+        )
+    }
+}
