@@ -1,0 +1,213 @@
+import Logging
+import MarqueeCore
+import MarqueeKafka
+import MarqueePipeline
+import MarqueeTestSupport
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// What a test handler saw: each call's envelope, source topic and wall-clock time.
+final class HandlerLog: Sendable {
+    struct Call: Sendable {
+        var envelope: Envelope
+        var source: String
+        var at: Int64
+    }
+
+    private let calls = Mutex<[Call]>([])
+
+    func record(_ job: StageJob) {
+        self.calls.withLock { $0.append(Call(envelope: job.envelope, source: job.source, at: Int64(JobID.nowMilliseconds()))) }
+    }
+
+    var all: [Call] { self.calls.withLock { $0 } }
+}
+
+/// A handler made of a closure.
+struct ClosureHandler: StageHandler {
+    let body: @Sendable (StageJob) async throws -> [StageOutput]
+    func handle(_ job: StageJob) async throws -> [StageOutput] { try await self.body(job) }
+}
+
+/// Runs a stage named `fetch` under a fresh topic prefix while `body` runs, then shuts it down gracefully.
+func withStage<T>(
+    retry: RetryPolicy = RetryPolicy(delays: [.milliseconds(300), .milliseconds(600), .milliseconds(900)], jitter: 0.1),
+    concurrency: Int = 4,
+    handler: @escaping @Sendable (StageJob) async throws -> [StageOutput],
+    _ body: (StageTopics) async throws -> T
+) async throws -> T {
+    let prefix = TestEnvironment.uniqueName("mq") + "."
+    var configuration = StageConfiguration(stage: "fetch", kafka: TestEnvironment.kafka, prefix: prefix, retry: retry)
+    configuration.groupID = TestEnvironment.uniqueName("stage")
+    configuration.concurrency = concurrency
+    configuration.shutdownTimeout = .seconds(10)
+    configuration.consumer = { consumer in
+        consumer.sessionTimeout = .seconds(6)
+        consumer.heartbeatInterval = .seconds(1)
+        consumer.commitInterval = .milliseconds(200)
+    }
+    let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+    let records = StageTopics(stage: "records", prefix: prefix, tiers: 0)
+    _ = try await StageTopics.createAll([configuration.topics, records], partitions: 2, admin: admin)
+    let stage = Stage(configuration: configuration, handler: ClosureHandler(body: handler), logger: .marqueeTest)
+    let group = ServiceGroup(services: [stage], logger: .marqueeTest)
+    let running = Task { try await group.run() }
+    do {
+        let result = try await body(configuration.topics)
+        await group.triggerGracefulShutdown()
+        try await running.value
+        try? await admin.deleteTopics(configuration.topics.all + records.all)
+        return result
+    } catch {
+        await group.triggerGracefulShutdown()
+        _ = try? await running.value
+        try? await admin.deleteTopics(configuration.topics.all + records.all)
+        throw error
+    }
+}
+
+/// Enqueues a root job on the stage's main topic.
+@discardableResult
+func enqueue(_ job: FetchJob, to topics: StageTopics) async throws -> Envelope {
+    let envelope = Envelope.root()
+    _ = try await withProducer { producer in
+        try await producer.send(
+            KafkaProducerMessage(topic: topics.main, key: Array(job.dedupeKey.utf8), value: job.encoded(), headers: envelope.kafkaHeaders)
+        )
+    }
+    return envelope
+}
+
+/// Reads `count` messages from a topic in a fresh group.
+func read(_ count: Int, from topic: String) async throws -> [KafkaConsumerMessage] {
+    try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [topic])) { consumer in
+        var messages: [KafkaConsumerMessage] = []
+        for try await message in consumer.messages {
+            messages.append(message)
+            if messages.count == count { break }
+        }
+        return messages
+    }
+}
+
+func envelope(of message: KafkaConsumerMessage) throws -> Envelope {
+    try Envelope(headers: message.headers.map { ($0.key, $0.stringValue) })
+}
+
+@Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct StageTests {
+    static let job = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
+
+    @Test func aJobFailingTwiceSucceedsOnItsThirdAttemptThroughTiersOneAndTwo() async throws {
+        let log = HandlerLog()
+        try await withStage(handler: { job in
+            log.record(job)
+            guard job.envelope.attempt >= 3 else { throw StageError.transient("HTTP 503 (attempt \(job.envelope.attempt))") }
+            return [StageOutput(stage: "records", key: "tmdb:movie:550", payload: Array(#"{"ok":true}"#.utf8))]
+        }) { topics in
+            let root = try await enqueue(Self.job, to: topics)
+            let output = try #require(try await read(1, from: topics.topic(ofStage: "records")).first)
+
+            let calls = log.all
+            #expect(calls.map(\.envelope.attempt) == [1, 2, 3])
+            #expect(calls.map { $0.source.split(separator: "/").first.map(String.init) } == [topics.main, topics.retry(1), topics.retry(2)])
+            for call in calls.dropFirst() {
+                let notBefore = try #require(call.envelope.notBefore)
+                #expect(call.at >= notBefore, "a retry never runs before its time")
+                #expect(call.envelope.errorKind == .transient)
+                #expect(call.envelope.origin == calls[0].source, "origin: where it first failed")
+                #expect(call.envelope.id == root.id && call.envelope.root == root.id)
+            }
+            #expect(calls[1].envelope.error == "HTTP 503 (attempt 1)")
+            #expect(calls[2].envelope.error == "HTTP 503 (attempt 2)")
+
+            let produced = try envelope(of: output)
+            #expect(produced.root == root.id)
+            #expect(produced.parent == root.id)
+            #expect(produced.attempt == 1)
+            #expect(output.keyString == "tmdb:movie:550")
+
+            // The hops themselves carry the headers.
+            let hop = try #require(try await read(1, from: topics.retry(1)).first)
+            let hopEnvelope = try envelope(of: hop)
+            #expect(hopEnvelope.attempt == 2 && hopEnvelope.errorKind == .transient && hopEnvelope.notBefore != nil)
+            #expect(hop.value == Self.job.encoded(), "the payload is never rewritten")
+        }
+    }
+
+    @Test func afterTheLastTierAJobLandsInTheDeadLetterTopic() async throws {
+        let log = HandlerLog()
+        try await withStage(handler: { job in
+            log.record(job)
+            throw StageError.transient("connection reset")
+        }) { topics in
+            let root = try await enqueue(Self.job, to: topics)
+            let dead = try #require(try await read(1, from: topics.dlq).first)
+            let deadEnvelope = try envelope(of: dead)
+            #expect(log.all.map(\.envelope.attempt) == [1, 2, 3, 4])
+            #expect(deadEnvelope.id == root.id)
+            #expect(deadEnvelope.attempt == 4)
+            #expect(deadEnvelope.errorKind == .transient)
+            #expect(deadEnvelope.error == "connection reset")
+            #expect(deadEnvelope.origin == log.all[0].source)
+            #expect(dead.value == Self.job.encoded())
+        }
+    }
+
+    @Test func permanentErrorsGoStraightToTheDeadLetterTopic() async throws {
+        let log = HandlerLog()
+        try await withStage(handler: { job in
+            log.record(job)
+            throw StageError.permanent("HTTP 404: movie 550 does not exist")
+        }) { topics in
+            try await enqueue(Self.job, to: topics)
+            let dead = try #require(try await read(1, from: topics.dlq).first)
+            let deadEnvelope = try envelope(of: dead)
+            #expect(log.all.count == 1)
+            #expect(deadEnvelope.attempt == 1)
+            #expect(deadEnvelope.errorKind == .permanent)
+            #expect(deadEnvelope.error == "HTTP 404: movie 550 does not exist")
+        }
+    }
+
+    @Test func poisonReachesTheDeadLetterTopicByteForByte() async throws {
+        try await withStage(handler: { job in
+            do throws(PayloadError) {
+                _ = try FetchJob.decode(job.payload)
+            } catch {
+                throw StageError.poison(error)
+            }
+            return []
+        }) { topics in
+            let notJSON: [UInt8] = Array("{\"v\":1,\"kind\":".utf8)
+            let notUTF8: [UInt8] = [0x7B, 0xFF, 0xFE, 0x00, 0x7D]
+            let envelope = Envelope.root()
+            let extra = KafkaHeader(key: "x-custom", value: [0x00, 0x01, 0xFF])
+            _ = try await withProducer { producer in
+                try await producer.send([
+                    KafkaProducerMessage(topic: topics.main, partition: 0, key: [1, 2], value: notJSON, headers: envelope.kafkaHeaders + [extra]),
+                    KafkaProducerMessage(topic: topics.main, partition: 0, key: nil, value: notUTF8, headers: envelope.kafkaHeaders),
+                    // No envelope at all: unreadable before the handler runs.
+                    KafkaProducerMessage(topic: topics.main, partition: 0, key: nil, value: Self.job.encoded(), headers: [extra]),
+                ])
+            }
+            // The three were handled concurrently: match the dead letters by content, not by position.
+            let dead = try await read(3, from: topics.dlq)
+            #expect(Set(dead.map(\.value)) == [notJSON, notUTF8, Self.job.encoded()])
+            let first = try #require(dead.first { $0.value == notJSON })
+            let second = try #require(dead.first { $0.value == notUTF8 })
+            let third = try #require(dead.first { $0.value == Self.job.encoded() })
+            #expect(first.key == [1, 2])
+            #expect(Array(first.headers.prefix(envelope.kafkaHeaders.count + 1)) == envelope.kafkaHeaders + [extra], "original headers kept")
+            #expect(Array(third.headers.prefix(1)) == [extra])
+            for message in dead {
+                #expect(message.headers.string(Envelope.Header.errorKind) == "poison")
+                #expect(message.headers.string(Envelope.Header.origin)?.hasPrefix(topics.main + "/0/") == true)
+            }
+            #expect(first.headers.string(Envelope.Header.error) == "the payload is not JSON")
+            #expect(second.headers.string(Envelope.Header.error) == "the payload is not UTF-8")
+            #expect(third.headers.string(Envelope.Header.error)?.contains("marquee-id") == true)
+        }
+    }
+}
