@@ -101,6 +101,20 @@ let package = Package(
             path: "Tests/Helpers/KafkaGroupMember",
             swiftSettings: swiftSettings
         ),
+        // A stage process run by the integration tests (kill -9 and SIGTERM scenarios).
+        .executableTarget(
+            name: "StageWorker",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeKafka",
+                "MarqueePipeline",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/Helpers/StageWorker",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "MarqueeCoreTests",
             dependencies: ["MarqueeCore"],

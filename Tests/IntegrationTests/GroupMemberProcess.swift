@@ -93,9 +93,9 @@ final class GroupObserver: Sendable {
     }
 }
 
-/// A `KafkaGroupMember` process whose output lines feed a ``GroupObserver``.
-final class GroupMemberProcess: Sendable {
-    let name: String
+/// A helper executable built next to the test bundle, run as a child process; its standard output arrives
+/// line by line.
+final class ChildProcess: Sendable {
     private let process: Process
     private let exit = ExitState()
 
@@ -103,14 +103,15 @@ final class GroupMemberProcess: Sendable {
         let state = Mutex<(status: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
     }
 
-    init(name: String, group: String, topic: String, brokers: String, observer: GroupObserver) throws {
-        self.name = name
-        let executable = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
-            .deletingLastPathComponent()
-            .appendingPathComponent("KafkaGroupMember")
+    /// - Parameters:
+    ///   - executable: The product name, e.g. `KafkaGroupMember`.
+    ///   - onLine: Called for each complete line of standard output, on a background thread.
+    init(_ executable: String, arguments: [String], onLine: @escaping @Sendable (Substring) -> Void) throws {
         let process = Process()
-        process.executableURL = executable
-        process.arguments = [brokers, group, topic, "/dev/null"]
+        process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
+            .deletingLastPathComponent()
+            .appendingPathComponent(executable)
+        process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
         let buffer = Mutex<[UInt8]>([])
@@ -127,7 +128,7 @@ final class GroupMemberProcess: Sendable {
                 buffer.removeSubrange(...last)
                 return complete.split(separator: "\n")
             }
-            for line in lines { observer.record(member: name, line: line) }
+            for line in lines { onLine(line) }
         }
         self.process = process
         process.terminationHandler = { [exit = self.exit] process in
@@ -157,4 +158,21 @@ final class GroupMemberProcess: Sendable {
             if let status { continuation.resume(returning: status) }
         }
     }
+}
+
+/// A `KafkaGroupMember` process whose output lines feed a ``GroupObserver``.
+final class GroupMemberProcess: Sendable {
+    let name: String
+    private let child: ChildProcess
+
+    init(name: String, group: String, topic: String, brokers: String, observer: GroupObserver) throws {
+        self.name = name
+        self.child = try ChildProcess("KafkaGroupMember", arguments: [brokers, group, topic, "/dev/null"]) { line in
+            observer.record(member: name, line: line)
+        }
+    }
+
+    func signal(_ signal: Int32) { self.child.signal(signal) }
+
+    func waitForExit() async -> Int32 { await self.child.waitForExit() }
 }

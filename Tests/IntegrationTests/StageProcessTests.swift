@@ -1,0 +1,107 @@
+import Logging
+import MarqueeCore
+import MarqueeKafka
+import MarqueePipeline
+import MarqueeTestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Stage processes killed and stopped: every input is processed at least once.
+@Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct StageProcessTests {
+    /// Creates the `fetch` and `records` topics under a fresh prefix and enqueues `count` root jobs.
+    func prepare(count: Int) async throws -> (prefix: String, ids: Set<String>) {
+        let prefix = TestEnvironment.uniqueName("mq") + "."
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        _ = try await StageTopics.createAll(
+            [StageTopics(stage: "fetch", prefix: prefix, tiers: 1), StageTopics(stage: "records", prefix: prefix, tiers: 0)],
+            partitions: 4,
+            admin: admin
+        )
+        let envelopes = (0..<count).map { _ in Envelope.root() }
+        _ = try await withProducer { producer in
+            try await producer.send(
+                envelopes.enumerated().map { index, envelope in
+                    let job = FetchJob.tmdbMovie(id: Int64(index + 1), language: "en-US", follow: .none)
+                    return KafkaProducerMessage(
+                        topic: "\(prefix)fetch", key: Array(job.dedupeKey.utf8), value: job.encoded(), headers: envelope.kafkaHeaders
+                    )
+                }
+            )
+        }
+        return (prefix, Set(envelopes.map(\.id.rawValue)))
+    }
+
+    func worker(prefix: String, group: String, workMilliseconds: Int, started: AsyncStream<Void>.Continuation? = nil) throws -> ChildProcess {
+        try ChildProcess("StageWorker", arguments: [TestEnvironment.brokers, prefix, group, String(workMilliseconds)]) { line in
+            if line == "processing" { started?.yield() }
+        }
+    }
+
+    @Test func killMinus9MidBatchLosesNothing() async throws {
+        let (prefix, ids) = try await self.prepare(count: 3000)
+        let group = TestEnvironment.uniqueName("stage")
+        let first = try self.worker(prefix: prefix, group: group, workMilliseconds: 20)
+        var second: ChildProcess?
+        defer {
+            first.signal(SIGKILL)
+            second?.signal(SIGKILL)
+        }
+        var seen = Set<String>()
+        try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("outputs"), topics: ["\(prefix)records"])) {
+            outputs in
+            for try await output in outputs.messages {
+                seen.insert(output.valueString)
+                if seen.count == 300 && second == nil {
+                    // Mid-batch: some jobs are in flight, some outputs produced but not yet committed.
+                    first.signal(SIGKILL)
+                    #expect(await first.waitForExit() == SIGKILL)
+                    second = try self.worker(prefix: prefix, group: group, workMilliseconds: 1)
+                }
+                if seen.count == ids.count { break }
+            }
+        }
+        #expect(seen == ids, "every input produced its output: \(ids.subtracting(seen).count) missing")
+        second?.signal(SIGTERM)
+        #expect(await second?.waitForExit() == 0)
+    }
+
+    @Test func sigtermDuringInFlightWorkExitsInTimeAndLosesNothing() async throws {
+        let (prefix, ids) = try await self.prepare(count: 120)
+        let group = TestEnvironment.uniqueName("stage")
+        let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+        let first = try self.worker(prefix: prefix, group: group, workMilliseconds: 400, started: startedContinuation)
+        defer { first.signal(SIGKILL) }
+        var iterator = started.makeAsyncIterator()
+        _ = await iterator.next()  // jobs are in flight
+
+        let clock = ContinuousClock()
+        let stopAt = clock.now
+        first.signal(SIGTERM)
+        #expect(await first.waitForExit() == 0, "a graceful exit")
+        #expect(clock.now - stopAt < .seconds(12), "within the 5 s shutdown timeout plus leaving the group")
+
+        let second = try self.worker(prefix: prefix, group: group, workMilliseconds: 1)
+        defer { second.signal(SIGKILL) }
+        let seen = Set(try await read(readingUntilUnique: ids.count, from: "\(prefix)records"))
+        #expect(seen == ids, "nothing lost: \(ids.subtracting(seen).count) missing")
+        second.signal(SIGTERM)
+        #expect(await second.waitForExit() == 0)
+    }
+}
+
+/// Reads values from a topic in a fresh group until `count` distinct ones were seen.
+func read(readingUntilUnique count: Int, from topic: String) async throws -> [String] {
+    try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [topic])) { consumer in
+        var seen = Set<String>()
+        for try await message in consumer.messages {
+            seen.insert(message.valueString)
+            if seen.count == count { break }
+        }
+        return Array(seen)
+    }
+}
