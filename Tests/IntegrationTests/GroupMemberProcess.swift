@@ -97,6 +97,8 @@ final class GroupObserver: Sendable {
 /// line by line.
 final class ChildProcess: Sendable {
     private let process: Process
+    /// Kept alive as long as the child: Foundation's readability handler must not outlive its pipe.
+    private let output: Pipe
     private let exit = ExitState()
 
     private final class ExitState: Sendable {
@@ -117,10 +119,7 @@ final class ChildProcess: Sendable {
         let buffer = Mutex<[UInt8]>([])
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
+            guard !data.isEmpty else { return }  // end of output
             let lines: [Substring] = buffer.withLock { buffer in
                 buffer.append(contentsOf: data)
                 guard let last = buffer.lastIndex(of: 0x0A) else { return [] }
@@ -131,6 +130,7 @@ final class ChildProcess: Sendable {
             for line in lines { onLine(line) }
         }
         self.process = process
+        self.output = output
         process.terminationHandler = { [exit = self.exit] process in
             let status = process.terminationStatus
             let waiter = exit.state.withLock { state in
@@ -141,6 +141,10 @@ final class ChildProcess: Sendable {
             waiter?.resume(returning: status)
         }
         try process.run()
+    }
+
+    deinit {
+        self.output.fileHandleForReading.readabilityHandler = nil
     }
 
     func signal(_ signal: Int32) {

@@ -14,7 +14,6 @@ struct KafkaAdminTests {
         #expect(again.isEmpty)
         let topic = try #require(try await admin.listTopics().first { $0.name == name })
         #expect(topic.partitions == [0, 1, 2])
-        try await admin.deleteTopics([name])
     }
 
     @Test func lagEqualsEndOffsetMinusCommittedOffset() async throws {

@@ -31,6 +31,7 @@ struct ClosureHandler: StageHandler {
 }
 
 /// Runs a stage named `fetch` under a fresh topic prefix while `body` runs, then shuts it down gracefully.
+/// (Topics are left in place: see `withTestTopic`.)
 func withStage<T>(
     retry: RetryPolicy = RetryPolicy(delays: [.milliseconds(300), .milliseconds(600), .milliseconds(900)], jitter: 0.1),
     concurrency: Int = 4,
@@ -57,12 +58,10 @@ func withStage<T>(
         let result = try await body(configuration.topics)
         await group.triggerGracefulShutdown()
         try await running.value
-        try? await admin.deleteTopics(configuration.topics.all + records.all)
         return result
     } catch {
         await group.triggerGracefulShutdown()
         _ = try? await running.value
-        try? await admin.deleteTopics(configuration.topics.all + records.all)
         throw error
     }
 }

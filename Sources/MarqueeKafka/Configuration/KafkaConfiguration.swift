@@ -71,6 +71,8 @@ public struct KafkaConfiguration: Sendable {
             "socket.connection.setup.timeout.ms": String(self.connectTimeout.milliseconds),
             // Surface a broker that cannot be reached quickly instead of after librdkafka's long default backoff.
             "reconnect.backoff.max.ms": "1000",
+            // Marquee creates its topics explicitly; a metadata request or a produce must never create one.
+            "allow.auto.create.topics": "false",
         ]
         if let statisticsInterval = self.statisticsInterval {
             properties["statistics.interval.ms"] = String(max(statisticsInterval.milliseconds, 1))
