@@ -122,7 +122,8 @@ public final class KafkaConsumer: Service, Sendable {
     /// message on, so it is handed out once more. For a message that must not run yet (a retry whose time has
     /// not come). Nothing after it in the partition is handed out meanwhile.
     ///
-    /// Ignored when the message's partition is no longer assigned to this member, or is already paused.
+    /// Works on a paused partition too (the restart point moves back to the earliest handed-back message).
+    /// Ignored when the message's partition is no longer assigned to this member.
     public func handBack(_ message: KafkaConsumerMessage) {
         self.core.pause([message.topicPartition], handingBack: message)
     }

@@ -2,6 +2,7 @@ public import Logging
 public import MarqueeCore
 public import MarqueeKafka
 public import ServiceLifecycle
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -25,6 +26,10 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     private let configuration: StageConfiguration
     private let handler: Handler
     private let logger: Logger
+    private let gate: DependencyGate
+
+    /// Whether the stage takes jobs: `false` while a dependency every job needs is down.
+    public var isReady: Bool { !self.gate.isDown }
 
     public init(configuration: StageConfiguration, handler: Handler, logger: Logger) {
         self.configuration = configuration
@@ -32,6 +37,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         var logger = logger
         logger[metadataKey: MarqueeLoggingKeys.stage] = "\(configuration.topics.stage)"
         self.logger = logger
+        self.gate = DependencyGate(retry: configuration.dependencyRetry)
     }
 
     /// Runs until graceful shutdown (or until the consumer fails, which is thrown).
@@ -120,6 +126,9 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let outputs: [StageOutput]
         do {
             outputs = try await self.handler.handle(job)
+        } catch let error as StageError where error.dependency != nil {
+            await self.dependencyDown(message, error: error, consumer: consumer, logger: logger)
+            return
         } catch let error as StageError {
             try await self.route(message, envelope: envelope, error: error, consumer: consumer, producer: producer, logger: logger)
             return
@@ -144,6 +153,9 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted).
         try await producer.deliver(messages)
         consumer.markProcessed(message)
+        if let dependency = self.gate.succeeded() {
+            logger.notice("\(dependency) is back: the stage is ready")
+        }
         logger.debug("job done", metadata: [MarqueeLoggingKeys.outputs: "\(outputs.count)"])
     }
 
@@ -184,6 +196,28 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         }
         try await producer.deliver([KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)])
         consumer.markProcessed(message)
+    }
+
+    /// A dependency every job needs is down: give the job back, pause every partition (the stage is not ready),
+    /// and after a backoff resume them so the job runs again; if the dependency is still down, the next failure
+    /// pauses again with a longer backoff. Nothing goes to the retry tiers or the DLQ meanwhile.
+    private func dependencyDown(_ message: KafkaConsumerMessage, error: StageError, consumer: KafkaConsumer, logger: Logger) async {
+        consumer.handBack(message)
+        guard let backoff = self.gate.down(error.dependency ?? "a dependency", minimumWait: error.minimumWait) else {
+            return  // another job already paused the stage
+        }
+        consumer.pause(consumer.assignment)
+        logger.warning(
+            "\(error.dependency ?? "a dependency") is down: pausing the stage, trying again in \(backoff)",
+            metadata: [MarqueeLoggingKeys.error: "\(error.reason)"]
+        )
+        do {
+            try await Task.sleep(for: backoff)
+        } catch {
+            return  // shutting down: the partitions stay paused, the jobs uncommitted
+        }
+        self.gate.retrying()
+        consumer.resume(consumer.assignment)
     }
 
     /// Parks an unreadable message in the DLQ byte for byte: its original headers, then the error headers.
@@ -251,4 +285,53 @@ public enum MarqueeLoggingKeys {
     public static let error = "marquee.error"
     public static let errorKind = "marquee.error.kind"
     public static let outputs = "marquee.outputs"
+}
+
+/// Whether a dependency every job needs is down, and how long to wait before trying again.
+final class DependencyGate: Sendable {
+    private struct State {
+        var isDown = false
+        var dependency: String?
+        var backoff: Duration
+        /// A pause happened since the last success (for the "is back" log line).
+        var wasDown = false
+    }
+
+    private let retry: ClosedRange<Duration>
+    private let state: Mutex<State>
+
+    init(retry: ClosedRange<Duration>) {
+        self.retry = retry
+        self.state = Mutex(State(backoff: retry.lowerBound))
+    }
+
+    var isDown: Bool { self.state.withLock { $0.isDown } }
+
+    /// Marks the dependency down. Returns how long to pause, or `nil` when the stage is already paused.
+    func down(_ dependency: String, minimumWait: Duration?) -> Duration? {
+        self.state.withLock { state in
+            guard !state.isDown else { return nil }
+            state.isDown = true
+            state.wasDown = true
+            state.dependency = dependency
+            let wait = max(state.backoff, minimumWait ?? .zero)
+            state.backoff = min(state.backoff * 2, self.retry.upperBound)
+            return wait
+        }
+    }
+
+    /// The pause is over: jobs run again (and tell whether the dependency is back).
+    func retrying() {
+        self.state.withLock { $0.isDown = false }
+    }
+
+    /// A job succeeded. Returns the dependency's name when this ends a period of it being down.
+    func succeeded() -> String? {
+        self.state.withLock { state in
+            state.backoff = self.retry.lowerBound
+            guard state.wasDown, !state.isDown else { return nil }
+            state.wasDown = false
+            return state.dependency
+        }
+    }
 }

@@ -12,6 +12,9 @@ public struct StageConfiguration: Sendable {
     public var retry: RetryPolicy {
         didSet { self.topics.tiers = self.retry.delays.count }
     }
+    /// How long a stage paused by a down dependency waits before it tries again: from the lower bound, doubling
+    /// up to the upper. Default: 1 s to 30 s.
+    public var dependencyRetry: ClosedRange<Duration> = .seconds(1) ... .seconds(30)
     /// The most jobs running at once in this process. Default: 16.
     public var concurrency: Int = 16
     /// How long in-flight jobs may take to finish on shutdown before they are handed back uncommitted.

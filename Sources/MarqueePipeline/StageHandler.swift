@@ -31,11 +31,21 @@ public struct StageError: Error, CustomStringConvertible, Sendable {
     public var reason: String
     /// A transient failure's earliest retry (an upstream's `Retry-After`, a quota reset).
     public var minimumWait: Duration?
+    /// Set when the failure is a dependency that is down for every job (the store, an upstream refusing the
+    /// key): the stage then pauses instead of routing the job, and tries again until the dependency is back.
+    public var dependency: String?
 
-    public init(_ kind: Envelope.ErrorKind, _ reason: String, minimumWait: Duration? = nil) {
+    public init(_ kind: Envelope.ErrorKind, _ reason: String, minimumWait: Duration? = nil, dependency: String? = nil) {
         self.kind = kind
         self.reason = reason
         self.minimumWait = minimumWait
+        self.dependency = dependency
+    }
+
+    /// A dependency every job needs is down: pause the stage (not-ready) and retry this job when it is back.
+    /// Nothing goes to the retry tiers or the DLQ meanwhile.
+    public static func dependencyDown(_ dependency: String, _ reason: String, retryAfter: Duration? = nil) -> StageError {
+        StageError(.transient, reason, minimumWait: retryAfter, dependency: dependency)
     }
 
     public static func transient(_ reason: String, minimumWait: Duration? = nil) -> StageError {

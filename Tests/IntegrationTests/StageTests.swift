@@ -16,9 +16,17 @@ final class HandlerLog: Sendable {
     }
 
     private let calls = Mutex<[Call]>([])
+    /// One element per call, as it happens.
+    let events: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (self.events, self.continuation) = AsyncStream.makeStream()
+    }
 
     func record(_ job: StageJob) {
         self.calls.withLock { $0.append(Call(envelope: job.envelope, source: job.source, at: Int64(JobID.nowMilliseconds()))) }
+        self.continuation.yield()
     }
 
     var all: [Call] { self.calls.withLock { $0 } }
@@ -35,6 +43,7 @@ struct ClosureHandler: StageHandler {
 func withStage<T>(
     retry: RetryPolicy = RetryPolicy(delays: [.milliseconds(300), .milliseconds(600), .milliseconds(900)], jitter: 0.1),
     concurrency: Int = 4,
+    configure: (inout StageConfiguration) -> Void = { _ in },
     handler: @escaping @Sendable (StageJob) async throws -> [StageOutput],
     _ body: (StageTopics) async throws -> T
 ) async throws -> T {
@@ -48,6 +57,7 @@ func withStage<T>(
         consumer.heartbeatInterval = .seconds(1)
         consumer.commitInterval = .milliseconds(200)
     }
+    configure(&configuration)
     let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
     let records = StageTopics(stage: "records", prefix: prefix, tiers: 0)
     _ = try await StageTopics.createAll([configuration.topics, records], partitions: 2, admin: admin)
@@ -167,6 +177,34 @@ struct StageTests {
             #expect(deadEnvelope.attempt == 1)
             #expect(deadEnvelope.errorKind == .permanent)
             #expect(deadEnvelope.error == "HTTP 404: movie 550 does not exist")
+        }
+    }
+
+    @Test func aDownDependencyPausesTheStageAndNothingReachesTheRetryTiersOrTheDLQ() async throws {
+        let log = HandlerLog()
+        let isUp = Mutex(false)
+        try await withStage(configure: { $0.dependencyRetry = .milliseconds(100) ... .milliseconds(400) }, handler: { job in
+            log.record(job)
+            guard isUp.withLock({ $0 }) else { throw StageError.dependencyDown("the store", "connection refused") }
+            return [StageOutput(stage: "records", key: job.envelope.id.rawValue, payload: Array(job.envelope.id.rawValue.utf8))]
+        }) { topics in
+            var ids = Set<String>()
+            for index in 1...20 {
+                ids.insert(try await enqueue(.tmdbMovie(id: Int64(index), language: "en-US", follow: .none), to: topics).id.rawValue)
+            }
+            // Refused several times: the stage paused, resumed, and paused again.
+            var events = log.events.makeAsyncIterator()
+            for _ in 0..<6 { _ = await events.next() }
+            isUp.withLock { $0 = true }
+
+            let outputs = Set(try await read(readingUntilUnique: 20, from: topics.topic(ofStage: "records")))
+            #expect(outputs == ids, "all processed once the dependency was back")
+            #expect(log.all.allSatisfy { $0.envelope.attempt == 1 }, "no job moved to a retry tier")
+            let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+            for topic in [topics.dlq] + (1...topics.tiers).map(topics.retry) {
+                let ends = try await admin.endOffsets(topic: topic)
+                #expect(ends.values.allSatisfy { $0 == 0 }, "\(topic) stayed empty")
+            }
         }
     }
 

@@ -287,7 +287,18 @@ final class ConsumerCore: Sendable {
             var paused: [(KafkaTopicPartition, Int64?)] = []
             var rewinds: [(KafkaTopicPartition, Int64?)] = []
             for key in Set(partitions) {
-                guard let partition = state.partitions[key], !partition.isUserPaused else { continue }
+                guard let partition = state.partitions[key] else { continue }
+                if partition.isUserPaused {
+                    // Already paused: a handed-back message moves the restart point back to it.
+                    if let message, message.partitionState === partition,
+                        message.offset < (partition.rewindOffset ?? .max)
+                    {
+                        partition.tracker.dropFetched(from: message.offset)
+                        partition.rewindOffset = message.offset
+                        rewinds.append((key, message.offset))
+                    }
+                    continue
+                }
                 partition.isUserPaused = true
                 // Take back what was fetched but not handed out; it is fetched again from there on resume.
                 var firstDropped: Int64?
@@ -304,9 +315,10 @@ final class ConsumerCore: Sendable {
                 }
                 paused.append((key, nil))
             }
-            guard !paused.isEmpty else { return }
-            let list = RDKafkaTopicPartitionList(paused)
-            rd_kafka_pause_partitions(self.rk, list.pointer)
+            if !paused.isEmpty {
+                let list = RDKafkaTopicPartitionList(paused)
+                rd_kafka_pause_partitions(self.rk, list.pointer)
+            }
             self.rewind(rewinds)
         }
     }
