@@ -7,7 +7,7 @@ export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
 SWIFT_BUILD_FLAGS ?=
 COUNT ?= 10000
 
-.PHONY: run test setup build up down status bench-kafka clean
+.PHONY: run test setup build up down status bench-kafka bench-stage clean
 
 ## make run: set up, build, start the local stack, and show a message round trip through the broker.
 run: setup build up
@@ -38,6 +38,10 @@ status:
 ## make bench-kafka: Swift layer vs librdkafka's rdkafka_performance, same broker, same run.
 bench-kafka: setup
 	scripts/bench-kafka.sh
+
+## make bench-stage: the stage runtime vs a bare loop on the Kafka layer, same broker, same run.
+bench-stage: setup
+	scripts/bench-stage.sh
 
 clean:
 	rm -rf .build

@@ -87,6 +87,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .executableTarget(
+            name: "StageBenchmark",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeKafka",
+                "MarqueePipeline",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/StageBenchmark",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Tests
 
         // A consumer-group member run as a separate process by the integration tests (kill -9 scenarios).

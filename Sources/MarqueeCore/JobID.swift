@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,10 +13,22 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
 
     /// A new id for now.
+    ///
+    /// Monotonic within a process (the ULID spec's variant): within one millisecond the random part counts up,
+    /// so ids made in order sort in order, and the system's random source is read at most once a millisecond.
     public static func make(milliseconds: UInt64 = Self.nowMilliseconds()) -> JobID {
-        var generator = SystemRandomNumberGenerator()
-        let random = (UInt128(generator.next() as UInt64) << 16) | UInt128(generator.next() as UInt16)
-        let value = (UInt128(milliseconds & 0xFFFF_FFFF_FFFF) << 80) | random
+        let timestamp = milliseconds & 0xFFFF_FFFF_FFFF
+        let random: UInt128 = Self.generator.withLock { state in
+            if state.milliseconds == timestamp, state.random < Self.randomMask {
+                state.random += 1
+            } else {
+                var system = SystemRandomNumberGenerator()
+                state.milliseconds = timestamp
+                state.random = ((UInt128(system.next() as UInt64) << 16) | UInt128(system.next() as UInt16)) & (Self.randomMask >> 1)
+            }
+            return state.random
+        }
+        let value = (UInt128(timestamp) << 80) | random
         var characters = [UInt8](repeating: 0, count: 26)
         for index in 0..<26 {
             let shift = UInt128(125 - index * 5)
@@ -22,6 +36,9 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
         }
         return JobID(rawValue: String(decoding: characters, as: UTF8.self))
     }
+
+    private static let randomMask: UInt128 = (1 << 80) - 1
+    private static let generator = Mutex<(milliseconds: UInt64, random: UInt128)>((0, 0))
 
     /// Wall-clock milliseconds since the epoch.
     public static func nowMilliseconds() -> UInt64 {

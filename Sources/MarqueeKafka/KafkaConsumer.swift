@@ -133,6 +133,13 @@ public final class KafkaConsumer: Service, Sendable {
         self.core.resume(partitions)
     }
 
+    /// Ends ``messages`` (iterations return `nil`) while the consumer stays in the group, so work in flight
+    /// can still be marked processed and committed before ``close()``. Messages read but not handed out are
+    /// not committed: they are delivered again to whoever consumes the partition next.
+    public func stopMessages() {
+        self.core.stopMessages()
+    }
+
     /// Ends ``messages``, commits what was processed and leaves the group.
     public func close() async {
         self.core.beginClose()

@@ -1,7 +1,7 @@
 import Synchronization
 
-/// Admits at most `limit` holders at once; the others wait in order.
-final class AsyncLimiter: Sendable {
+/// Admits at most `limit` holders at once; the others wait in order (the stage's bounded concurrency).
+public final class AsyncLimiter: Sendable {
     private struct State {
         var available: Int
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -11,11 +11,12 @@ final class AsyncLimiter: Sendable {
 
     private let state: Mutex<State>
 
-    init(limit: Int) {
+    public init(limit: Int) {
         self.state = Mutex(State(available: max(limit, 1)))
     }
 
-    func acquire() async {
+    /// Waits for a free place and takes it.
+    public func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let admitted: Bool = self.state.withLock { state in
                 guard state.available > 0 else {
@@ -30,7 +31,8 @@ final class AsyncLimiter: Sendable {
         }
     }
 
-    func release() {
+    /// Gives a place back.
+    public func release() {
         let (next, empties): (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) = self.state.withLock { state in
             if !state.waiters.isEmpty { return (state.waiters.removeFirst(), []) }
             state.available += 1
@@ -44,10 +46,10 @@ final class AsyncLimiter: Sendable {
     }
 
     /// How many holders there are now.
-    var inUse: Int { self.state.withLock { $0.inUse } }
+    public var inUse: Int { self.state.withLock { $0.inUse } }
 
     /// Returns once nobody holds the limiter.
-    func waitUntilIdle() async {
+    public func waitUntilIdle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle: Bool = self.state.withLock { state in
                 if state.inUse == 0 { return true }

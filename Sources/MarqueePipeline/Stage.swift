@@ -54,15 +54,20 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         var failure: (any Error)?
         do {
             try await withThrowingDiscardingTaskGroup { group in
-                for try await message in consumer.messages.cancelOnGracefulShutdown() {
-                    guard let envelope = await self.admit(message, consumer: consumer, producer: producer, group: &group) else {
-                        continue
+                // On graceful shutdown the messages end; the consumer stays in the group to commit what finishes.
+                try await withGracefulShutdownHandler {
+                    for try await message in consumer.messages {
+                        guard let envelope = self.admit(message, consumer: consumer, producer: producer, group: &group) else {
+                            continue
+                        }
+                        await limiter.acquire()
+                        group.addTask {
+                            defer { limiter.release() }
+                            try await self.process(message, envelope: envelope, consumer: consumer, producer: producer)
+                        }
                     }
-                    await limiter.acquire()
-                    group.addTask {
-                        defer { limiter.release() }
-                        try await self.process(message, envelope: envelope, consumer: consumer, producer: producer)
-                    }
+                } onGracefulShutdown: {
+                    consumer.stopMessages()
                 }
                 await self.drain(limiter)
                 group.cancelAll()  // retry timers, and jobs past the shutdown timeout
@@ -86,7 +91,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         consumer: KafkaConsumer,
         producer: KafkaProducer,
         group: inout ThrowingDiscardingTaskGroup<any Error>
-    ) async -> Envelope? {
+    ) -> Envelope? {
         let envelope: Envelope
         do {
             envelope = try Envelope(headers: message.headers.map { ($0.key, $0.stringValue) })
@@ -118,10 +123,14 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         consumer: KafkaConsumer,
         producer: KafkaProducer
     ) async throws {
-        var logger = self.logger
-        logger[metadataKey: MarqueeLoggingKeys.jobID] = "\(envelope.id)"
-        logger[metadataKey: MarqueeLoggingKeys.attempt] = "\(envelope.attempt)"
-        logger[metadataKey: MarqueeLoggingKeys.source] = "\(message.source)"
+        // Built only when something is logged about the job (the success path logs nothing above debug).
+        var logger: Logger {
+            var logger = self.logger
+            logger[metadataKey: MarqueeLoggingKeys.jobID] = "\(envelope.id)"
+            logger[metadataKey: MarqueeLoggingKeys.attempt] = "\(envelope.attempt)"
+            logger[metadataKey: MarqueeLoggingKeys.source] = "\(message.source)"
+            return logger
+        }
         let job = StageJob(envelope: envelope, key: message.key, payload: message.value, source: message.source)
         let outputs: [StageOutput]
         do {
@@ -153,10 +162,13 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted).
         try await producer.deliver(messages)
         consumer.markProcessed(message)
+        self.configuration.onJobFinished?(.succeeded(outputs: outputs.count))
         if let dependency = self.gate.succeeded() {
             logger.notice("\(dependency) is back: the stage is ready")
         }
-        logger.debug("job done", metadata: [MarqueeLoggingKeys.outputs: "\(outputs.count)"])
+        if self.logger.logLevel <= .debug {
+            logger.debug("job done", metadata: [MarqueeLoggingKeys.outputs: "\(outputs.count)"])
+        }
     }
 
     private func route(
@@ -178,6 +190,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         next.notBefore = nil
         let topics = self.configuration.topics
         let target: String
+        let outcome: StageOutcome
         switch error.kind == .transient
             ? self.configuration.retry.decide(
                 currentTier: topics.tier(of: message.topic) ?? 0,
@@ -189,13 +202,16 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             next.attempt = envelope.attempt + 1
             next.notBefore = notBefore
             target = topics.retry(tier)
+            outcome = .retried(tier: tier)
             logger.info("job failed, retrying", metadata: [MarqueeLoggingKeys.error: "\(next.error ?? "")", MarqueeLoggingKeys.topic: "\(target)"])
         case .deadLetter:
             target = topics.dlq
+            outcome = .deadLettered(error.kind)
             logger.warning("job dead-lettered", metadata: [MarqueeLoggingKeys.error: "\(next.error ?? "")", MarqueeLoggingKeys.errorKind: "\(error.kind.rawValue)"])
         }
         try await producer.deliver([KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)])
         consumer.markProcessed(message)
+        self.configuration.onJobFinished?(outcome)
     }
 
     /// A dependency every job needs is down: give the job back, pause every partition (the stage is not ready),
@@ -235,6 +251,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             KafkaProducerMessage(topic: self.configuration.topics.dlq, key: message.key, value: message.value, headers: headers)
         ])
         consumer.markProcessed(message)
+        self.configuration.onJobFinished?(.deadLettered(.poison))
         self.logger.warning(
             "poison message dead-lettered",
             metadata: [MarqueeLoggingKeys.source: "\(message.source)", MarqueeLoggingKeys.error: "\(reason)"]

@@ -69,3 +69,13 @@ public protocol StageHandler: Sendable {
     ///   bytes (poison). Any other error counts as transient.
     func handle(_ job: StageJob) async throws -> [StageOutput]
 }
+
+/// What became of one job.
+public enum StageOutcome: Hashable, Sendable {
+    /// Handled; its outputs were produced.
+    case succeeded(outputs: Int)
+    /// Failed transiently; moved to this retry tier.
+    case retried(tier: Int)
+    /// Parked in the dead-letter topic, for this kind of error.
+    case deadLettered(Envelope.ErrorKind)
+}

@@ -45,6 +45,8 @@ final class ConsumerCore: Sendable {
         var buffer: Deque<KafkaConsumerMessage> = []
         var partitions: [KafkaTopicPartition: PartitionState] = [:]
         var isClosing = false
+        /// ``stopMessages()`` was called: iterations end, the consumer stays in the group.
+        var isStopped = false
         var isCloseStarted = false
         /// No broker answered at start-up: leaving the group would only wait for one.
         var isUnreachable = false
@@ -143,7 +145,13 @@ final class ConsumerCore: Sendable {
 
     /// The next buffered message, without suspending: the fast path of ``next()``.
     func nextBuffered() -> KafkaConsumerMessage? {
-        self.state.withLock { $0.buffer.popFirst() }
+        self.state.withLock { $0.isStopped ? nil : $0.buffer.popFirst() }
+    }
+
+    /// Ends every iteration of the messages; reading stops, the consumer stays in the group.
+    func stopMessages() {
+        self.state.withLock { $0.isStopped = true }
+        self.wakeReader()
     }
 
     func next() async throws(KafkaError) -> KafkaConsumerMessage? {
@@ -154,11 +162,11 @@ final class ConsumerCore: Sendable {
                 case read
             }
             let step: Step = self.state.withLock { state in
-                if let message = state.buffer.popFirst() { return .message(message) }
+                if !state.isStopped, let message = state.buffer.popFirst() { return .message(message) }
                 switch state.termination {
                 case .closed: return .end(nil)
                 case .failed(let error): return .end(error)
-                case nil: return state.isClosing ? .end(nil) : .read
+                case nil: return state.isClosing || state.isStopped ? .end(nil) : .read
                 }
             }
             switch step {
