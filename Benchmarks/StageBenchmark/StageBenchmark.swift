@@ -190,7 +190,10 @@ struct RunBare: AsyncParsableCommand {
                 group.addTask {
                     defer { limiter.release() }
                     progress.started()
-                    try await producer.deliver([KafkaProducerMessage(topic: output, key: message.key, value: message.value)])
+                    // A hand-written worker passes its headers on too (the stage writes a child envelope).
+                    try await producer.deliver([
+                        KafkaProducerMessage(topic: output, key: message.key, value: message.value, headers: message.headers)
+                    ])
                     consumer.markProcessed(message)
                     progress.finished()
                 }

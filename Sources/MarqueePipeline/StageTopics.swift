@@ -4,24 +4,27 @@ public import MarqueeKafka
 /// `<prefix><stage>.dlq` (DESIGN §3).
 public struct StageTopics: Hashable, Sendable {
     /// The stage's name: `fetch`, `images` or `records`.
-    public var stage: String
+    public let stage: String
     /// Default: `marquee.`.
-    public var prefix: String
+    public let prefix: String
     /// How many retry tiers.
     public var tiers: Int
+    /// The main topic.
+    public let main: String
+    private let retryPrefix: String
 
     public init(stage: String, prefix: String = "marquee.", tiers: Int) {
         self.stage = stage
         self.prefix = prefix
         self.tiers = tiers
+        self.main = "\(prefix)\(stage)"
+        self.retryPrefix = "\(prefix)\(stage).retry."
     }
-
-    public var main: String { "\(self.prefix)\(self.stage)" }
 
     /// The topic of retry tier `tier` (1-based).
     public func retry(_ tier: Int) -> String {
         precondition((1...self.tiers).contains(tier), "retry tier \(tier) of \(self.tiers)")
-        return "\(self.prefix)\(self.stage).retry.\(tier)"
+        return "\(self.retryPrefix)\(tier)"
     }
 
     public var dlq: String { "\(self.prefix)\(self.stage).dlq" }
@@ -34,8 +37,9 @@ public struct StageTopics: Hashable, Sendable {
 
     /// The retry tier a topic is, or `nil` for the main topic (or any other).
     public func tier(of topic: String) -> Int? {
-        let prefix = "\(self.prefix)\(self.stage).retry."
-        guard topic.hasPrefix(prefix), let tier = Int(topic.dropFirst(prefix.count)), (1...self.tiers).contains(tier) else {
+        guard topic != self.main, topic.hasPrefix(self.retryPrefix), let tier = Int(topic.dropFirst(self.retryPrefix.count)),
+            (1...max(self.tiers, 1)).contains(tier), tier <= self.tiers
+        else {
             return nil
         }
         return tier
