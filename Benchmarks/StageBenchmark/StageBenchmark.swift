@@ -40,6 +40,9 @@ struct Options: ParsableArguments {
     @Option(help: "Jobs in flight at once.")
     var concurrency = 16
 
+    @Option(help: "Outputs per job (diagnostics: 0 leaves the producer out).")
+    var outputs = 1
+
     var kafka: KafkaConfiguration {
         var kafka = KafkaConfiguration(brokers: self.brokers)
         kafka.clientID = "marquee-bench-stage"
@@ -130,12 +133,13 @@ struct Seed: AsyncParsableCommand {
     }
 }
 
-/// The no-op handler: one output per job, the job's payload.
+/// The no-op handler: one output per job, with the job's key and payload (as the bare loop does).
 struct EchoHandler: StageHandler {
     let progress: Progress
+    let outputs: Int
     func handle(_ job: StageJob) async throws -> [StageOutput] {
         self.progress.started()
-        return [StageOutput(stage: "records", key: job.envelope.id.rawValue, payload: job.payload)]
+        return (0..<self.outputs).map { _ in StageOutput(stage: "records", key: String(decoding: job.key ?? [], as: UTF8.self), payload: job.payload) }
     }
 }
 
@@ -153,7 +157,7 @@ struct RunStage: AsyncParsableCommand {
             consumer.heartbeatInterval = .seconds(1)
         }
         configuration.onJobFinished = { _ in progress.finished() }
-        let stage = Stage(configuration: configuration, handler: EchoHandler(progress: progress), logger: self.options.logger)
+        let stage = Stage(configuration: configuration, handler: EchoHandler(progress: progress, outputs: self.options.outputs), logger: self.options.logger)
         let group = ServiceGroup(services: [stage], logger: self.options.logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }

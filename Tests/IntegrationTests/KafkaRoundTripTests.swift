@@ -167,6 +167,14 @@ struct KafkaProducerLifecycleTests {
         #expect(error.code == .closed)
     }
 
+    @Test func sendingNothingReturnsAtOnce() async throws {
+        try await withProducer { producer in
+            try await producer.deliver([])
+            #expect(try await producer.send([]).isEmpty)
+            #expect(try await producer.sendCollectingResults([]).isEmpty)
+        }
+    }
+
     @Test func concurrentBatchSendsAreAllStored() async throws {
         try await withTestTopic(partitions: 2) { topic in
             let producer = try KafkaProducer(configuration: TestEnvironment.exactOffsetsProducer, logger: .marqueeTest)

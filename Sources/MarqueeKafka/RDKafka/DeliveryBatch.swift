@@ -29,7 +29,8 @@ final class DeliveryBatch: Sendable {
 
     let count: Int
     private let remaining: Atomic<Int>
-    private let waiter = Mutex(Waiter.none)
+    /// Done from the start when there is nothing to wait for.
+    private let waiter: Mutex<Waiter>
     /// Failures before librdkafka took the message (not enqueued, cancelled, closed): rare, so kept aside.
     private let localErrors = Mutex<[Int: KafkaError]>([:])
     /// Written once per slot (by the poll thread, or the sender for local failures), read after completion.
@@ -38,6 +39,7 @@ final class DeliveryBatch: Sendable {
     init(count: Int) {
         self.count = count
         self.remaining = Atomic(count)
+        self.waiter = Mutex(count == 0 ? .done : .none)
         self.slots = .allocate(capacity: count)
         let unmanaged = Unmanaged.passUnretained(self)
         for index in 0..<count {
