@@ -141,7 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueePipelineTests",
-            dependencies: ["MarqueePipeline"],
+            dependencies: ["MarqueeCore", "MarqueePipeline", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -129,6 +129,9 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             logger[metadataKey: MarqueeLoggingKeys.jobID] = "\(envelope.id)"
             logger[metadataKey: MarqueeLoggingKeys.attempt] = "\(envelope.attempt)"
             logger[metadataKey: MarqueeLoggingKeys.source] = "\(message.source)"
+            if case .object(let payload)? = try? JSONValue.parse(message.value), case .string(let kind)? = payload["kind"] {
+                logger[metadataKey: MarqueeLoggingKeys.kind] = "\(kind)"
+            }
             return logger
         }
         let job = StageJob(envelope: envelope, key: message.key, payload: message.value, source: message.source)
@@ -297,6 +300,7 @@ public enum MarqueeLoggingKeys {
     public static let stage = "marquee.stage"
     public static let jobID = "marquee.job.id"
     public static let attempt = "marquee.job.attempt"
+    public static let kind = "marquee.job.kind"
     public static let source = "marquee.source"
     public static let topic = "marquee.topic"
     public static let error = "marquee.error"
