@@ -68,6 +68,7 @@ let package = Package(
             name: "MarqueeCLI",
             dependencies: [
                 "MarqueeKafka",
+                "MarqueePipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -248,3 +248,20 @@ struct StageTests {
         }
     }
 }
+
+@Suite(.timeLimit(.minutes(2)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct StageTopicsTests {
+    @Test func everyStageTopicIsCreatedOnceWithItsPartitions() async throws {
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        let prefix = TestEnvironment.uniqueName("topics") + "."
+        let stages = ["fetch", "images", "records"].map { StageTopics(stage: $0, prefix: prefix, tiers: 3) }
+        let created = try await StageTopics.createAll(stages, partitions: 3, admin: admin)
+        #expect(created.count == 15)
+        #expect(Set(created).contains("\(prefix)images.retry.2"))
+        #expect(Set(created).contains("\(prefix)records.dlq"))
+        #expect(try await StageTopics.createAll(stages, partitions: 3, admin: admin).isEmpty, "idempotent")
+        let listed = try await admin.listTopics().filter { $0.name.hasPrefix(prefix) }
+        #expect(listed.count == 15)
+        #expect(listed.allSatisfy { $0.partitions.count == 3 })
+    }
+}
