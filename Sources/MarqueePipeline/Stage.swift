@@ -57,13 +57,20 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                 // On graceful shutdown the messages end; the consumer stays in the group to commit what finishes.
                 try await withGracefulShutdownHandler {
                     for try await message in consumer.messages {
+                        // A job that could not produce stopped the stage: read nothing more.
+                        if group.isCancelled { break }
                         guard let envelope = self.admit(message, consumer: consumer, producer: producer, group: &group) else {
                             continue
                         }
                         await limiter.acquire()
                         group.addTask {
                             defer { limiter.release() }
-                            try await self.process(message, envelope: envelope, consumer: consumer, producer: producer)
+                            do {
+                                try await self.process(message, envelope: envelope, consumer: consumer, producer: producer)
+                            } catch {
+                                consumer.stopMessages()  // wakes the read loop, which then ends
+                                throw error
+                            }
                         }
                     }
                 } onGracefulShutdown: {

@@ -265,3 +265,35 @@ struct StageTopicsTests {
         #expect(listed.allSatisfy { $0.partitions.count == 3 })
     }
 }
+
+@Suite(.timeLimit(.minutes(2)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct StageFailureTests {
+    /// An output the broker cannot take is not the job's fault: the stage stops with the error and the job
+    /// stays uncommitted (it runs again after the restart).
+    @Test func aFailureToProduceStopsTheStageAndLeavesTheJobUncommitted() async throws {
+        let prefix = TestEnvironment.uniqueName("mq") + "."
+        var configuration = StageConfiguration(stage: "fetch", kafka: TestEnvironment.kafka, prefix: prefix)
+        configuration.groupID = TestEnvironment.uniqueName("stage")
+        configuration.consumer = { consumer in
+            consumer.sessionTimeout = .seconds(6)
+            consumer.heartbeatInterval = .seconds(1)
+            consumer.commitInterval = .milliseconds(100)
+        }
+        // Refused locally at once: larger than the producer's message size limit.
+        configuration.producer = { $0.kafka.additionalProperties["message.max.bytes"] = "1000" }
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        _ = try await StageTopics.createAll(
+            [configuration.topics, StageTopics(stage: "records", prefix: prefix, tiers: 0)], partitions: 1, admin: admin
+        )
+        try await enqueue(.tmdbGenres(language: "en-US"), to: configuration.topics)
+        let stage = Stage(
+            configuration: configuration,
+            handler: ClosureHandler { _ in [StageOutput(stage: "records", key: "k", payload: Array(repeating: 0x41, count: 5000))] },
+            logger: .marqueeTest
+        )
+        let error = await #expect(throws: KafkaError.self) { try await stage.run() }
+        #expect(error?.code == .delivery)
+        let committed = try await admin.committedOffsets(group: configuration.groupID, topics: [configuration.topics.main])
+        #expect(committed.values.allSatisfy { ($0 ?? 0) == 0 }, "the job was not committed: \(committed)")
+    }
+}
