@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // librdkafka ≥ 2.1, linked statically from the project-local build (scripts/setup.sh).
@@ -51,6 +53,19 @@ let package = Package(
             dependencies: [
                 "MarqueeCore",
                 "MarqueeKafka",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Metrics and health endpoints of a stage process: /metrics (Prometheus), /healthz, /readyz.
+        .target(
+            name: "MarqueeObservability",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueePipeline",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -148,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "MarqueeCore", "MarqueeKafka", "MarqueePipeline", "MarqueeTestSupport",
+                "MarqueeCore", "MarqueeKafka", "MarqueeObservability", "MarqueePipeline", "MarqueeTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

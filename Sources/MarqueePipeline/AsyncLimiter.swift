@@ -6,7 +6,8 @@ public final class AsyncLimiter: Sendable {
         var available: Int
         var waiters: [CheckedContinuation<Void, Never>] = []
         var inUse = 0
-        var emptyWaiters: [CheckedContinuation<Void, Never>] = []
+        var emptyWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiterID = 0
     }
 
     private let state: Mutex<State>
@@ -38,8 +39,8 @@ public final class AsyncLimiter: Sendable {
             state.available += 1
             state.inUse -= 1
             guard state.inUse == 0 else { return (nil, []) }
-            defer { state.emptyWaiters = [] }
-            return (nil, state.emptyWaiters)
+            defer { state.emptyWaiters = [:] }
+            return (nil, Array(state.emptyWaiters.values))
         }
         next?.resume()
         for waiter in empties { waiter.resume() }
@@ -48,15 +49,24 @@ public final class AsyncLimiter: Sendable {
     /// How many holders there are now.
     public var inUse: Int { self.state.withLock { $0.inUse } }
 
-    /// Returns once nobody holds the limiter.
+    /// Returns once nobody holds the limiter, or when the calling task is cancelled.
     public func waitUntilIdle() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle: Bool = self.state.withLock { state in
-                if state.inUse == 0 { return true }
-                state.emptyWaiters.append(continuation)
-                return false
+        let id = self.state.withLock { state in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow: Bool = self.state.withLock { state in
+                    if state.inUse == 0 || Task.isCancelled { return true }
+                    state.emptyWaiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
             }
-            if idle { continuation.resume() }
+        } onCancel: {
+            let waiter = self.state.withLock { $0.emptyWaiters.removeValue(forKey: id) }
+            waiter?.resume()
         }
     }
 }

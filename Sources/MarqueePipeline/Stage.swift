@@ -27,9 +27,13 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     private let handler: Handler
     private let logger: Logger
     private let gate: DependencyGate
+    private let limiter: AsyncLimiter
 
     /// Whether the stage takes jobs: `false` while a dependency every job needs is down.
     public var isReady: Bool { !self.gate.isDown }
+
+    /// Jobs running now.
+    public var inFlight: Int { self.limiter.inUse }
 
     public init(configuration: StageConfiguration, handler: Handler, logger: Logger) {
         self.configuration = configuration
@@ -38,6 +42,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         logger[metadataKey: MarqueeLoggingKeys.stage] = "\(configuration.topics.stage)"
         self.logger = logger
         self.gate = DependencyGate(retry: configuration.dependencyRetry)
+        self.limiter = AsyncLimiter(limit: configuration.concurrency)
     }
 
     /// Runs until graceful shutdown (or until the consumer fails, which is thrown).
@@ -50,7 +55,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             await consumer.close()
             throw error
         }
-        let limiter = AsyncLimiter(limit: self.configuration.concurrency)
+        let limiter = self.limiter
         var failure: (any Error)?
         do {
             try await withThrowingDiscardingTaskGroup { group in
@@ -142,6 +147,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             return logger
         }
         let job = StageJob(envelope: envelope, key: message.key, payload: message.value, source: message.source)
+        let started = ContinuousClock.now
         let outputs: [StageOutput]
         do {
             outputs = try await self.handler.handle(job)
@@ -149,7 +155,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             await self.dependencyDown(message, error: error, consumer: consumer, logger: logger)
             return
         } catch let error as StageError {
-            try await self.route(message, envelope: envelope, error: error, consumer: consumer, producer: producer, logger: logger)
+            try await self.route(message, envelope: envelope, error: error, consumer: consumer, producer: producer, logger: logger, started: started)
             return
         } catch is CancellationError {
             logger.warning("job cancelled at shutdown; handed back uncommitted")
@@ -157,7 +163,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         } catch {
             try await self.route(
                 message, envelope: envelope, error: .transient(String(describing: error)),
-                consumer: consumer, producer: producer, logger: logger
+                consumer: consumer, producer: producer, logger: logger, started: started
             )
             return
         }
@@ -172,7 +178,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted).
         try await producer.deliver(messages)
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(.succeeded(outputs: outputs.count))
+        self.configuration.onJobFinished?(.succeeded(outputs: outputs.count), .now - started)
         if let dependency = self.gate.succeeded() {
             logger.notice("\(dependency) is back: the stage is ready")
         }
@@ -187,7 +193,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         error: StageError,
         consumer: KafkaConsumer,
         producer: KafkaProducer,
-        logger: Logger
+        logger: Logger,
+        started: ContinuousClock.Instant
     ) async throws {
         if error.kind == .poison {
             try await self.deadLetterPoison(message, reason: error.reason, consumer: consumer, producer: producer)
@@ -221,7 +228,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         }
         try await producer.deliver([KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)])
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(outcome)
+        self.configuration.onJobFinished?(outcome, .now - started)
     }
 
     /// A dependency every job needs is down: give the job back, pause every partition (the stage is not ready),
@@ -261,7 +268,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             KafkaProducerMessage(topic: self.configuration.topics.dlq, key: message.key, value: message.value, headers: headers)
         ])
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(.deadLettered(.poison))
+        self.configuration.onJobFinished?(.deadLettered(.poison), .zero)
         self.logger.warning(
             "poison message dead-lettered",
             metadata: [MarqueeLoggingKeys.source: "\(message.source)", MarqueeLoggingKeys.error: "\(reason)"]

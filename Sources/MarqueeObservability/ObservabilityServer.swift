@@ -1,0 +1,63 @@
+public import Hummingbird
+public import Logging
+public import ServiceLifecycle
+
+/// The HTTP listener every long-running Marquee process serves: `/metrics` (Prometheus text format),
+/// `/healthz` (the process is alive) and `/readyz` (it can do its work: 503 with the reason otherwise).
+public struct ObservabilityServer: Service {
+    /// What `/readyz` answers: ready, or not with a reason an operator can read.
+    public enum Readiness: Sendable, Equatable {
+        case ready
+        case notReady(String)
+    }
+
+    private let host: String
+    private let port: Int
+    private let metrics: @Sendable () -> String
+    private let readiness: @Sendable () -> Readiness
+    private let logger: Logger
+    private let onStarted: (@Sendable (Int) -> Void)?
+
+    /// - Parameters:
+    ///   - host: The address to bind. Default: `127.0.0.1` (loopback only).
+    ///   - port: The port; 0 picks a free one (reported to `onStarted`).
+    ///   - metrics: Renders the Prometheus exposition at scrape time.
+    ///   - readiness: Whether the process can do its work, asked on every `/readyz`.
+    public init(
+        host: String = "127.0.0.1",
+        port: Int,
+        metrics: @escaping @Sendable () -> String,
+        readiness: @escaping @Sendable () -> Readiness,
+        logger: Logger,
+        onStarted: (@Sendable (Int) -> Void)? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.metrics = metrics
+        self.readiness = readiness
+        self.logger = logger
+        self.onStarted = onStarted
+    }
+
+    public func run() async throws {
+        let router = Router()
+        let metrics = self.metrics
+        let readiness = self.readiness
+        router.get("metrics") { _, _ -> String in metrics() }
+        router.get("healthz") { _, _ -> String in "ok\n" }
+        router.get("readyz") { _, _ -> String in
+            switch readiness() {
+            case .ready: return "ready\n"
+            case .notReady(let reason): throw HTTPError(.serviceUnavailable, message: reason)
+            }
+        }
+        let onStarted = self.onStarted
+        let application = Application(
+            router: router,
+            configuration: .init(address: .hostname(self.host, port: self.port), serverName: "marquee"),
+            onServerRunning: { channel in onStarted?(channel.localAddress?.port ?? 0) },
+            logger: self.logger
+        )
+        try await application.run()
+    }
+}

@@ -1,0 +1,163 @@
+import Logging
+import MarqueeCore
+import MarqueeKafka
+import MarqueeObservability
+import MarqueePipeline
+import MarqueeTestSupport
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+import class Foundation.Pipe
+import class Foundation.Process
+import struct Foundation.URL
+
+/// Fetches a URL with curl: `(status, body)`.
+func httpGet(_ url: String) throws -> (Int, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = ["-s", "-w", "\n%{http_code}", "--max-time", "10", url]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+}
+
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct ObservabilityTests {
+    @Test func metricsCountWhatTheStageDidAndTheProbesAnswer() async throws {
+        let prefix = TestEnvironment.uniqueName("mq") + "."
+        var configuration = StageConfiguration(stage: "fetch", kafka: TestEnvironment.kafka, prefix: prefix)
+        configuration.groupID = TestEnvironment.uniqueName("stage")
+        configuration.consumer = { consumer in
+            consumer.sessionTimeout = .seconds(6)
+            consumer.heartbeatInterval = .seconds(1)
+        }
+        let metrics = StageMetrics(stage: "fetch")
+        configuration.report(to: metrics)
+        let finished = AsyncStream<Void>.makeStream()
+        let previous = configuration.onJobFinished
+        configuration.onJobFinished = { outcome, duration in
+            previous?(outcome, duration)
+            finished.continuation.yield()
+        }
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        _ = try await StageTopics.createAll(
+            [configuration.topics, StageTopics(stage: "records", prefix: prefix, tiers: 0)], partitions: 2, admin: admin
+        )
+        let stage = Stage(
+            configuration: configuration,
+            handler: ClosureHandler { job in
+                guard case .tmdbMovie(let id, _, _) = try FetchJob.decode(job.payload), id != 404 else {
+                    throw StageError.permanent("HTTP 404")
+                }
+                return [StageOutput(stage: "records", key: "k", payload: [1]), StageOutput(stage: "records", key: "k", payload: [2])]
+            },
+            logger: .marqueeTest
+        )
+        let ports = AsyncStream<Int>.makeStream()
+        let server = ObservabilityServer(
+            port: 0,
+            metrics: {
+                metrics.update(inFlight: stage.inFlight, isReady: stage.isReady)
+                return metrics.render()
+            },
+            readiness: { stage.isReady ? .ready : .notReady("a dependency is down") },
+            logger: .marqueeTest,
+            onStarted: { ports.continuation.yield($0) }
+        )
+        let group = ServiceGroup(services: [stage, server], logger: .marqueeTest)
+        let running = Task { try await group.run() }
+        defer { running.cancel() }
+
+        var portIterator = ports.stream.makeAsyncIterator()
+        let port = try #require(await portIterator.next())
+        for id: Int64 in [1, 2, 404] {
+            try await enqueue(.tmdbMovie(id: id, language: "en-US", follow: .none), to: configuration.topics)
+        }
+        var events = finished.stream.makeAsyncIterator()
+        for _ in 0..<3 { _ = await events.next() }
+
+        let (status, body) = try httpGet("http://127.0.0.1:\(port)/metrics")
+        #expect(status == 200)
+        #expect(body.contains(#"marquee_stage_jobs_total{stage="fetch",outcome="succeeded"} 2"#))
+        #expect(body.contains(#"marquee_stage_jobs_total{stage="fetch",outcome="dead_lettered"} 1"#))
+        #expect(body.contains(#"marquee_stage_dlq_total{stage="fetch",error_kind="permanent"} 1"#))
+        #expect(body.contains(#"marquee_stage_outputs_total{stage="fetch"} 4"#))
+        #expect(body.contains(#"marquee_stage_job_duration_seconds_count{stage="fetch"} 3"#))
+        #expect(body.contains(#"marquee_stage_ready{stage="fetch"} 1"#))
+        #expect(try httpGet("http://127.0.0.1:\(port)/healthz").0 == 200)
+        #expect(try httpGet("http://127.0.0.1:\(port)/readyz").0 == 200)
+        #expect(try httpGet("http://127.0.0.1:\(port)/nothing").0 == 404)
+
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    @Test func readyzSaysWhyWhileADependencyIsDown() async throws {
+        let prefix = TestEnvironment.uniqueName("mq") + "."
+        var configuration = StageConfiguration(stage: "fetch", kafka: TestEnvironment.kafka, prefix: prefix)
+        configuration.groupID = TestEnvironment.uniqueName("stage")
+        configuration.shutdownTimeout = .seconds(2)
+        configuration.dependencyRetry = .seconds(30) ... .seconds(30)
+        configuration.consumer = { consumer in
+            consumer.sessionTimeout = .seconds(6)
+            consumer.heartbeatInterval = .seconds(1)
+        }
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        _ = try await StageTopics.createAll([configuration.topics], partitions: 1, admin: admin)
+        let refused = AsyncStream<Void>.makeStream()
+        let stage = Stage(
+            configuration: configuration,
+            handler: ClosureHandler { _ in
+                refused.continuation.yield()
+                throw StageError.dependencyDown("the store", "connection refused")
+            },
+            logger: .marqueeTest
+        )
+        let metrics = StageMetrics(stage: "fetch")
+        let ports = AsyncStream<Int>.makeStream()
+        let server = ObservabilityServer(
+            port: 0,
+            metrics: {
+                metrics.update(inFlight: stage.inFlight, isReady: stage.isReady)
+                return metrics.render()
+            },
+            readiness: { stage.isReady ? .ready : .notReady("a dependency is down") },
+            logger: .marqueeTest,
+            onStarted: { ports.continuation.yield($0) }
+        )
+        let group = ServiceGroup(services: [stage, server], logger: .marqueeTest)
+        let running = Task { try await group.run() }
+        defer { running.cancel() }
+        var portIterator = ports.stream.makeAsyncIterator()
+        let port = try #require(await portIterator.next())
+        #expect(try httpGet("http://127.0.0.1:\(port)/readyz").0 == 200)
+
+        try await enqueue(.tmdbGenres(language: "en-US"), to: configuration.topics)
+        var refusals = refused.stream.makeAsyncIterator()
+        _ = await refusals.next()
+        // The refusal pauses the stage right after the handler threw; ask until the probe says so.
+        var answer = try httpGet("http://127.0.0.1:\(port)/readyz")
+        for _ in 0..<50 where answer.0 == 200 {
+            try await Task.sleep(for: .milliseconds(20))  // a bounded poll of an HTTP probe, not a synchronisation
+            answer = try httpGet("http://127.0.0.1:\(port)/readyz")
+        }
+        #expect(answer.0 == 503)
+        #expect(answer.1.contains("a dependency is down"))
+        #expect(try httpGet("http://127.0.0.1:\(port)/healthz").0 == 200, "alive while not ready")
+        #expect(try httpGet("http://127.0.0.1:\(port)/metrics").1.contains(#"marquee_stage_ready{stage="fetch"} 0"#))
+
+        // The paused job is still "in flight" (waiting out its 30 s backoff): shutdown must not wait for it
+        // longer than the 2 s shutdown timeout.
+        let clock = ContinuousClock()
+        let stopAt = clock.now
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(clock.now - stopAt < .seconds(10), "the shutdown timeout bounds the wait for in-flight jobs")
+    }
+}
