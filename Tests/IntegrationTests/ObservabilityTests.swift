@@ -27,16 +27,27 @@ func httpGet(_ url: String) throws -> (Int, String) {
     return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
 }
 
+/// The listener of a stage process on a free port, which the stream reports once it listens.
+func serve<H: StageHandler>(_ stage: Stage<H>, metrics: StageMetrics) -> (ObservabilityServer, AsyncStream<Int>) {
+    let ports = AsyncStream<Int>.makeStream()
+    let server = ObservabilityServer(
+        port: 0,
+        metrics: {
+            metrics.update(inFlight: stage.inFlight, isReady: stage.isReady)
+            return metrics.render()
+        },
+        readiness: { stage.isReady ? .ready : .notReady("a dependency is down") },
+        logger: .marqueeTest,
+        onStarted: { ports.continuation.yield($0) }
+    )
+    return (server, ports.stream)
+}
+
 @Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct ObservabilityTests {
     @Test func metricsCountWhatTheStageDidAndTheProbesAnswer() async throws {
-        let prefix = TestEnvironment.uniqueName("mq") + "."
-        var configuration = StageConfiguration(stage: "fetch", kafka: TestEnvironment.kafka, prefix: prefix)
-        configuration.groupID = TestEnvironment.uniqueName("stage")
-        configuration.consumer = { consumer in
-            consumer.sessionTimeout = .seconds(6)
-            consumer.heartbeatInterval = .seconds(1)
-        }
+        var configuration = testStageConfiguration()
+        let prefix = configuration.topics.prefix
         let metrics = StageMetrics(stage: "fetch")
         configuration.report(to: metrics)
         let finished = AsyncStream<Void>.makeStream()
@@ -59,22 +70,12 @@ struct ObservabilityTests {
             },
             logger: .marqueeTest
         )
-        let ports = AsyncStream<Int>.makeStream()
-        let server = ObservabilityServer(
-            port: 0,
-            metrics: {
-                metrics.update(inFlight: stage.inFlight, isReady: stage.isReady)
-                return metrics.render()
-            },
-            readiness: { stage.isReady ? .ready : .notReady("a dependency is down") },
-            logger: .marqueeTest,
-            onStarted: { ports.continuation.yield($0) }
-        )
+        let (server, ports) = serve(stage, metrics: metrics)
         let group = ServiceGroup(services: [stage, server], logger: .marqueeTest)
         let running = Task { try await group.run() }
         defer { running.cancel() }
 
-        var portIterator = ports.stream.makeAsyncIterator()
+        var portIterator = ports.makeAsyncIterator()
         let port = try #require(await portIterator.next())
         for id: Int64 in [1, 2, 404] {
             try await enqueue(.tmdbMovie(id: id, language: "en-US", follow: .none), to: configuration.topics)
@@ -99,15 +100,9 @@ struct ObservabilityTests {
     }
 
     @Test func readyzSaysWhyWhileADependencyIsDown() async throws {
-        let prefix = TestEnvironment.uniqueName("mq") + "."
-        var configuration = StageConfiguration(stage: "fetch", kafka: TestEnvironment.kafka, prefix: prefix)
-        configuration.groupID = TestEnvironment.uniqueName("stage")
+        var configuration = testStageConfiguration()
         configuration.shutdownTimeout = .seconds(2)
         configuration.dependencyRetry = .seconds(30) ... .seconds(30)
-        configuration.consumer = { consumer in
-            consumer.sessionTimeout = .seconds(6)
-            consumer.heartbeatInterval = .seconds(1)
-        }
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         _ = try await StageTopics.createAll([configuration.topics], partitions: 1, admin: admin)
         let refused = AsyncStream<Void>.makeStream()
@@ -120,21 +115,11 @@ struct ObservabilityTests {
             logger: .marqueeTest
         )
         let metrics = StageMetrics(stage: "fetch")
-        let ports = AsyncStream<Int>.makeStream()
-        let server = ObservabilityServer(
-            port: 0,
-            metrics: {
-                metrics.update(inFlight: stage.inFlight, isReady: stage.isReady)
-                return metrics.render()
-            },
-            readiness: { stage.isReady ? .ready : .notReady("a dependency is down") },
-            logger: .marqueeTest,
-            onStarted: { ports.continuation.yield($0) }
-        )
+        let (server, ports) = serve(stage, metrics: metrics)
         let group = ServiceGroup(services: [stage, server], logger: .marqueeTest)
         let running = Task { try await group.run() }
         defer { running.cancel() }
-        var portIterator = ports.stream.makeAsyncIterator()
+        var portIterator = ports.makeAsyncIterator()
         let port = try #require(await portIterator.next())
         #expect(try httpGet("http://127.0.0.1:\(port)/readyz").0 == 200)
 

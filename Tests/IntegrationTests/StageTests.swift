@@ -47,16 +47,10 @@ func withStage<T>(
     handler: @escaping @Sendable (StageJob) async throws -> [StageOutput],
     _ body: (StageTopics) async throws -> T
 ) async throws -> T {
-    let prefix = TestEnvironment.uniqueName("mq") + "."
-    var configuration = StageConfiguration(stage: "fetch", kafka: TestEnvironment.kafka, prefix: prefix, retry: retry)
-    configuration.groupID = TestEnvironment.uniqueName("stage")
+    var configuration = testStageConfiguration(retry: retry)
+    let prefix = configuration.topics.prefix
     configuration.concurrency = concurrency
     configuration.shutdownTimeout = .seconds(10)
-    configuration.consumer = { consumer in
-        consumer.sessionTimeout = .seconds(6)
-        consumer.heartbeatInterval = .seconds(1)
-        consumer.commitInterval = .milliseconds(200)
-    }
     configure(&configuration)
     let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
     let records = StageTopics(stage: "records", prefix: prefix, tiers: 0)
@@ -74,6 +68,20 @@ func withStage<T>(
         _ = try? await running.value
         throw error
     }
+}
+
+/// A `fetch` stage under a fresh topic prefix and group, with the test broker's fast-join consumer settings.
+func testStageConfiguration(retry: RetryPolicy = RetryPolicy()) -> StageConfiguration {
+    var configuration = StageConfiguration(
+        stage: "fetch", kafka: TestEnvironment.kafka, prefix: TestEnvironment.uniqueName("mq") + ".", retry: retry
+    )
+    configuration.groupID = TestEnvironment.uniqueName("stage")
+    configuration.consumer = { consumer in
+        consumer.sessionTimeout = .seconds(6)
+        consumer.heartbeatInterval = .seconds(1)
+        consumer.commitInterval = .milliseconds(200)
+    }
+    return configuration
 }
 
 /// Enqueues a root job on the stage's main topic.
@@ -271,14 +279,8 @@ struct StageFailureTests {
     /// An output the broker cannot take is not the job's fault: the stage stops with the error and the job
     /// stays uncommitted (it runs again after the restart).
     @Test func aFailureToProduceStopsTheStageAndLeavesTheJobUncommitted() async throws {
-        let prefix = TestEnvironment.uniqueName("mq") + "."
-        var configuration = StageConfiguration(stage: "fetch", kafka: TestEnvironment.kafka, prefix: prefix)
-        configuration.groupID = TestEnvironment.uniqueName("stage")
-        configuration.consumer = { consumer in
-            consumer.sessionTimeout = .seconds(6)
-            consumer.heartbeatInterval = .seconds(1)
-            consumer.commitInterval = .milliseconds(100)
-        }
+        var configuration = testStageConfiguration()
+        let prefix = configuration.topics.prefix
         // Refused locally at once: larger than the producer's message size limit.
         configuration.producer = { $0.kafka.additionalProperties["message.max.bytes"] = "1000" }
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
