@@ -4,7 +4,8 @@ import Synchronization
 public final class AsyncLimiter: Sendable {
     private struct State {
         var available: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [CheckedContinuation<Bool, Never>] = []
+        var isClosed = false
         var inUse = 0
         var emptyWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiterID = 0
@@ -17,24 +18,38 @@ public final class AsyncLimiter: Sendable {
     }
 
     /// Waits for a free place and takes it.
-    public func acquire() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let admitted: Bool = self.state.withLock { state in
+    ///
+    /// - Returns: `false` when the limiter was closed instead (no place taken).
+    @discardableResult
+    public func acquire() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let admitted: Bool? = self.state.withLock { state in
+                if state.isClosed { return false }
                 guard state.available > 0 else {
                     state.waiters.append(continuation)
-                    return false
+                    return nil
                 }
                 state.available -= 1
                 state.inUse += 1
                 return true
             }
-            if admitted { continuation.resume() }
+            if let admitted { continuation.resume(returning: admitted) }
         }
+    }
+
+    /// Stops admitting: waiting and later `acquire` calls return `false`. Holders keep their places.
+    public func close() {
+        let waiters = self.state.withLock { state in
+            state.isClosed = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: false) }
     }
 
     /// Gives a place back.
     public func release() {
-        let (next, empties): (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) = self.state.withLock { state in
+        let (next, empties): (CheckedContinuation<Bool, Never>?, [CheckedContinuation<Void, Never>]) = self.state.withLock { state in
             if !state.waiters.isEmpty { return (state.waiters.removeFirst(), []) }
             state.available += 1
             state.inUse -= 1
@@ -42,7 +57,7 @@ public final class AsyncLimiter: Sendable {
             defer { state.emptyWaiters = [:] }
             return (nil, Array(state.emptyWaiters.values))
         }
-        next?.resume()
+        next?.resume(returning: true)
         for waiter in empties { waiter.resume() }
     }
 

@@ -67,7 +67,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                         guard let envelope = self.admit(message, consumer: consumer, producer: producer, group: &group) else {
                             continue
                         }
-                        await limiter.acquire()
+                        // Closed on shutdown: the message stays uncommitted and runs again elsewhere.
+                        guard await limiter.acquire() else { break }
                         group.addTask {
                             defer { limiter.release() }
                             do {
@@ -79,6 +80,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                         }
                     }
                 } onGracefulShutdown: {
+                    limiter.close()  // a read loop waiting for a free place stops waiting
                     consumer.stopMessages()
                 }
                 await self.drain(limiter)
