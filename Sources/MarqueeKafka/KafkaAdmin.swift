@@ -1,7 +1,6 @@
 internal import Crdkafka
 public import Logging
 
-import class Foundation.Thread
 
 /// Creates topics and reads offsets: what the CLI, the tests and lag monitoring need from the cluster.
 ///
@@ -121,7 +120,7 @@ public final class KafkaAdmin: Sendable {
         let client = self.client
         let timeout = self.timeout
         return try await Self.blocking { () throws(KafkaError) in
-            try client.metadata(topic: nil, timeout: timeout).filter { !$0.name.hasPrefix("__") }
+            try client.metadata(timeout: timeout).filter { !$0.name.hasPrefix("__") }
         }
     }
 
@@ -232,12 +231,7 @@ public final class KafkaAdmin: Sendable {
     private static func blocking<T: Sendable>(
         _ work: @escaping @Sendable () throws(KafkaError) -> T
     ) async throws(KafkaError) -> T {
-        let result: Result<T, KafkaError> = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: Result { () throws(KafkaError) in try work() })
-            }
-        }
-        return try result.get()
+        try await DedicatedThread.run { () throws(KafkaError) in try work() }.get()
     }
 }
 
@@ -266,9 +260,7 @@ extension RDKafkaClient {
     ///
     /// - Throws: A ``KafkaError`` when the topic does not exist or no broker answered.
     func existingPartitions(of topic: String, timeout: Duration) throws(KafkaError) -> [Int32] {
-        // All topics, not this one by name: some brokers (the test broker among them) create a topic that a
-        // metadata request names.
-        guard let metadata = try self.metadata(topic: nil, timeout: timeout).first(where: { $0.name == topic }),
+        guard let metadata = try self.metadata(timeout: timeout).first(where: { $0.name == topic }),
             metadata.error == nil, !metadata.partitions.isEmpty
         else {
             throw KafkaError(code: .admin, reason: "topic '\(topic)' does not exist", rdKafkaCode: .unknownTopicOrPartition)

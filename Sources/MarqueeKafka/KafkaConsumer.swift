@@ -1,10 +1,8 @@
 internal import Crdkafka
-internal import DequeModule
 public import Logging
 public import ServiceLifecycle
 import Synchronization
 
-import class Foundation.Thread
 
 /// A member of a consumer group that hands out messages and commits only what was processed.
 ///
@@ -99,12 +97,8 @@ public final class KafkaConsumer: Service, Sendable {
     public func commit() async throws(KafkaError) {
         self.core.storeProcessedOffsets()
         let client = self.client
-        let code: RDKafkaCode = await withCheckedContinuation { continuation in
-            // rd_kafka_commit with async=0 blocks until the broker answers: keep it off the cooperative pool.
-            Thread.detachNewThread {
-                continuation.resume(returning: RDKafkaCode(rd_kafka_commit(client.handle, nil, 0)))
-            }
-        }
+        // rd_kafka_commit with async=0 blocks until the broker answers: keep it off the cooperative pool.
+        let code = await DedicatedThread.run { RDKafkaCode(rd_kafka_commit(client.handle, nil, 0)) }
         guard code == .noError || code == .noOffset else {
             throw .rdKafka(.commit, code, context: "offset commit failed")
         }

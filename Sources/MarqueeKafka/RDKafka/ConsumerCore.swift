@@ -108,7 +108,7 @@ final class ConsumerCore: Sendable {
         self.client = client
         // Weak: the probe must not keep the client (and its librdkafka handle) alive.
         self.probeMetadata = { [weak client] timeout throws(KafkaError) in
-            _ = try client?.metadata(topic: nil, localOnly: true, timeout: timeout)
+            _ = try client?.metadata(localOnly: true, timeout: timeout)
         }
         guard let queue = rd_kafka_queue_get_consumer(client.handle) else {
             preconditionFailure("rd_kafka_queue_get_consumer returned NULL after rd_kafka_poll_set_consumer")

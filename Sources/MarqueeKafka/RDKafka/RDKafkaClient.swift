@@ -170,19 +170,15 @@ final class RDKafkaClient: @unchecked Sendable {
 
     /// Fetches cluster metadata; blocks up to `timeout`, so call it off the cooperative pool.
     ///
-    /// - Parameters:
-    ///   - topic: One topic (it is not created), or `nil` for all topics.
-    ///   - localOnly: With `topic == nil`, ask only for the topics this client already knows: the cheapest
-    ///     request that proves a broker answers.
-    func metadata(topic: String?, localOnly: Bool = false, timeout: Duration) throws(KafkaError) -> [KafkaTopicMetadata] {
+    /// Never names a topic in the request: some brokers (the test broker among them) create a topic a metadata
+    /// request names.
+    ///
+    /// - Parameter localOnly: Ask only for the topics this client already knows (the cheapest request that
+    ///   proves a broker answers) instead of all topics.
+    func metadata(localOnly: Bool = false, timeout: Duration) throws(KafkaError) -> [KafkaTopicMetadata] {
         var metadata: UnsafePointer<rd_kafka_metadata>?
-        var topicHandle: OpaquePointer?
-        if let topic {
-            topicHandle = rd_kafka_topic_new(self.handle, topic, nil)
-        }
-        defer { if let topicHandle { rd_kafka_topic_destroy(topicHandle) } }
         let code = RDKafkaCode(
-            rd_kafka_metadata(self.handle, topic == nil && !localOnly ? 1 : 0, topicHandle, &metadata, Int32(timeout.milliseconds))
+            rd_kafka_metadata(self.handle, localOnly ? 0 : 1, nil, &metadata, Int32(timeout.milliseconds))
         )
         guard code == .noError, let metadata else {
             if code == .timedOut || code == .transport || code == .allBrokersDown {
