@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything Marquee needs to build, test and run, idempotently:
-#   - Debian packages (build tools, C libraries, PostgreSQL),
+#   - Debian packages (build tools, C libraries: librdkafka's, libcurl, libvips; PostgreSQL),
 #   - librdkafka 2.8.0 built from Debian's source into .deps/rdkafka when the
 #     system's librdkafka is older than 2.1 (it is on bookworm: 2.0.2),
 #   - the tansu Kafka-protocol broker in a project-local virtualenv (.deps/venv).
@@ -21,7 +21,7 @@ as_root() {
 debs=(
     build-essential pkg-config curl ca-certificates xz-utils
     libssl-dev libsasl2-dev libzstd-dev liblz4-dev zlib1g-dev
-    libcurl4-openssl-dev
+    libcurl4-openssl-dev libvips-dev
     postgresql postgresql-contrib
 )
 missing=()
