@@ -63,6 +63,7 @@ let package = Package(
             name: "MarqueeObservability",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeKafka",
                 "MarqueePipeline",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -158,6 +159,11 @@ let package = Package(
         .testTarget(
             name: "MarqueePipelineTests",
             dependencies: ["MarqueeCore", "MarqueePipeline", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeObservabilityTests",
+            dependencies: ["MarqueeObservability"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -156,7 +156,7 @@ struct RunStage: AsyncParsableCommand {
             consumer.sessionTimeout = .seconds(6)
             consumer.heartbeatInterval = .seconds(1)
         }
-        configuration.onJobFinished = { _, _ in progress.finished() }
+        configuration.onJobFinished = { _ in progress.finished() }
         let stage = Stage(configuration: configuration, handler: EchoHandler(progress: progress, outputs: self.options.outputs), logger: self.options.logger)
         let group = ServiceGroup(services: [stage], logger: self.options.logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in

@@ -85,6 +85,9 @@ public final class KafkaConsumer: Service, Sendable {
     /// The partitions currently assigned to this member.
     public var assignment: [KafkaTopicPartition] { self.core.assignment }
 
+    /// The assigned partitions paused now (by ``pause(_:)`` or ``handBack(_:)``).
+    public var pausedPartitions: [KafkaTopicPartition] { self.core.pausedPartitions }
+
     /// Records that a message's work is done, so its offset may be committed once every earlier message of its
     /// partition is done too. Messages of a partition that was revoked since are ignored.
     public func markProcessed(_ message: KafkaConsumerMessage) {

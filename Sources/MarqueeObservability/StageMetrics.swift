@@ -1,4 +1,5 @@
 internal import MarqueeCore
+internal import MarqueeKafka
 public import MarqueePipeline
 public import Prometheus
 
@@ -6,21 +7,26 @@ public import Prometheus
 ///
 /// | metric | labels |
 /// |---|---|
-/// | `marquee_stage_jobs_total` | `stage`, `outcome` (`succeeded`, `retried`, `dead_lettered`) |
-/// | `marquee_stage_retries_total` | `stage`, `tier` |
-/// | `marquee_stage_dlq_total` | `stage`, `error_kind` |
+/// | `marquee_stage_jobs_total` | `stage`, `kind`, `outcome` (`succeeded`, `retried`, `dead_lettered`) |
+/// | `marquee_stage_retries_total` | `stage`, `kind`, `tier` |
+/// | `marquee_stage_dlq_total` | `stage`, `kind`, `error_kind` |
 /// | `marquee_stage_outputs_total` | `stage` |
 /// | `marquee_stage_job_duration_seconds` (histogram) | `stage` |
 /// | `marquee_stage_in_flight` | `stage` |
 /// | `marquee_stage_ready` (1 or 0) | `stage` |
+/// | `marquee_stage_assigned_partitions`, `marquee_stage_paused_partitions` | `stage` |
+/// | `marquee_stage_consumer_lag` (messages, from librdkafka's statistics) | `stage`, `topic` |
+///
+/// `kind` is the payload's kind (a bounded set: ``PayloadKind/known`` plus `unknown`).
 public final class StageMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let stage: String
-    private let succeeded: Counter
     private let outputs: Counter
     private let duration: DurationHistogram
     private let inFlight: Gauge
     private let ready: Gauge
+    private let assigned: Gauge
+    private let paused: Gauge
 
     private enum Name {
         static func descriptor(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -33,13 +39,19 @@ public final class StageMetrics: Sendable {
         static var duration: MetricNameDescriptor { descriptor("job_duration", "seconds", "Time from a job's handler start to its durable outcome.") }
         static var inFlight: MetricNameDescriptor { descriptor("in_flight", "", "Jobs running now.") }
         static var ready: MetricNameDescriptor { descriptor("ready", "", "1 when the stage takes jobs, 0 while a dependency is down.") }
+        static var assigned: MetricNameDescriptor { descriptor("assigned_partitions", "", "Partitions assigned to this process.") }
+        static var paused: MetricNameDescriptor {
+            descriptor("paused_partitions", "", "Assigned partitions paused: retries waiting for their time, or all while a dependency is down.")
+        }
+        static var lag: MetricNameDescriptor {
+            descriptor("consumer_lag", "", "Messages not yet consumed on the assigned partitions, per topic (librdkafka statistics).")
+        }
     }
 
     public init(stage: String, registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         self.stage = stage
         let labels = [("stage", stage)]
-        self.succeeded = registry.makeCounter(descriptor: Name.jobs, labels: labels + [("outcome", "succeeded")])
         self.outputs = registry.makeCounter(descriptor: Name.outputs, labels: labels)
         self.duration = registry.makeDurationHistogram(
             descriptor: Name.duration,
@@ -48,14 +60,16 @@ public final class StageMetrics: Sendable {
         )
         self.inFlight = registry.makeGauge(descriptor: Name.inFlight, labels: labels)
         self.ready = registry.makeGauge(descriptor: Name.ready, labels: labels)
+        self.assigned = registry.makeGauge(descriptor: Name.assigned, labels: labels)
+        self.paused = registry.makeGauge(descriptor: Name.paused, labels: labels)
     }
 
     /// Records one finished job (wire it to ``StageConfiguration/onJobFinished``).
-    public func record(_ outcome: StageOutcome, duration: Duration) {
-        let labels = [("stage", self.stage)]
-        switch outcome {
+    public func record(_ report: StageJobReport) {
+        let labels = [("stage", self.stage), ("kind", report.kind)]
+        switch report.outcome {
         case .succeeded(let outputs):
-            self.succeeded.increment()
+            self.registry.makeCounter(descriptor: Name.jobs, labels: labels + [("outcome", "succeeded")]).increment()
             self.outputs.increment(by: Int64(outputs))
         case .retried(let tier):
             self.registry.makeCounter(descriptor: Name.jobs, labels: labels + [("outcome", "retried")]).increment()
@@ -64,13 +78,20 @@ public final class StageMetrics: Sendable {
             self.registry.makeCounter(descriptor: Name.jobs, labels: labels + [("outcome", "dead_lettered")]).increment()
             self.registry.makeCounter(descriptor: Name.dlq, labels: labels + [("error_kind", kind.rawValue)]).increment()
         }
-        if duration > .zero { self.duration.record(duration) }
+        if report.duration > .zero { self.duration.record(report.duration) }
     }
 
-    /// Sets the gauges that are read at scrape time.
-    public func update(inFlight: Int, isReady: Bool) {
-        self.inFlight.set(Int64(inFlight))
-        self.ready.set(Int64(isReady ? 1 : 0))
+    /// Sets the gauges that are read at scrape time from the stage's status.
+    public func update(_ status: StageStatus) {
+        self.inFlight.set(Int64(status.inFlight))
+        self.ready.set(Int64(status.notReadyReason == nil ? 1 : 0))
+        self.assigned.set(Int64(status.assignedPartitions))
+        self.paused.set(Int64(status.pausedPartitions))
+        if let statistics = status.consumerStatistics {
+            for (topic, lag) in ConsumerLag.perTopic(statistics: statistics) {
+                self.registry.makeGauge(descriptor: Name.lag, labels: [("stage", self.stage), ("topic", topic)]).set(lag)
+            }
+        }
     }
 
     /// The Prometheus text exposition.
@@ -81,9 +102,15 @@ extension StageConfiguration {
     /// Reports every finished job to `metrics` (keeping any observer already set).
     public mutating func report(to metrics: StageMetrics) {
         let previous = self.onJobFinished
-        self.onJobFinished = { outcome, duration in
-            metrics.record(outcome, duration: duration)
-            previous?(outcome, duration)
+        self.onJobFinished = { report in
+            metrics.record(report)
+            previous?(report)
+        }
+        // The consumer lag gauge reads librdkafka's statistics.
+        let consumer = self.consumer
+        self.consumer = { configuration in
+            consumer(&configuration)
+            if configuration.kafka.statisticsInterval == nil { configuration.kafka.statisticsInterval = .seconds(5) }
         }
     }
 }

@@ -28,12 +28,29 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     private let logger: Logger
     private let gate: DependencyGate
     private let limiter: AsyncLimiter
+    /// The consumer while ``run()`` runs, for ``status``.
+    private let consumer = Mutex<KafkaConsumer?>(nil)
 
     /// Whether the stage takes jobs: `false` while a dependency every job needs is down.
     public var isReady: Bool { !self.gate.isDown }
 
     /// Jobs running now.
     public var inFlight: Int { self.limiter.inUse }
+
+    /// What the stage is doing now: for `/readyz` and the metrics read at scrape time.
+    public var status: StageStatus {
+        let consumer = self.consumer.withLock { $0 }
+        let down = self.gate.down
+        return StageStatus(
+            isRunning: consumer != nil,
+            assignedPartitions: consumer?.assignment.count ?? 0,
+            pausedPartitions: consumer?.pausedPartitions.count ?? 0,
+            inFlight: self.limiter.inUse,
+            downDependency: down?.dependency,
+            downReason: down?.reason,
+            consumerStatistics: consumer?.statistics
+        )
+    }
 
     public init(configuration: StageConfiguration, handler: Handler, logger: Logger) {
         self.configuration = configuration
@@ -56,6 +73,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             throw error
         }
         let limiter = self.limiter
+        self.consumer.withLock { $0 = consumer }
+        defer { self.consumer.withLock { $0 = nil } }
         var failure: (any Error)?
         do {
             try await withThrowingDiscardingTaskGroup { group in
@@ -143,9 +162,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             logger[metadataKey: MarqueeLoggingKeys.jobID] = "\(envelope.id)"
             logger[metadataKey: MarqueeLoggingKeys.attempt] = "\(envelope.attempt)"
             logger[metadataKey: MarqueeLoggingKeys.source] = "\(message.source)"
-            if case .object(let payload)? = try? JSONValue.parse(message.value), case .string(let kind)? = payload["kind"] {
-                logger[metadataKey: MarqueeLoggingKeys.kind] = "\(kind)"
-            }
+            logger[metadataKey: MarqueeLoggingKeys.kind] = "\(PayloadKind.peek(message.value))"
             return logger
         }
         let job = StageJob(envelope: envelope, key: message.key, payload: message.value, source: message.source)
@@ -180,7 +197,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted).
         try await producer.deliver(messages)
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(.succeeded(outputs: outputs.count), .now - started)
+        self.configuration.onJobFinished?(StageJobReport(kind: PayloadKind.peek(message.value), outcome: .succeeded(outputs: outputs.count), duration: .now - started))
         if let dependency = self.gate.succeeded() {
             logger.notice("\(dependency) is back: the stage is ready")
         }
@@ -230,7 +247,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         }
         try await producer.deliver([KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)])
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(outcome, .now - started)
+        self.configuration.onJobFinished?(StageJobReport(kind: PayloadKind.peek(message.value), outcome: outcome, duration: .now - started))
     }
 
     /// A dependency every job needs is down: give the job back, pause every partition (the stage is not ready),
@@ -238,7 +255,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     /// pauses again with a longer backoff. Nothing goes to the retry tiers or the DLQ meanwhile.
     private func dependencyDown(_ message: KafkaConsumerMessage, error: StageError, consumer: KafkaConsumer, logger: Logger) async {
         consumer.handBack(message)
-        guard let backoff = self.gate.down(error.dependency ?? "a dependency", minimumWait: error.minimumWait) else {
+        guard let backoff = self.gate.down(error.dependency ?? "a dependency", reason: error.reason, minimumWait: error.minimumWait) else {
             return  // another job already paused the stage
         }
         consumer.pause(consumer.assignment)
@@ -270,7 +287,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             KafkaProducerMessage(topic: self.configuration.topics.dlq, key: message.key, value: message.value, headers: headers)
         ])
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(.deadLettered(.poison), .zero)
+        self.configuration.onJobFinished?(StageJobReport(kind: PayloadKind.peek(message.value), outcome: .deadLettered(.poison), duration: .zero))
         self.logger.warning(
             "poison message dead-lettered",
             metadata: [MarqueeLoggingKeys.source: "\(message.source)", MarqueeLoggingKeys.error: "\(reason)"]
@@ -329,6 +346,7 @@ final class DependencyGate: Sendable {
     private struct State {
         var isDown = false
         var dependency: String?
+        var reason: String?
         var backoff: Duration
         /// A pause happened since the last success (for the "is back" log line).
         var wasDown = false
@@ -344,13 +362,19 @@ final class DependencyGate: Sendable {
 
     var isDown: Bool { self.state.withLock { $0.isDown } }
 
+    /// The dependency that is down and why, while the stage is paused for it.
+    var down: (dependency: String, reason: String)? {
+        self.state.withLock { state in state.isDown ? (state.dependency ?? "a dependency", state.reason ?? "") : nil }
+    }
+
     /// Marks the dependency down. Returns how long to pause, or `nil` when the stage is already paused.
-    func down(_ dependency: String, minimumWait: Duration?) -> Duration? {
+    func down(_ dependency: String, reason: String, minimumWait: Duration?) -> Duration? {
         self.state.withLock { state in
             guard !state.isDown else { return nil }
             state.isDown = true
             state.wasDown = true
             state.dependency = dependency
+            state.reason = reason
             let wait = max(state.backoff, minimumWait ?? .zero)
             state.backoff = min(state.backoff * 2, self.retry.upperBound)
             return wait

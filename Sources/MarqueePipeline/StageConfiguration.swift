@@ -15,10 +15,9 @@ public struct StageConfiguration: Sendable {
     /// How long a stage paused by a down dependency waits before it tries again: from the lower bound, doubling
     /// up to the upper. Default: 1 s to 30 s.
     public var dependencyRetry: ClosedRange<Duration> = .seconds(1) ... .seconds(30)
-    /// Called after each job's outcome is durable (outputs or hop acknowledged, input marked processed), with
-    /// the time the job took from its handler's start: for metrics and benchmarks. Runs on the job's task; keep
-    /// it short.
-    public var onJobFinished: (@Sendable (StageOutcome, Duration) -> Void)? = nil
+    /// Called after each job's outcome is durable (outputs or hop acknowledged, input marked processed): for
+    /// metrics and benchmarks. Runs on the job's task; keep it short.
+    public var onJobFinished: (@Sendable (StageJobReport) -> Void)? = nil
     /// The most jobs running at once in this process. Default: 16.
     public var concurrency: Int = 16
     /// How long in-flight jobs may take to finish on shutdown before they are handed back uncommitted.

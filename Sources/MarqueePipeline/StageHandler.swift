@@ -79,3 +79,62 @@ public enum StageOutcome: Hashable, Sendable {
     /// Parked in the dead-letter topic, for this kind of error.
     case deadLettered(Envelope.ErrorKind)
 }
+
+/// One finished job, as ``StageConfiguration/onJobFinished`` reports it.
+public struct StageJobReport: Hashable, Sendable {
+    /// The payload's `kind` (``PayloadKind/peek(_:)``: a known kind or `unknown`).
+    public var kind: String
+    public var outcome: StageOutcome
+    /// From the handler's start to the durable outcome; zero for poison messages, which never reach a handler.
+    public var duration: Duration
+
+    public init(kind: String, outcome: StageOutcome, duration: Duration) {
+        self.kind = kind
+        self.outcome = outcome
+        self.duration = duration
+    }
+}
+
+/// A stage's state at one moment (``Stage/status``).
+public struct StageStatus: Hashable, Sendable {
+    /// The stage's consumer exists (between the start of ``Stage/run()`` and its end).
+    public var isRunning: Bool
+    public var assignedPartitions: Int
+    /// Assigned partitions paused now: retry tiers waiting for a job's time, or all while a dependency is down.
+    public var pausedPartitions: Int
+    public var inFlight: Int
+    /// The dependency every job needs that is down now, if any, and the error it gave.
+    public var downDependency: String?
+    public var downReason: String?
+    /// The consumer's latest librdkafka statistics JSON (when statistics are turned on).
+    public var consumerStatistics: String?
+
+    public init(
+        isRunning: Bool,
+        assignedPartitions: Int,
+        pausedPartitions: Int,
+        inFlight: Int,
+        downDependency: String? = nil,
+        downReason: String? = nil,
+        consumerStatistics: String? = nil
+    ) {
+        self.isRunning = isRunning
+        self.assignedPartitions = assignedPartitions
+        self.pausedPartitions = pausedPartitions
+        self.inFlight = inFlight
+        self.downDependency = downDependency
+        self.downReason = downReason
+        self.consumerStatistics = consumerStatistics
+    }
+
+    /// Why the stage cannot do its work now, or `nil` when it can: it runs, has partitions assigned and no
+    /// dependency is down (what `/readyz` answers).
+    public var notReadyReason: String? {
+        if let dependency = self.downDependency {
+            return "\(dependency) is down: \(self.downReason ?? "")"
+        }
+        if !self.isRunning { return "the stage is not running" }
+        if self.assignedPartitions == 0 { return "no partitions assigned (joining the consumer group, or more members than partitions)" }
+        return nil
+    }
+}

@@ -27,19 +27,19 @@ func httpGet(_ url: String) throws -> (Int, String) {
     return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
 }
 
+/// The value of one sample (`name{labels}`) in a Prometheus exposition.
+func metricValue(_ exposition: String, _ sample: String) -> Double? {
+    exposition.split(separator: "\n").lazy.compactMap { line in
+        line.hasPrefix(sample + " ") ? Double(line.dropFirst(sample.count + 1)) : nil
+    }.first
+}
+
 /// The listener of a stage process on a free port, which the stream reports once it listens.
 func serve<H: StageHandler>(_ stage: Stage<H>, metrics: StageMetrics) -> (ObservabilityServer, AsyncStream<Int>) {
     let ports = AsyncStream<Int>.makeStream()
-    let server = ObservabilityServer(
-        port: 0,
-        metrics: {
-            metrics.update(inFlight: stage.inFlight, isReady: stage.isReady)
-            return metrics.render()
-        },
-        readiness: { stage.isReady ? .ready : .notReady("a dependency is down") },
-        logger: .marqueeTest,
-        onStarted: { ports.continuation.yield($0) }
-    )
+    let server = ObservabilityServer(stage: stage, metrics: metrics, port: 0, logger: .marqueeTest) {
+        ports.continuation.yield($0)
+    }
     return (server, ports.stream)
 }
 
@@ -52,10 +52,11 @@ struct ObservabilityTests {
         configuration.report(to: metrics)
         let finished = AsyncStream<Void>.makeStream()
         let previous = configuration.onJobFinished
-        configuration.onJobFinished = { outcome, duration in
-            previous?(outcome, duration)
+        configuration.onJobFinished = { report in
+            previous?(report)
             finished.continuation.yield()
         }
+        configuration.kafka.statisticsInterval = .milliseconds(100)
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         _ = try await StageTopics.createAll(
             [configuration.topics, StageTopics(stage: "records", prefix: prefix, tiers: 0)], partitions: 2, admin: admin
@@ -85,12 +86,16 @@ struct ObservabilityTests {
 
         let (status, body) = try httpGet("http://127.0.0.1:\(port)/metrics")
         #expect(status == 200)
-        #expect(body.contains(#"marquee_stage_jobs_total{stage="fetch",outcome="succeeded"} 2"#))
-        #expect(body.contains(#"marquee_stage_jobs_total{stage="fetch",outcome="dead_lettered"} 1"#))
-        #expect(body.contains(#"marquee_stage_dlq_total{stage="fetch",error_kind="permanent"} 1"#))
+        #expect(body.contains(#"marquee_stage_jobs_total{stage="fetch",kind="tmdb.movie",outcome="succeeded"} 2"#))
+        #expect(body.contains(#"marquee_stage_jobs_total{stage="fetch",kind="tmdb.movie",outcome="dead_lettered"} 1"#))
+        #expect(body.contains(#"marquee_stage_dlq_total{stage="fetch",kind="tmdb.movie",error_kind="permanent"} 1"#))
         #expect(body.contains(#"marquee_stage_outputs_total{stage="fetch"} 4"#))
         #expect(body.contains(#"marquee_stage_job_duration_seconds_count{stage="fetch"} 3"#))
         #expect(body.contains(#"marquee_stage_ready{stage="fetch"} 1"#))
+        #expect(metricValue(body, #"marquee_stage_assigned_partitions{stage="fetch"}"#) == Double(2 * (1 + configuration.topics.tiers)))
+        #expect(metricValue(body, #"marquee_stage_paused_partitions{stage="fetch"}"#) == 0)
+        // The lag gauge follows librdkafka's statistics (its value depends on when they ran: ConsumerLagTests).
+        #expect(body.contains(#"marquee_stage_consumer_lag{stage="fetch",topic="\#(configuration.topics.main)"} "#))
         #expect(try httpGet("http://127.0.0.1:\(port)/healthz").0 == 200)
         #expect(try httpGet("http://127.0.0.1:\(port)/readyz").0 == 200)
         #expect(try httpGet("http://127.0.0.1:\(port)/nothing").0 == 404)
@@ -106,9 +111,13 @@ struct ObservabilityTests {
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         _ = try await StageTopics.createAll([configuration.topics], partitions: 1, admin: admin)
         let refused = AsyncStream<Void>.makeStream()
+        let succeeded = AsyncStream<Void>.makeStream()
+        var finishingConfiguration = configuration
+        finishingConfiguration.onJobFinished = { _ in succeeded.continuation.yield() }
         let stage = Stage(
-            configuration: configuration,
-            handler: ClosureHandler { _ in
+            configuration: finishingConfiguration,
+            handler: ClosureHandler { job in
+                guard case .tmdbGenres = try FetchJob.decode(job.payload) else { return [] }
                 refused.continuation.yield()
                 throw StageError.dependencyDown("the store", "connection refused")
             },
@@ -121,6 +130,10 @@ struct ObservabilityTests {
         defer { running.cancel() }
         var portIterator = ports.makeAsyncIterator()
         let port = try #require(await portIterator.next())
+        // Not ready before the group assigned partitions; ready once a job ran.
+        try await enqueue(.tmdbMovie(id: 1, language: "en-US", follow: .none), to: configuration.topics)
+        var successes = succeeded.stream.makeAsyncIterator()
+        _ = await successes.next()
         #expect(try httpGet("http://127.0.0.1:\(port)/readyz").0 == 200)
 
         try await enqueue(.tmdbGenres(language: "en-US"), to: configuration.topics)
@@ -133,9 +146,14 @@ struct ObservabilityTests {
             answer = try httpGet("http://127.0.0.1:\(port)/readyz")
         }
         #expect(answer.0 == 503)
-        #expect(answer.1.contains("a dependency is down"))
+        #expect(answer.1.contains("the store is down: connection refused"))
         #expect(try httpGet("http://127.0.0.1:\(port)/healthz").0 == 200, "alive while not ready")
-        #expect(try httpGet("http://127.0.0.1:\(port)/metrics").1.contains(#"marquee_stage_ready{stage="fetch"} 0"#))
+        let metricsWhileDown = try httpGet("http://127.0.0.1:\(port)/metrics").1
+        #expect(metricsWhileDown.contains(#"marquee_stage_ready{stage="fetch"} 0"#))
+        #expect(
+            metricValue(metricsWhileDown, #"marquee_stage_paused_partitions{stage="fetch"}"#) == Double(1 + configuration.topics.tiers),
+            "the main topic and every tier paused"
+        )
 
         // The paused job is still "in flight" (waiting out its 30 s backoff): shutdown must not wait for it
         // longer than the 2 s shutdown timeout.

@@ -125,6 +125,10 @@ final class ConsumerCore: Sendable {
         self.state.withLock { Array($0.partitions.keys) }.sorted()
     }
 
+    var pausedPartitions: [KafkaTopicPartition] {
+        self.state.withLock { state in state.partitions.compactMap { $0.value.isUserPaused ? $0.key : nil } }.sorted()
+    }
+
     /// Checks on a thread of its own that a broker answers; if none does in time, ends the messages with
     /// ``KafkaError/Code-swift.struct/brokerUnreachable``.
     func probe(timeout: Duration) {
