@@ -72,6 +72,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What every worker executable shares: options (flags and MARQUEE_* variables), logging, the service group.
+        .target(
+            name: "MarqueeWorker",
+            dependencies: [
+                "MarqueeKafka",
+                "MarqueePipeline",
+                "MarqueeObservability",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MarqueeTestSupport",
             dependencies: [
@@ -159,6 +173,14 @@ let package = Package(
         .testTarget(
             name: "MarqueePipelineTests",
             dependencies: ["MarqueeCore", "MarqueePipeline", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeWorkerTests",
+            dependencies: [
+                "MarqueeKafka", "MarqueePipeline", "MarqueeWorker",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

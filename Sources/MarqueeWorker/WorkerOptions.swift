@@ -1,0 +1,153 @@
+public import ArgumentParser
+import MarqueeKafka
+public import MarqueePipeline
+
+import Logging
+
+import class Foundation.ProcessInfo
+
+/// The options every worker executable (`marquee-fetch`, `marquee-images`, `marquee-index`) shares.
+///
+/// Each has an environment variable (DESIGN §5); a flag overrides it, and it overrides the default.
+public struct WorkerOptions: ParsableArguments {
+    private static var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    @Option(help: ArgumentHelp("Bootstrap brokers, comma-separated host:port.", discussion: "Env: MARQUEE_BROKERS. Default: 127.0.0.1:19092."))
+    public var brokers: String = Self.environment["MARQUEE_BROKERS"] ?? "127.0.0.1:19092"
+
+    @Option(help: ArgumentHelp("Prefix of every topic name.", discussion: "Env: MARQUEE_TOPIC_PREFIX. Default: marquee."))
+    public var topicPrefix: String = Self.environment["MARQUEE_TOPIC_PREFIX"] ?? "marquee."
+
+    @Option(help: ArgumentHelp("Consumer group.", discussion: "Env: MARQUEE_GROUP. Default: marquee-<stage>."))
+    public var group: String = Self.environment["MARQUEE_GROUP"] ?? ""
+
+    @Option(
+        help: ArgumentHelp("Most jobs running at once in this process (0: the worker's default).", discussion: "Env: MARQUEE_CONCURRENCY.")
+    )
+    public var concurrency: Int = Self.environment["MARQUEE_CONCURRENCY"].flatMap { Int($0) } ?? 0
+
+    @Option(
+        help: ArgumentHelp(
+            "Delays of the retry tiers, comma-separated (ms, s, m, h).",
+            discussion: "Env: MARQUEE_RETRY_DELAYS. Default: 10s,1m,10m."
+        )
+    )
+    public var retryDelays: String = Self.environment["MARQUEE_RETRY_DELAYS"] ?? "10s,1m,10m"
+
+    @Option(
+        help: ArgumentHelp(
+            "How long in-flight jobs may take to finish on SIGTERM before they are handed back.",
+            discussion: "Env: MARQUEE_SHUTDOWN_TIMEOUT. Default: 30s."
+        )
+    )
+    public var shutdownTimeout: String = Self.environment["MARQUEE_SHUTDOWN_TIMEOUT"] ?? "30s"
+
+    @Option(
+        help: ArgumentHelp(
+            "Address of /metrics, /healthz and /readyz (host:port; port 0 picks a free one).",
+            discussion: "Env: MARQUEE_METRICS_ADDRESS. Default: 127.0.0.1 and the worker's own port."
+        )
+    )
+    public var metricsAddress: String = Self.environment["MARQUEE_METRICS_ADDRESS"] ?? ""
+
+    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", discussion: "Env: MARQUEE_LOG_LEVEL. Default: info."))
+    public var logLevel: String = Self.environment["MARQUEE_LOG_LEVEL"] ?? "info"
+
+    @Option(
+        name: [.customShort("X"), .customLong("kafka-property")],
+        help: ArgumentHelp(
+            "A librdkafka property passed through as key=value (repeatable): SASL, TLS and the like.",
+            discussion: "Env: MARQUEE_KAFKA_PROPERTIES (comma-separated key=value)."
+        )
+    )
+    public var kafkaProperties: [String] =
+        (Self.environment["MARQUEE_KAFKA_PROPERTIES"] ?? "").split(separator: ",").map(String.init)
+
+    public init() {}
+
+    public func validate() throws {
+        _ = try self.parsedRetryDelays()
+        _ = try self.parsedShutdownTimeout()
+        _ = try self.parsedMetricsAddress(defaultPort: 0)
+        _ = try self.parsedKafkaProperties()
+        if self.concurrency < 0 { throw ValidationError("--concurrency cannot be negative, got \(self.concurrency)") }
+        if Logger.Level(rawValue: self.logLevel) == nil {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical; got '\(self.logLevel)'")
+        }
+    }
+
+    /// The stage's configuration from these options.
+    public func stageConfiguration(stage: String, defaultConcurrency: Int) throws -> StageConfiguration {
+        var kafka = KafkaConfiguration(brokers: self.brokers)
+        kafka.clientID = "marquee-\(stage)"
+        kafka.additionalProperties = try self.parsedKafkaProperties()
+        var configuration = StageConfiguration(
+            stage: stage,
+            kafka: kafka,
+            prefix: self.topicPrefix,
+            retry: RetryPolicy(delays: try self.parsedRetryDelays())
+        )
+        if !self.group.isEmpty { configuration.groupID = self.group }
+        configuration.concurrency = self.concurrency == 0 ? defaultConcurrency : self.concurrency
+        configuration.shutdownTimeout = try self.parsedShutdownTimeout()
+        return configuration
+    }
+
+    func parsedRetryDelays() throws -> [Duration] {
+        let parts = self.retryDelays.split(separator: ",", omittingEmptySubsequences: false)
+        let delays = try parts.map { part in
+            guard let delay = DurationText.parse(part.filter { !$0.isWhitespace }), delay > .zero else {
+                throw ValidationError("--retry-delays: '\(part)' is not a duration such as 500ms, 10s, 1m or 1h")
+            }
+            return delay
+        }
+        guard !delays.isEmpty else { throw ValidationError("--retry-delays needs at least one delay") }
+        return delays
+    }
+
+    func parsedShutdownTimeout() throws -> Duration {
+        guard let timeout = DurationText.parse(self.shutdownTimeout) else {
+            throw ValidationError("--shutdown-timeout: '\(self.shutdownTimeout)' is not a duration such as 30s")
+        }
+        return timeout
+    }
+
+    /// `(host, port)` of the observability listener.
+    public func parsedMetricsAddress(defaultPort: Int) throws -> (host: String, port: Int) {
+        let address = self.metricsAddress
+        if address.isEmpty { return ("127.0.0.1", defaultPort) }
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+            (0...65535).contains(port)
+        else {
+            throw ValidationError("--metrics-address: '\(address)' is not host:port")
+        }
+        var host = String(address[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host.isEmpty ? "127.0.0.1" : host, port)
+    }
+
+    func parsedKafkaProperties() throws -> [String: String] {
+        var properties: [String: String] = [:]
+        for property in self.kafkaProperties where !property.isEmpty {
+            guard let equals = property.firstIndex(of: "="), equals != property.startIndex else {
+                throw ValidationError("--kafka-property: '\(property)' is not key=value")
+            }
+            properties[String(property[..<equals])] = String(property[property.index(after: equals)...])
+        }
+        return properties
+    }
+}
+
+/// Durations as operators write them: `500ms`, `10s`, `1m`, `2h` (a bare number is seconds).
+public enum DurationText {
+    public static func parse(_ text: some StringProtocol) -> Duration? {
+        let text = text.lowercased()
+        let units: [(String, Duration)] = [("ms", .milliseconds(1)), ("s", .seconds(1)), ("m", .seconds(60)), ("h", .seconds(3600))]
+        for (suffix, unit) in units where text.hasSuffix(suffix) {
+            guard let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite, value < 1e9 else { return nil }
+            return unit * value
+        }
+        guard let seconds = Double(text), seconds >= 0, seconds.isFinite, seconds < 1e9 else { return nil }
+        return .seconds(seconds)
+    }
+}
