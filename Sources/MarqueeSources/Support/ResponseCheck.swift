@@ -48,7 +48,7 @@ struct ResponseCheck {
 
     /// The body as JSON, or `nil` when it is not JSON.
     func json(_ response: SourceResponse) -> JSONValue? {
-        try? JSONValue.parse(response.body)
+        StrictJSON.parse(response.body)
     }
 
     /// A ``SourceError/Code-swift.struct/malformed`` error for a success answer of the wrong shape.

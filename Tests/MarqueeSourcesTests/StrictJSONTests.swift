@@ -1,0 +1,37 @@
+import MarqueeCore
+import Testing
+
+@testable import MarqueeSources
+
+@Suite struct StrictJSONTests {
+    @Test func parsesValues() {
+        let json = StrictJSON.parse(Array(#" {"a": [1, -2.5, 1e3, "x\u00e9\ud83c\udfac\n", true, false, null], "b": {}} "#.utf8))
+        #expect(
+            json
+                == .object([
+                    "a": .array([.integer(1), .number(-2.5), .number(1000), .string("xé🎬\n"), .bool(true), .bool(false), .null]),
+                    "b": .object([:]),
+                ])
+        )
+        #expect(StrictJSON.parse(Array("1767943745926332416".utf8)) == .integer(1_767_943_745_926_332_416))
+        #expect(StrictJSON.parse(Array("99999999999999999999".utf8)) == .number(1e20))
+        #expect(StrictJSON.parse([0xEF, 0xBB, 0xBF] + Array("[]".utf8)) == .array([]))
+    }
+
+    @Test(arguments: [
+        "", "{", "[1,]", "{\"a\":1,}", "{a:1}", "01", "1.", "-", "'x'", "[1] [2]", "\"\u{01}\"", "\"\\x\"", "nul",
+        "{\"a\" 1}", "\"\\ud83c\"",
+    ])
+    func refusesInvalidDocuments(text: String) {
+        #expect(StrictJSON.parse(Array(text.utf8)) == nil)
+    }
+
+    @Test func refusesDeepNesting() {
+        #expect(StrictJSON.parse(Array((String(repeating: "[", count: 300) + String(repeating: "]", count: 300)).utf8)) == nil)
+        #expect(StrictJSON.parse(Array((String(repeating: "[", count: 100) + String(repeating: "]", count: 100)).utf8)) != nil)
+    }
+
+    @Test func refusesInvalidUTF8() {
+        #expect(StrictJSON.parse([0x22, 0xFF, 0x22]) == nil)
+    }
+}
