@@ -70,7 +70,11 @@ public struct SourceAdapters: Sendable {
     ///   - job: The job the request was made for.
     ///   - fetchedAt: When the response arrived, in milliseconds since the epoch.
     /// - Throws: A ``SourceError`` classifying an error answer or a malformed body.
-    public func parse(_ response: SourceResponse, for job: FetchJob, fetchedAt: Int64) throws(SourceError) -> SourceResult {
+    public func parse(
+        _ response: SourceResponse,
+        for job: FetchJob,
+        fetchedAt: Int64
+    ) throws(SourceError) -> SourceResult {
         try self.adapter(for: self.source(of: job)).parse(response, for: job, fetchedAt: fetchedAt)
     }
 

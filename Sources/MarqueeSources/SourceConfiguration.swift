@@ -72,10 +72,16 @@ public struct SourceConfiguration: Sendable {
             throw SourceError(.invalidConfiguration, "\(name) has no host: '\(value.prefix(200))'")
         }
         guard !authority.contains("@") else {
-            throw SourceError(.invalidConfiguration, "\(name) must not carry credentials; configure the API key instead")
+            throw SourceError(
+                .invalidConfiguration,
+                "\(name) must not carry credentials; configure the API key instead"
+            )
         }
         guard !url.contains("?"), !url.contains("#") else {
-            throw SourceError(.invalidConfiguration, "\(name) must not have a query or fragment: '\(value.prefix(200))'")
+            throw SourceError(
+                .invalidConfiguration,
+                "\(name) must not have a query or fragment: '\(value.prefix(200))'"
+            )
         }
         guard !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
             throw SourceError(.invalidConfiguration, "\(name) contains spaces or control characters")

@@ -13,7 +13,8 @@ public struct SourceResult: Sendable, Hashable {
     public var skipped: [String]
 
     /// Creates a result.
-    public init(records: [Record] = [], fetchJobs: [FetchJob] = [], imageJobs: [ImageJob] = [], skipped: [String] = []) {
+    public init(records: [Record] = [], fetchJobs: [FetchJob] = [], imageJobs: [ImageJob] = [], skipped: [String] = [])
+    {
         self.records = records
         self.fetchJobs = fetchJobs
         self.imageJobs = imageJobs

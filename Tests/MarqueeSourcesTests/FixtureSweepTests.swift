@@ -16,14 +16,30 @@ import Testing
         "tmdb/movie_278_reviews.json": (.tmdbReviews(id: 278, page: 1, language: "en-US", follow: .none), 7),
         "tmdb/movie_497_reviews_empty.json": (.tmdbReviews(id: 497, page: 1, language: "en-US", follow: .none), 0),
         "tmdb/movie_51888_details.json": (.tmdbMovie(id: 51888, language: "en-US", follow: .none), 2 + 4),
-        "tmdb/movie_now_playing_2022-06.json": (.tmdbList(list: .nowPlaying, page: 1, language: "en-US", region: nil, follow: .none), 40),
-        "tmdb/movie_popular_2016.json": (.tmdbList(list: .popular, page: 1, language: "en-US", region: nil, follow: .none), 40),
-        "tmdb/movie_popular_2020-07.json": (.tmdbList(list: .popular, page: 1, language: "en-US", region: nil, follow: .none), 40),
-        "tmdb/movie_top_rated_2023.json": (.tmdbList(list: .topRated, page: 1, language: "en-US", region: nil, follow: .none), 40),
-        "tmdb/search_movie_empty.json": (.tmdbSearch(query: "x", page: 1, language: "en-US", year: nil, follow: .none), 0),
-        "tmdb/search_movie_error_no_query.json": (.tmdbSearch(query: "x", page: 1, language: "en-US", year: nil, follow: .none), nil),
-        "tmdb/search_movie_fast.json": (.tmdbSearch(query: "fast", page: 1, language: "en-US", year: nil, follow: .none), 40),
-        "tmdb/search_movie_river.json": (.tmdbSearch(query: "river", page: 1, language: "en-US", year: nil, follow: .none), 40),
+        "tmdb/movie_now_playing_2022-06.json": (
+            .tmdbList(list: .nowPlaying, page: 1, language: "en-US", region: nil, follow: .none), 40
+        ),
+        "tmdb/movie_popular_2016.json": (
+            .tmdbList(list: .popular, page: 1, language: "en-US", region: nil, follow: .none), 40
+        ),
+        "tmdb/movie_popular_2020-07.json": (
+            .tmdbList(list: .popular, page: 1, language: "en-US", region: nil, follow: .none), 40
+        ),
+        "tmdb/movie_top_rated_2023.json": (
+            .tmdbList(list: .topRated, page: 1, language: "en-US", region: nil, follow: .none), 40
+        ),
+        "tmdb/search_movie_empty.json": (
+            .tmdbSearch(query: "x", page: 1, language: "en-US", year: nil, follow: .none), 0
+        ),
+        "tmdb/search_movie_error_no_query.json": (
+            .tmdbSearch(query: "x", page: 1, language: "en-US", year: nil, follow: .none), nil
+        ),
+        "tmdb/search_movie_fast.json": (
+            .tmdbSearch(query: "fast", page: 1, language: "en-US", year: nil, follow: .none), 40
+        ),
+        "tmdb/search_movie_river.json": (
+            .tmdbSearch(query: "river", page: 1, language: "en-US", year: nil, follow: .none), 40
+        ),
         "kofic/daily_20120101.json": (.koficDailyBoxOffice(date: "20120101", follow: .none), 10),
         "kofic/daily_20220105.json": (.koficDailyBoxOffice(date: "20220105", follow: .none), 10),
         "kofic/daily_20220315.json": (.koficDailyBoxOffice(date: "20220315", follow: .none), 10),
@@ -42,9 +58,15 @@ import Testing
         "kakao/image_search_accuracy_2018.json": (.kakaoPoster(query: "x", movieCode: "20218541"), nil),
         "kakao/image_search_nsdictionary_dump.txt": (.kakaoPoster(query: "x", movieCode: "20218541"), nil),
         "openlibrary/books_api_isbn_0385472579_jscmd_data.json": (.openLibraryWork(id: "OL1W", follow: .none), nil),
-        "openlibrary/search_q_apple_limit2.json": (.openLibrarySearch(query: "apple", page: 1, limit: 2, follow: .none), 2),
-        "openlibrary/search_q_denver_co.json": (.openLibrarySearch(query: "denver,co", page: 1, limit: 20, follow: .none), 20),
-        "openlibrary/subjects_denver.json": (.openLibrarySearch(query: "denver", page: 1, limit: 20, follow: .none), nil),
+        "openlibrary/search_q_apple_limit2.json": (
+            .openLibrarySearch(query: "apple", page: 1, limit: 2, follow: .none), 2
+        ),
+        "openlibrary/search_q_denver_co.json": (
+            .openLibrarySearch(query: "denver,co", page: 1, limit: 20, follow: .none), 20
+        ),
+        "openlibrary/subjects_denver.json": (
+            .openLibrarySearch(query: "denver", page: 1, limit: 20, follow: .none), nil
+        ),
     ]
 
     /// The files MANIFEST.md marks SUSPECT / NOT STRICT JSON.
@@ -72,7 +94,9 @@ import Testing
             // Every record survives the records stage's own decoding.
             // Every record survives the records stage's own decoding (compared as bytes: an integral number such
             // as a vote average of 6.0 comes back as the integer 6, the same JSON).
-            for record in result.records { #expect((try? Record.decode(record.encoded()))?.encoded() == record.encoded()) }
+            for record in result.records {
+                #expect((try? Record.decode(record.encoded()))?.encoded() == record.encoded())
+            }
             #expect(!isSuspect, "\(fixture) is not strict JSON but parsed")
         } catch {
             #expect(records == nil, "\(fixture): \(error)")

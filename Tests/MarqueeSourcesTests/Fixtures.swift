@@ -43,7 +43,11 @@ enum Fixtures {
 
     /// A 200 response with the fixture's body.
     static func response(_ relativePath: String, status: Int = 200) throws -> SourceResponse {
-        SourceResponse(status: status, headers: [(name: "content-type", value: "application/json")], body: try self.bytes(relativePath))
+        SourceResponse(
+            status: status,
+            headers: [(name: "content-type", value: "application/json")],
+            body: try self.bytes(relativePath)
+        )
     }
 }
 
@@ -79,7 +83,8 @@ func parse(_ fixture: String, for job: FetchJob, status: Int = 200) throws -> So
 }
 
 /// The error parsing `response` for `job` throws, if any.
-func parseError(_ response: SourceResponse, for job: FetchJob, adapters: SourceAdapters = testAdapters) -> SourceError? {
+func parseError(_ response: SourceResponse, for job: FetchJob, adapters: SourceAdapters = testAdapters) -> SourceError?
+{
     do {
         _ = try adapters.parse(response, for: job, fetchedAt: testFetchedAt)
         return nil

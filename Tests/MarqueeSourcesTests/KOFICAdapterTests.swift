@@ -110,7 +110,10 @@ import Testing
         #expect(movie.data["type"] == .string("장편"))
         #expect(movie.data["nations"] == .array([.string("한국")]))
         #expect(movie.data["genres"] == .array([.string("사극"), .string("드라마")]))
-        #expect(movie.data["directors"] == .array([.object(["name": .string("추창민"), "name_en": .string("CHOO Chang-min")])]))
+        #expect(
+            movie.data["directors"]
+                == .array([.object(["name": .string("추창민"), "name_en": .string("CHOO Chang-min")])])
+        )
         #expect(movie.data["actor_count"] == .integer(36))
         guard case .array(let actors)? = movie.data["actors"] else {
             Issue.record("actors is not an array")
@@ -119,17 +122,29 @@ import Testing
         #expect(actors.count == KOFICParser.maxActors)
         #expect(
             actors.first
-                == .object(["name": .string("이병헌"), "name_en": .string("LEE Byung-hun"), "cast": .string("광해/하선"), "cast_en": .null])
+                == .object([
+                    "name": .string("이병헌"), "name_en": .string("LEE Byung-hun"), "cast": .string("광해/하선"),
+                    "cast_en": .null,
+                ])
         )
-        #expect(movie.data["audits"] == .array([.object(["audit_no": .string("2012-F610"), "watch_grade": .string("15세이상관람가")])]))
+        #expect(
+            movie.data["audits"]
+                == .array([.object(["audit_no": .string("2012-F610"), "watch_grade": .string("15세이상관람가")])])
+        )
         #expect(result.fetchJobs.isEmpty)
     }
 
     @Test func movieInfoTrimsAuditNumbersAndQueuesAPosterSearch() throws {
-        let result = try parse("kofic/movieinfo_20199882.json", for: .koficMovie(code: "20199882", follow: Follow(images: true)))
+        let result = try parse(
+            "kofic/movieinfo_20199882.json",
+            for: .koficMovie(code: "20199882", follow: Follow(images: true))
+        )
         let movie = try #require(result.record("kofic:movie:20199882"))
         #expect(movie.data["title_en"] == .string("The Policeman’s Lineage"))
-        #expect(movie.data["audits"] == .array([.object(["audit_no": .string("2021-MF03006"), "watch_grade": .string("15세이상관람가")])]))
+        #expect(
+            movie.data["audits"]
+                == .array([.object(["audit_no": .string("2021-MF03006"), "watch_grade": .string("15세이상관람가")])])
+        )
         #expect(result.fetchJobs == [.kakaoPoster(query: "경관의 피 영화 포스터", movieCode: "20199882")])
     }
 
@@ -144,7 +159,10 @@ import Testing
             Issue.record("actors is not an array")
             return
         }
-        #expect(actors.first == .object(["name": .string("김혜수"), "name_en": .string("KIM Hye-soo"), "cast": .null, "cast_en": .null]))
+        #expect(
+            actors.first
+                == .object(["name": .string("김혜수"), "name_en": .string("KIM Hye-soo"), "cast": .null, "cast_en": .null])
+        )
     }
 
     @Test func quotaResetsAtTheNextMidnightInKorea() {

@@ -23,19 +23,38 @@ import Testing
 
     @Test func refusedHostsArePassedOver() throws {
         let adapters = SourceAdapters(configuration: testConfiguration, imageHostAllowed: { $0 == "blog.kakaocdn.net" })
-        let result = try adapters.parse(try Fixtures.response("kakao/image_search_80docs_2023.json"), for: self.job, fetchedAt: testFetchedAt)
-        #expect(result.imageJobs.map(\.url) == ["https://blog.kakaocdn.net/dn/lFc7z/btsmZfuSq5D/MoH5E18dspEhKaxJ29KilK/img.png"])
+        let result = try adapters.parse(
+            try Fixtures.response("kakao/image_search_80docs_2023.json"),
+            for: self.job,
+            fetchedAt: testFetchedAt
+        )
+        #expect(
+            result.imageJobs.map(\.url) == [
+                "https://blog.kakaocdn.net/dn/lFc7z/btsmZfuSq5D/MoH5E18dspEhKaxJ29KilK/img.png"
+            ]
+        )
     }
 
     @Test func thumbnailsAreTheFallback() throws {
-        let adapters = SourceAdapters(configuration: testConfiguration, imageHostAllowed: { $0.hasSuffix(".kakaocdn.net") && $0 != "blog.kakaocdn.net" })
-        let result = try adapters.parse(try Fixtures.response("kakao/image_search_3docs_2023.json"), for: self.job, fetchedAt: testFetchedAt)
+        let adapters = SourceAdapters(
+            configuration: testConfiguration,
+            imageHostAllowed: { $0.hasSuffix(".kakaocdn.net") && $0 != "blog.kakaocdn.net" }
+        )
+        let result = try adapters.parse(
+            try Fixtures.response("kakao/image_search_3docs_2023.json"),
+            for: self.job,
+            fetchedAt: testFetchedAt
+        )
         #expect(result.imageJobs.map(\.url) == ["https://search2.kakaocdn.net/argon/130x130_85_c/IH35BPGO7Sr"])
     }
 
     @Test func noAllowedDocumentMeansNoImageJobAndNoError() throws {
         let adapters = SourceAdapters(configuration: testConfiguration, imageHostAllowed: { _ in false })
-        let result = try adapters.parse(try Fixtures.response("kakao/image_search_3docs_2023.json"), for: self.job, fetchedAt: testFetchedAt)
+        let result = try adapters.parse(
+            try Fixtures.response("kakao/image_search_3docs_2023.json"),
+            for: self.job,
+            fetchedAt: testFetchedAt
+        )
         #expect(result == SourceResult())
     }
 
@@ -50,11 +69,17 @@ import Testing
         #expect(error?.code == .badRequest)
         #expect(error?.reason.contains("page is more than max") == true)
         #expect(error?.isRetriable == false)
-        let unauthorized = parseError(response(401, #"{"errorType":"AccessDeniedError","message":"wrong appKey format"}"#), for: self.job)
+        let unauthorized = parseError(
+            response(401, #"{"errorType":"AccessDeniedError","message":"wrong appKey format"}"#),
+            for: self.job
+        )
         #expect(unauthorized?.code == .unauthorized(.kakao))
     }
 
-    @Test(arguments: ["kakao/image_search_29docs_2018.json", "kakao/image_search_accuracy_2018.json", "kakao/image_search_nsdictionary_dump.txt"])
+    @Test(arguments: [
+        "kakao/image_search_29docs_2018.json", "kakao/image_search_accuracy_2018.json",
+        "kakao/image_search_nsdictionary_dump.txt",
+    ])
     func suspectBodiesAreMalformed(fixture: String) throws {
         let error = parseError(try Fixtures.response(fixture), for: self.job)
         #expect(error?.code == .malformed)

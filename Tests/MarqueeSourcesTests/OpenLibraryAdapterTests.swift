@@ -12,7 +12,10 @@ import Testing
         #expect(book.data["work_id"] == .string("OL8998077W"))
         #expect(book.data["edition_id"] == .null)
         #expect(book.data["title"] == .string("Apple Delights Cookbook"))
-        #expect(book.data["authors"] == .array([.object(["name": .string("Karen Jean Matsko Hood"), "key": .string("OL3128500A")])]))
+        #expect(
+            book.data["authors"]
+                == .array([.object(["name": .string("Karen Jean Matsko Hood"), "key": .string("OL3128500A")])])
+        )
         #expect(book.data["first_publish_year"] == .integer(2004))
         #expect(book.data["cover_id"] == .integer(2_955_048))
         #expect(book.data["edition_count"] == .integer(80))
@@ -34,7 +37,9 @@ import Testing
         let follow = Follow(pages: 3)
         let job = FetchJob.openLibrarySearch(query: "apple", page: 1, limit: 2, follow: follow)
         let result = try parse("openlibrary/search_q_apple_limit2.json", for: job)
-        #expect(result.fetchJobs == [2, 3].map { .openLibrarySearch(query: "apple", page: $0, limit: 2, follow: follow) })
+        #expect(
+            result.fetchJobs == [2, 3].map { .openLibrarySearch(query: "apple", page: $0, limit: 2, follow: follow) }
+        )
         let later = try parse(
             "openlibrary/search_q_apple_limit2.json",
             for: .openLibrarySearch(query: "apple", page: 3, limit: 2, follow: follow)
@@ -43,7 +48,12 @@ import Testing
     }
 
     @Test func editionKeysNeverBecomeWorkKeys() throws {
-        let job = FetchJob.openLibrarySearch(query: "denver,co", page: 1, limit: 20, follow: Follow(details: true, images: true))
+        let job = FetchJob.openLibrarySearch(
+            query: "denver,co",
+            page: 1,
+            limit: 20,
+            follow: Follow(details: true, images: true)
+        )
         let result = try parse("openlibrary/search_q_denver_co.json", for: job)
         #expect(result.records(.book).count == 20)
         let edition = try #require(result.record("openlibrary:edition:OL10910782M"))
@@ -69,12 +79,23 @@ import Testing
         let result = try parse("openlibrary/search_q_denver_co.json", for: job)
         // 9 of the 20 docs have a cover_i.
         #expect(result.imageJobs.count == 9)
-        #expect(result.imageJobs.contains(ImageJob(url: "https://covers.openlibrary.org/b/id/1847337-L.jpg", owner: "openlibrary:work:OL8808821W", role: .cover)))
+        #expect(
+            result.imageJobs.contains(
+                ImageJob(
+                    url: "https://covers.openlibrary.org/b/id/1847337-L.jpg",
+                    owner: "openlibrary:work:OL8808821W",
+                    role: .cover
+                )
+            )
+        )
         // The first doc (OL8503198W, "Denver, Co") has no cover_i: no image job, a null cover_id.
         #expect(!result.imageJobs.contains { $0.owner == "openlibrary:work:OL8503198W" })
         #expect(result.record("openlibrary:work:OL8503198W")?.data["cover_id"] == .null)
         // Title with a double space is kept as sent.
-        #expect(result.record("openlibrary:work:OL8415118W")?.data["title"] == .string("Five Points Neighborhood of Denver  (CO)"))
+        #expect(
+            result.record("openlibrary:work:OL8415118W")?.data["title"]
+                == .string("Five Points Neighborhood of Denver  (CO)")
+        )
         // Two authors pair names with keys.
         #expect(
             result.record("openlibrary:work:OL27674149W")?.data["authors"]
@@ -101,7 +122,15 @@ import Testing
         #expect(book.data["subjects"] == .array([.string("Animals"), .string("Foxes")]))
         #expect(book.data["covers"] == .array([.integer(6_498_519), .integer(8_904_777)]))
         #expect(book.data["cover_id"] == .integer(6_498_519))
-        #expect(result.imageJobs == [ImageJob(url: "https://covers.openlibrary.org/b/id/6498519-L.jpg", owner: "openlibrary:work:OL45804W", role: .cover)])
+        #expect(
+            result.imageJobs == [
+                ImageJob(
+                    url: "https://covers.openlibrary.org/b/id/6498519-L.jpg",
+                    owner: "openlibrary:work:OL45804W",
+                    role: .cover
+                )
+            ]
+        )
     }
 
     @Test func redirectedWorksAreFollowed() throws {

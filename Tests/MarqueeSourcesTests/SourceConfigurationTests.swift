@@ -24,7 +24,8 @@ import Testing
             "TMDB_API_KEY": "  t-key\n", "KOFIC_API_KEY": "k-key", "KAKAO_REST_API_KEY": "a-key",
             "TMDB_BASE_URL": "http://upstream:8080/3/", "TMDB_IMAGE_BASE_URL": "http://upstream:8080/t/p//",
             "KOFIC_BASE_URL": "http://upstream:8080/kofic", "KAKAO_BASE_URL": "https://upstream",
-            "OPENLIBRARY_BASE_URL": "http://upstream:8080/ol/", "OPENLIBRARY_COVERS_BASE_URL": "http://upstream:8080/covers",
+            "OPENLIBRARY_BASE_URL": "http://upstream:8080/ol/",
+            "OPENLIBRARY_COVERS_BASE_URL": "http://upstream:8080/covers",
             "MARQUEE_USER_AGENT": "marquee-test/1 (ops@example.org)",
         ])
         #expect(configuration.tmdbAPIKey?.revealed == "t-key")
@@ -37,7 +38,9 @@ import Testing
     }
 
     @Test func readsKeysFromFiles() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-sources-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "marquee-sources-\(UUID().uuidString)"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let keyFile = directory.appendingPathComponent("tmdb")
@@ -54,7 +57,9 @@ import Testing
     }
 
     @Test func refusesBadBaseURLs() throws {
-        for url in ["ftp://x", "upstream:8080", "http://", "https://user:pw@host/3", "http://host/3?x=1", "http://ho st"] {
+        for url in [
+            "ftp://x", "upstream:8080", "http://", "https://user:pw@host/3", "http://host/3?x=1", "http://ho st",
+        ] {
             let error = try #require(Self.error(["TMDB_BASE_URL": url]), "\(url)")
             #expect(error.code == .invalidConfiguration)
             #expect(error.reason.contains("tmdbBaseURL"))

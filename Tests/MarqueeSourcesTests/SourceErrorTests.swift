@@ -63,7 +63,8 @@ import Testing
     // MARK: - TMDB bodies
 
     @Test func tmdbInvalidKey() throws {
-        let body = #"{"status_code":7,"status_message":"Invalid API key: You must be granted a valid key.","success":false}"#
+        let body =
+            #"{"status_code":7,"status_message":"Invalid API key: You must be granted a valid key.","success":false}"#
         let error = try #require(parseError(response(401, body), for: Self.tmdbJob))
         #expect(error.code == .unauthorized(.tmdb))
         #expect(error.reason.contains("Invalid API key"))
@@ -75,14 +76,17 @@ import Testing
     }
 
     @Test func tmdbNotFound() {
-        let body = #"{"success":false,"status_code":34,"status_message":"The resource you requested could not be found."}"#
+        let body =
+            #"{"success":false,"status_code":34,"status_message":"The resource you requested could not be found."}"#
         #expect(parseError(response(404, body), for: Self.tmdbJob)?.code == .notFound)
     }
 
     @Test func tmdbErrorsArrayIsABadRequest() throws {
         let job = FetchJob.tmdbSearch(query: "x", page: 1, language: "en-US", year: nil, follow: .none)
         for status in [200, 422] {
-            let error = try #require(parseError(try Fixtures.response("tmdb/search_movie_error_no_query.json", status: status), for: job))
+            let error = try #require(
+                parseError(try Fixtures.response("tmdb/search_movie_error_no_query.json", status: status), for: job)
+            )
             #expect(error.code == .badRequest)
             #expect(error.reason == "query must be provided")
         }
@@ -114,7 +118,10 @@ import Testing
 
     @Test func koficEmptyMovieInfoIsNotFound() {
         let job = FetchJob.koficMovie(code: "99999999", follow: .none)
-        #expect(parseError(response(200, #"{"movieInfoResult":{"movieInfo":{},"source":"영화진흥위원회"}}"#), for: job)?.code == .notFound)
+        #expect(
+            parseError(response(200, #"{"movieInfoResult":{"movieInfo":{},"source":"영화진흥위원회"}}"#), for: job)?.code
+                == .notFound
+        )
         #expect(parseError(response(200, #"{"movieInfoResult":{"source":"영화진흥위원회"}}"#), for: job)?.code == .notFound)
         #expect(parseError(response(200, #"{"boxOfficeResult":{}}"#), for: job)?.code == .malformed)
     }
@@ -125,9 +132,18 @@ import Testing
         let secrets = ["tmdb-SECRET-0123", "kofic-SECRET-4567", "kakao-SECRET-89ab"]
         // Upstreams that echo the key back.
         let bodies: [(FetchJob, SourceResponse)] = [
-            (Self.tmdbJob, response(401, #"{"status_code":7,"status_message":"Invalid API key tmdb-SECRET-0123","success":false}"#)),
-            (Self.koficJob, response(200, #"{"faultInfo":{"message":"bad key kofic-SECRET-4567","errorCode":"320010"}}"#)),
-            (Self.kakaoJob, response(401, #"{"errorType":"AccessDeniedError","message":"KakaoAK kakao-SECRET-89ab is wrong"}"#)),
+            (
+                Self.tmdbJob,
+                response(401, #"{"status_code":7,"status_message":"Invalid API key tmdb-SECRET-0123","success":false}"#)
+            ),
+            (
+                Self.koficJob,
+                response(200, #"{"faultInfo":{"message":"bad key kofic-SECRET-4567","errorCode":"320010"}}"#)
+            ),
+            (
+                Self.kakaoJob,
+                response(401, #"{"errorType":"AccessDeniedError","message":"KakaoAK kakao-SECRET-89ab is wrong"}"#)
+            ),
             (Self.tmdbJob, response(500, #"{"status_message":"oops tmdb-SECRET-0123"}"#)),
             (Self.openLibraryJob, response(400, #"{"error":"kakao-SECRET-89ab"}"#)),
         ]
@@ -139,7 +155,9 @@ import Testing
             }
             #expect(error.description.contains("REDACTED"))
         }
-        #expect(throws: SourceError.self) { try SourceAdapters(configuration: SourceConfiguration()).request(for: Self.tmdbJob) }
+        #expect(throws: SourceError.self) {
+            try SourceAdapters(configuration: SourceConfiguration()).request(for: Self.tmdbJob)
+        }
     }
 
     @Test func secretsNeverPrint() {

@@ -127,17 +127,27 @@ import Testing
             "OPENLIBRARY_BASE_URL": "http://localhost:9000/ol",
         ])
         let adapters = SourceAdapters(configuration: configuration)
-        #expect(try adapters.request(for: .tmdbGenres(language: "en")).url == "http://127.0.0.1:8080/tmdb/3/genre/movie/list?api_key=k&language=en")
-        #expect(try adapters.request(for: .openLibraryWork(id: "OL1W", follow: .none)).url == "http://localhost:9000/ol/works/OL1W.json")
+        #expect(
+            try adapters.request(for: .tmdbGenres(language: "en")).url
+                == "http://127.0.0.1:8080/tmdb/3/genre/movie/list?api_key=k&language=en"
+        )
+        #expect(
+            try adapters.request(for: .openLibraryWork(id: "OL1W", follow: .none)).url
+                == "http://localhost:9000/ol/works/OL1W.json"
+        )
     }
 
     @Test func aJobForAnotherSourceIsRefused() {
-        #expect(throws: SourceError.self) { try testAdapters.tmdb.request(for: .koficMovie(code: "20124079", follow: .none)) }
+        #expect(throws: SourceError.self) {
+            try testAdapters.tmdb.request(for: .koficMovie(code: "20124079", follow: .none))
+        }
         #expect(throws: SourceError.self) { try testAdapters.kakao.request(for: .tmdbGenres(language: "en")) }
     }
 
     @Test func percentEncoding() {
-        #expect(URLBuilder.percentEncoded("ドラゴンボール") == "%E3%83%89%E3%83%A9%E3%82%B4%E3%83%B3%E3%83%9C%E3%83%BC%E3%83%AB")
+        #expect(
+            URLBuilder.percentEncoded("ドラゴンボール") == "%E3%83%89%E3%83%A9%E3%82%B4%E3%83%B3%E3%83%9C%E3%83%BC%E3%83%AB"
+        )
         #expect(URLBuilder.percentEncoded("a b&c+d=e/f?g#h%") == "a%20b%26c%2Bd%3De%2Ff%3Fg%23h%25")
         #expect(URLBuilder.percentEncoded("Az09-._~") == "Az09-._~")
     }
@@ -145,7 +155,10 @@ import Testing
     @Test func hosts() {
         #expect(URLBuilder.host(of: "https://T1.daumcdn.net/cafeattach/x") == "t1.daumcdn.net")
         #expect(URLBuilder.host(of: "http://user@example.com:8080/x?y") == "example.com")
-        #expect(URLBuilder.host(of: "https://dthumb-phinf.pstatic.net/?src=%22http%3A%2F%2Fa%22") == "dthumb-phinf.pstatic.net")
+        #expect(
+            URLBuilder.host(of: "https://dthumb-phinf.pstatic.net/?src=%22http%3A%2F%2Fa%22")
+                == "dthumb-phinf.pstatic.net"
+        )
         #expect(URLBuilder.host(of: "ftp://example.com/x") == nil)
         #expect(URLBuilder.host(of: "/relative") == nil)
     }

@@ -5,11 +5,15 @@ import Testing
 
 @Suite struct StrictJSONTests {
     @Test func parsesValues() {
-        let json = StrictJSON.parse(Array(#" {"a": [1, -2.5, 1e3, "x\u00e9\ud83c\udfac\n", true, false, null], "b": {}} "#.utf8))
+        let json = StrictJSON.parse(
+            Array(#" {"a": [1, -2.5, 1e3, "x\u00e9\ud83c\udfac\n", true, false, null], "b": {}} "#.utf8)
+        )
         #expect(
             json
                 == .object([
-                    "a": .array([.integer(1), .number(-2.5), .number(1000), .string("xé🎬\n"), .bool(true), .bool(false), .null]),
+                    "a": .array([
+                        .integer(1), .number(-2.5), .number(1000), .string("xé🎬\n"), .bool(true), .bool(false), .null,
+                    ]),
                     "b": .object([:]),
                 ])
         )
@@ -27,8 +31,14 @@ import Testing
     }
 
     @Test func refusesDeepNesting() {
-        #expect(StrictJSON.parse(Array((String(repeating: "[", count: 300) + String(repeating: "]", count: 300)).utf8)) == nil)
-        #expect(StrictJSON.parse(Array((String(repeating: "[", count: 100) + String(repeating: "]", count: 100)).utf8)) != nil)
+        #expect(
+            StrictJSON.parse(Array((String(repeating: "[", count: 300) + String(repeating: "]", count: 300)).utf8))
+                == nil
+        )
+        #expect(
+            StrictJSON.parse(Array((String(repeating: "[", count: 100) + String(repeating: "]", count: 100)).utf8))
+                != nil
+        )
     }
 
     @Test func refusesInvalidUTF8() {

@@ -50,7 +50,13 @@ import Testing
     }
 
     @Test func searchToleratesMissingDatesNullPostersAndEmptyOverviews() throws {
-        let job = FetchJob.tmdbSearch(query: "fast", page: 1, language: "en-US", year: nil, follow: Follow(images: true))
+        let job = FetchJob.tmdbSearch(
+            query: "fast",
+            page: 1,
+            language: "en-US",
+            year: nil,
+            follow: Follow(images: true)
+        )
         let result = try parse("tmdb/search_movie_fast.json", for: job)
         #expect(result.records(.movie).count == 20)
 
@@ -66,7 +72,11 @@ import Testing
         // Images without details: poster and backdrop of each listed movie, none for the missing ones.
         #expect(
             result.imageJobs.contains(
-                ImageJob(url: "https://image.tmdb.org/t/p/original/qCNCbzJ2BVuoZN7Iee3UAtdTpnx.jpg", owner: "tmdb:movie:755679", role: .poster)
+                ImageJob(
+                    url: "https://image.tmdb.org/t/p/original/qCNCbzJ2BVuoZN7Iee3UAtdTpnx.jpg",
+                    owner: "tmdb:movie:755679",
+                    role: .poster
+                )
             )
         )
         #expect(!result.imageJobs.contains { $0.owner == "tmdb:movie:945937" })
@@ -74,7 +84,13 @@ import Testing
     }
 
     @Test func emptySearchPageYieldsNothing() throws {
-        let job = FetchJob.tmdbSearch(query: "", page: 1, language: "en-US", year: nil, follow: Follow(pages: 5, details: true))
+        let job = FetchJob.tmdbSearch(
+            query: "",
+            page: 1,
+            language: "en-US",
+            year: nil,
+            follow: Follow(pages: 5, details: true)
+        )
         let result = try parse("tmdb/search_movie_empty.json", for: job)
         #expect(result == SourceResult())
     }
@@ -86,7 +102,8 @@ import Testing
         let job = FetchJob.tmdbList(list: .topRated, page: 1, language: "en-US", region: nil, follow: follow)
         let result = try parse("tmdb/movie_top_rated_2023.json", for: job)
         #expect(
-            result.fetchJobs == (2...4).map { .tmdbList(list: .topRated, page: $0, language: "en-US", region: nil, follow: follow) }
+            result.fetchJobs
+                == (2...4).map { .tmdbList(list: .topRated, page: $0, language: "en-US", region: nil, follow: follow) }
         )
     }
 
@@ -103,8 +120,12 @@ import Testing
         let job = FetchJob.tmdbSearch(query: "river", page: 1, language: "en-US", year: nil, follow: follow)
         let result = try parse("tmdb/search_movie_river.json", for: job)
         #expect(result.fetchJobs.count == 70)
-        #expect(result.fetchJobs.first == .tmdbSearch(query: "river", page: 2, language: "en-US", year: nil, follow: follow))
-        #expect(result.fetchJobs.last == .tmdbSearch(query: "river", page: 71, language: "en-US", year: nil, follow: follow))
+        #expect(
+            result.fetchJobs.first == .tmdbSearch(query: "river", page: 2, language: "en-US", year: nil, follow: follow)
+        )
+        #expect(
+            result.fetchJobs.last == .tmdbSearch(query: "river", page: 71, language: "en-US", year: nil, follow: follow)
+        )
     }
 
     @Test func detailsFollowQueuesOneDetailJobPerMovieAndLeavesImagesToIt() throws {
@@ -114,7 +135,9 @@ import Testing
         let detailFollow = Follow(details: false, reviews: true, images: true)
         #expect(result.fetchJobs.count == 20)
         #expect(result.fetchJobs.first == .tmdbMovie(id: 583083, language: "ja-JP", follow: detailFollow))
-        #expect(result.fetchJobs.allSatisfy { if case .tmdbMovie(_, _, let f) = $0 { f == detailFollow } else { false } })
+        #expect(
+            result.fetchJobs.allSatisfy { if case .tmdbMovie(_, _, let f) = $0 { f == detailFollow } else { false } }
+        )
         #expect(result.imageJobs.isEmpty)
     }
 
@@ -138,8 +161,16 @@ import Testing
         #expect(result.record("tmdb:genre:878:en-US")?.data["name"] == .string("Science Fiction"))
         #expect(
             Set(result.imageJobs) == [
-                ImageJob(url: "https://image.tmdb.org/t/p/original/rAGiXaUfPzY7CDEyNKUofk3Kw2e.jpg", owner: "tmdb:movie:271110", role: .poster),
-                ImageJob(url: "https://image.tmdb.org/t/p/original/7FWlcZq3r6525LWOcvO9kNWurN1.jpg", owner: "tmdb:movie:271110", role: .backdrop),
+                ImageJob(
+                    url: "https://image.tmdb.org/t/p/original/rAGiXaUfPzY7CDEyNKUofk3Kw2e.jpg",
+                    owner: "tmdb:movie:271110",
+                    role: .poster
+                ),
+                ImageJob(
+                    url: "https://image.tmdb.org/t/p/original/7FWlcZq3r6525LWOcvO9kNWurN1.jpg",
+                    owner: "tmdb:movie:271110",
+                    role: .backdrop
+                ),
             ]
         )
     }
@@ -170,8 +201,10 @@ import Testing
     @Test func appendedReviewsBecomeRecordsAndFurtherReviewPagesAreQueued() throws {
         let reviews = String(decoding: try Fixtures.bytes("tmdb/movie_278_reviews.json"), as: UTF8.self)
             .replacing("\"total_pages\": 1", with: "\"total_pages\": 3")
-        let body = #"{"id": 278, "title": "The Shawshank Redemption", "poster_path": "/p.jpg", "reviews": "#
-            + reviews + #", "images": {"posters": [{"file_path": "/en.jpg", "iso_639_1": "en"}, {"file_path": "/ko.jpg", "iso_639_1": "ko"}]}}"#
+        let body =
+            #"{"id": 278, "title": "The Shawshank Redemption", "poster_path": "/p.jpg", "reviews": "#
+            + reviews
+            + #", "images": {"posters": [{"file_path": "/en.jpg", "iso_639_1": "en"}, {"file_path": "/ko.jpg", "iso_639_1": "ko"}]}}"#
         let job = FetchJob.tmdbMovie(id: 278, language: "ko-KR", follow: Follow(pages: 5, reviews: true))
         let result = try testAdapters.parse(response(200, body), for: job, fetchedAt: testFetchedAt)
         #expect(result.records(.review).count == 7)
@@ -194,7 +227,10 @@ import Testing
         #expect(rated.data["rating"] == .number(10))
         #expect(rated.data["author_name"] == .null)
         let gravatar = try #require(result.record("tmdb:review:5ae800510e0a264fa7000c70"))
-        #expect(gravatar.data["avatar_url"] == .string("https://www.gravatar.com/avatar/2bd751954d44dbef99755499b602a5f1.jpg"))
+        #expect(
+            gravatar.data["avatar_url"]
+                == .string("https://www.gravatar.com/avatar/2bd751954d44dbef99755499b602a5f1.jpg")
+        )
         let arabic = try #require(result.record("tmdb:review:5723a329c3a3682e720005db"))
         #expect(arabic.data["content"].string?.contains("محمد الشعراوى") == true)
     }
@@ -238,7 +274,10 @@ import Testing
         #expect(throws: SourceError.self) { try TMDBConfiguration.parse(Array("{\"images\": ".utf8)) }
         do {
             _ = try TMDBConfiguration.parse(
-                response(401, #"{"status_code":7,"status_message":"Invalid API key: You must be granted a valid key.","success":false}"#),
+                response(
+                    401,
+                    #"{"status_code":7,"status_message":"Invalid API key: You must be granted a valid key.","success":false}"#
+                ),
                 configuration: testConfiguration,
                 fetchedAt: testFetchedAt
             )

@@ -54,7 +54,9 @@ public struct KOFICAdapter: SourceAdapter {
             source: .kofic,
             url: url,
             redactedURL: redacted,
-            headers: [(name: "Accept", value: "application/json"), (name: "User-Agent", value: self.configuration.userAgent)]
+            headers: [
+                (name: "Accept", value: "application/json"), (name: "User-Agent", value: self.configuration.userAgent),
+            ]
         )
     }
 
@@ -63,7 +65,11 @@ public struct KOFICAdapter: SourceAdapter {
     /// - Throws: A ``SourceError``: 429 rate limited, 5xx unavailable; `faultInfo` 320010 unauthorized, 320011 (or a
     ///   message saying 초과, "exceeded") quota exhausted until the next midnight in Korea, any other fault bad
     ///   request; an empty `movieInfo` not found; a success body of another shape malformed.
-    public func parse(_ response: SourceResponse, for job: FetchJob, fetchedAt: Int64) throws(SourceError) -> SourceResult {
+    public func parse(
+        _ response: SourceResponse,
+        for job: FetchJob,
+        fetchedAt: Int64
+    ) throws(SourceError) -> SourceResult {
         try self.check.transient(response, fetchedAt: fetchedAt)
         let json = self.check.json(response)
         if let fault = json?["faultInfo"] { throw self.faultError(fault, response: response, fetchedAt: fetchedAt) }

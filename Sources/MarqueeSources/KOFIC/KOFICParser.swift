@@ -13,9 +13,17 @@ struct KOFICParser {
     }
 
     /// `boxoffice.entry` records of a daily or weekly list, and each movie's follow-ups.
-    mutating func boxOffice(_ list: [JSONValue], result: JSONValue, period: String, requestedDate: String, follow: Follow) {
+    mutating func boxOffice(
+        _ list: [JSONValue],
+        result: JSONValue,
+        period: String,
+        requestedDate: String,
+        follow: Follow
+    ) {
         let showRange = result["showRange"]?.trimmedText
-        let rangeParts = showRange?.split(separator: "~").map { ISODate.normalized(String($0).trimmingASCIIWhitespace()) }
+        let rangeParts = showRange?.split(separator: "~").map {
+            ISODate.normalized(String($0).trimmingASCIIWhitespace())
+        }
         let start = rangeParts?.first ?? nil
         let end = rangeParts.flatMap { $0.count == 2 ? $0[1] : nil }
         let yearWeek = result["yearWeekTime"]?.trimmedText
@@ -57,7 +65,12 @@ struct KOFICParser {
                 "show_count": .of(entry["showCnt"]?.int),
             ]
             self.result.records.append(
-                Record(kind: .boxOfficeEntry, key: "kofic:\(period):\(periodKey):\(rank)", fetchedAt: self.fetchedAt, data: data)
+                Record(
+                    kind: .boxOfficeEntry,
+                    key: "kofic:\(period):\(periodKey):\(rank)",
+                    fetchedAt: self.fetchedAt,
+                    data: data
+                )
             )
             guard let movieCode else { continue }
             if follow.details {
@@ -123,7 +136,9 @@ struct KOFICParser {
                 }
             ),
         ]
-        self.result.records.append(Record(kind: .koficMovie, key: "kofic:movie:\(code)", fetchedAt: self.fetchedAt, data: data))
+        self.result.records.append(
+            Record(kind: .koficMovie, key: "kofic:movie:\(code)", fetchedAt: self.fetchedAt, data: data)
+        )
         if follow.images, let name {
             self.result.add(.kakaoPoster(query: Self.posterQuery(name), movieCode: code))
         }

@@ -17,7 +17,10 @@ public struct KakaoAdapter: SourceAdapter {
     /// - Parameters:
     ///   - configuration: The source configuration; only the Kakao values are used.
     ///   - imageHostAllowed: The image host allowlist; a document whose URL's host it refuses is passed over.
-    public init(configuration: SourceConfiguration, imageHostAllowed: @escaping @Sendable (String) -> Bool = { _ in true }) {
+    public init(
+        configuration: SourceConfiguration,
+        imageHostAllowed: @escaping @Sendable (String) -> Bool = { _ in true }
+    ) {
         self.configuration = configuration
         self.imageHostAllowed = imageHostAllowed
     }
@@ -60,7 +63,11 @@ public struct KakaoAdapter: SourceAdapter {
     ///
     /// - Throws: A ``SourceError``: 429 rate limited, 5xx unavailable, 401/403 unauthorized, an `errorType` body
     ///   bad request, a success body without `documents` malformed.
-    public func parse(_ response: SourceResponse, for job: FetchJob, fetchedAt: Int64) throws(SourceError) -> SourceResult {
+    public func parse(
+        _ response: SourceResponse,
+        for job: FetchJob,
+        fetchedAt: Int64
+    ) throws(SourceError) -> SourceResult {
         guard case .kakaoPoster(_, let movieCode) = job else {
             throw SourceError(.invalidConfiguration, source: .kakao, "a \(job.kind) job is not a Kakao job")
         }

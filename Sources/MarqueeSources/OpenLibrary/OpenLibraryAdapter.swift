@@ -38,14 +38,20 @@ public struct OpenLibraryAdapter: SourceAdapter {
         case .openLibraryWork(let id, _):
             path = ["works", "\(id).json"]
         default:
-            throw SourceError(.invalidConfiguration, source: .openLibrary, "a \(job.kind) job is not an Open Library job")
+            throw SourceError(
+                .invalidConfiguration,
+                source: .openLibrary,
+                "a \(job.kind) job is not an Open Library job"
+            )
         }
         let (url, redacted) = URLBuilder.build(base: self.configuration.openLibraryBaseURL, path: path, query: query)
         return SourceRequest(
             source: .openLibrary,
             url: url,
             redactedURL: redacted,
-            headers: [(name: "Accept", value: "application/json"), (name: "User-Agent", value: self.configuration.userAgent)]
+            headers: [
+                (name: "Accept", value: "application/json"), (name: "User-Agent", value: self.configuration.userAgent),
+            ]
         )
     }
 
@@ -53,7 +59,11 @@ public struct OpenLibraryAdapter: SourceAdapter {
     ///
     /// - Throws: A ``SourceError``: 429 rate limited, 5xx unavailable, 404 or a deleted work not found, other 4xx
     ///   bad request, a success body of another shape malformed.
-    public func parse(_ response: SourceResponse, for job: FetchJob, fetchedAt: Int64) throws(SourceError) -> SourceResult {
+    public func parse(
+        _ response: SourceResponse,
+        for job: FetchJob,
+        fetchedAt: Int64
+    ) throws(SourceError) -> SourceResult {
         try self.check.transient(response, fetchedAt: fetchedAt)
         let json = self.check.json(response)
         try self.check.status(response, message: json?["error"]?.trimmedText)
@@ -66,7 +76,9 @@ public struct OpenLibraryAdapter: SourceAdapter {
             if let found = json["numFound"]?.int ?? json["num_found"]?.int, limit > 0 {
                 let totalPages = (found + limit - 1) / limit
                 for next in FanOut.pages(page: page, follow: follow, totalPages: totalPages, maxPage: Self.maxPage) {
-                    parser.result.add(.openLibrarySearch(query: job.openLibraryQuery, page: next, limit: limit, follow: follow))
+                    parser.result.add(
+                        .openLibrarySearch(query: job.openLibraryQuery, page: next, limit: limit, follow: follow)
+                    )
                 }
             }
         case .openLibraryWork(let id, let follow):
@@ -86,7 +98,11 @@ public struct OpenLibraryAdapter: SourceAdapter {
             }
             parser.work(json, id: id, follow: follow)
         default:
-            throw SourceError(.invalidConfiguration, source: .openLibrary, "a \(job.kind) job is not an Open Library job")
+            throw SourceError(
+                .invalidConfiguration,
+                source: .openLibrary,
+                "a \(job.kind) job is not an Open Library job"
+            )
         }
         return parser.result
     }

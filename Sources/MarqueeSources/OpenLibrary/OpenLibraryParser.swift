@@ -55,7 +55,9 @@ struct OpenLibraryParser {
     mutating func search(_ docs: [JSONValue], follow: Follow) {
         for doc in docs {
             guard let rawKey = doc["key"]?.trimmedText, let key = DocKey(rawKey) else {
-                self.result.skipped.append("search doc without a work or edition key: \(doc["key"]?.trimmedText ?? "none")")
+                self.result.skipped.append(
+                    "search doc without a work or edition key: \(doc["key"]?.trimmedText ?? "none")"
+                )
                 continue
             }
             let names = (doc["author_name"]?.arrayValue ?? []).map(\.trimmedText)
@@ -116,7 +118,9 @@ struct OpenLibraryParser {
             "covers": .of(covers),
             "cover_id": .of(covers.first),
         ]
-        self.result.records.append(Record(kind: .book, key: "openlibrary:work:\(id)", fetchedAt: self.fetchedAt, data: data))
+        self.result.records.append(
+            Record(kind: .book, key: "openlibrary:work:\(id)", fetchedAt: self.fetchedAt, data: data)
+        )
         if follow.images, let cover = covers.first { self.cover(cover, owner: "openlibrary:work:\(id)") }
     }
 

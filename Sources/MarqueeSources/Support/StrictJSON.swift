@@ -57,7 +57,8 @@ struct StrictJSON {
 
     private mutating func literal(_ word: String, _ value: JSONValue) -> JSONValue? {
         let utf8 = Array(word.utf8)
-        guard self.index + utf8.count <= self.bytes.count, Array(self.bytes[self.index..<self.index + utf8.count]) == utf8
+        guard self.index + utf8.count <= self.bytes.count,
+            Array(self.bytes[self.index..<self.index + utf8.count]) == utf8
         else { return nil }
         self.index += utf8.count
         return value

@@ -73,7 +73,9 @@ public struct TMDBAdapter: SourceAdapter {
             source: .tmdb,
             url: url,
             redactedURL: redacted,
-            headers: [(name: "Accept", value: "application/json"), (name: "User-Agent", value: self.configuration.userAgent)]
+            headers: [
+                (name: "Accept", value: "application/json"), (name: "User-Agent", value: self.configuration.userAgent),
+            ]
         )
     }
 
@@ -82,23 +84,41 @@ public struct TMDBAdapter: SourceAdapter {
     /// - Throws: A ``SourceError``: 429 rate limited, 5xx unavailable, 401 or `status_code` 7/10 unauthorized,
     ///   404 or `status_code` 34 not found, other 4xx and `errors` bodies bad request, a success body without the
     ///   expected fields malformed.
-    public func parse(_ response: SourceResponse, for job: FetchJob, fetchedAt: Int64) throws(SourceError) -> SourceResult {
+    public func parse(
+        _ response: SourceResponse,
+        for job: FetchJob,
+        fetchedAt: Int64
+    ) throws(SourceError) -> SourceResult {
         let json = try self.checked(response, fetchedAt: fetchedAt)
         var parser = TMDBParser(configuration: self.configuration, fetchedAt: fetchedAt)
         switch job {
         case .tmdbList(_, let page, let language, _, let follow), .tmdbSearch(_, let page, let language, _, let follow):
-            guard let results = json["results"]?.arrayValue else { throw self.check.malformed(response, "a page of movies") }
+            guard let results = json["results"]?.arrayValue else {
+                throw self.check.malformed(response, "a page of movies")
+            }
             parser.movies(results, language: language, follow: follow)
-            for next in FanOut.pages(page: page, follow: follow, totalPages: json["total_pages"]?.int, maxPage: Self.maxPage) {
+            for next in FanOut.pages(
+                page: page,
+                follow: follow,
+                totalPages: json["total_pages"]?.int,
+                maxPage: Self.maxPage
+            ) {
                 parser.result.add(job.tmdbPage(next))
             }
         case .tmdbMovie(let id, let language, let follow):
             guard json["id"]?.int == id else { throw self.check.malformed(response, "the details of movie \(id)") }
             parser.details(json, language: language, follow: follow)
         case .tmdbReviews(let id, let page, let language, let follow):
-            guard let results = json["results"]?.arrayValue else { throw self.check.malformed(response, "a page of reviews") }
+            guard let results = json["results"]?.arrayValue else {
+                throw self.check.malformed(response, "a page of reviews")
+            }
             parser.reviews(results, movieID: id)
-            for next in FanOut.pages(page: page, follow: follow, totalPages: json["total_pages"]?.int, maxPage: Self.maxPage) {
+            for next in FanOut.pages(
+                page: page,
+                follow: follow,
+                totalPages: json["total_pages"]?.int,
+                maxPage: Self.maxPage
+            ) {
                 parser.result.add(.tmdbReviews(id: id, page: next, language: language, follow: follow))
             }
         case .tmdbGenres(let language):
@@ -144,7 +164,12 @@ public struct TMDBAdapter: SourceAdapter {
             let message = self.check.scrubbed(errors.compactMap(\.text).joined(separator: "; "))
             if [401, 403].contains(status) { return SourceError(.unauthorized(.tmdb), message, status: status) }
             if status == 404 { return SourceError(.notFound, source: .tmdb, message, status: status) }
-            return SourceError(.badRequest, source: .tmdb, message.isEmpty ? "request refused" : message, status: status)
+            return SourceError(
+                .badRequest,
+                source: .tmdb,
+                message.isEmpty ? "request refused" : message,
+                status: status
+            )
         }
         return nil
     }

@@ -76,7 +76,9 @@ struct TMDBParser {
                 "updated_at": .of(item["updated_at"]?.trimmedText),
             ]
             if let language = item["iso_639_1"]?.trimmedText { data["language"] = .string(language) }
-            self.result.records.append(Record(kind: .review, key: "tmdb:review:\(reviewID)", fetchedAt: self.fetchedAt, data: data))
+            self.result.records.append(
+                Record(kind: .review, key: "tmdb:review:\(reviewID)", fetchedAt: self.fetchedAt, data: data)
+            )
         }
     }
 
@@ -100,7 +102,10 @@ struct TMDBParser {
                     kind: .genre,
                     key: "tmdb:genre:\(id):\(language)",
                     fetchedAt: self.fetchedAt,
-                    data: ["genre_id": .integer(id), "language": .string(language), "name": .of(genre["name"]?.trimmedText)]
+                    data: [
+                        "genre_id": .integer(id), "language": .string(language),
+                        "name": .of(genre["name"]?.trimmedText),
+                    ]
                 )
             )
         }
@@ -148,9 +153,16 @@ struct TMDBParser {
         } else {
             movie["genre_ids"] = .of((item["genre_ids"]?.arrayValue ?? []).compactMap(\.int))
         }
-        self.result.records.append(Record(kind: .movie, key: "tmdb:movie:\(id)", fetchedAt: self.fetchedAt, data: movie))
         self.result.records.append(
-            Record(kind: .movieLocalized, key: "tmdb:movie:\(id):\(language)", fetchedAt: self.fetchedAt, data: localized)
+            Record(kind: .movie, key: "tmdb:movie:\(id)", fetchedAt: self.fetchedAt, data: movie)
+        )
+        self.result.records.append(
+            Record(
+                kind: .movieLocalized,
+                key: "tmdb:movie:\(id):\(language)",
+                fetchedAt: self.fetchedAt,
+                data: localized
+            )
         )
     }
 
@@ -169,7 +181,9 @@ struct TMDBParser {
     private static func localizedPoster(_ images: JSONValue, language: String) -> String? {
         let prefix = String(language.prefix(while: { $0 != "-" }))
         let posters = images["posters"]?.arrayValue ?? []
-        return posters.first(where: { $0["iso_639_1"]?.trimmedText == prefix }).flatMap { self.imagePath($0["file_path"]) }
+        return posters.first(where: { $0["iso_639_1"]?.trimmedText == prefix }).flatMap {
+            self.imagePath($0["file_path"])
+        }
     }
 
     // MARK: - Values
