@@ -37,6 +37,12 @@ let package = Package(
             name: "MarqueeCore",
             swiftSettings: swiftSettings
         ),
+        // Source adapters: upstream requests, response parsing into records and follow-up jobs (DESIGN §2).
+        .target(
+            name: "MarqueeSources",
+            dependencies: ["MarqueeCore"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MarqueeKafka",
             dependencies: [
@@ -163,6 +169,11 @@ let package = Package(
         .testTarget(
             name: "MarqueeCoreTests",
             dependencies: ["MarqueeCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeSourcesTests",
+            dependencies: ["MarqueeCore", "MarqueeSources"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,91 @@
+/// Where the upstream APIs live and the keys to call them with (DESIGN §2, §5).
+///
+/// Every base URL is configurable so tests and the offline demo can point the adapters at the upstream emulator.
+/// Base URLs are kept without a trailing slash.
+public struct SourceConfiguration: Sendable {
+    /// TMDB API v3. Default: `https://api.themoviedb.org/3`.
+    public var tmdbBaseURL: String = "https://api.themoviedb.org/3"
+    /// TMDB images; image jobs use `{tmdbImageBaseURL}/original{path}`. Default: `https://image.tmdb.org/t/p`.
+    public var tmdbImageBaseURL: String = "https://image.tmdb.org/t/p"
+    /// KOFIC's REST API. Default: `https://www.kobis.or.kr/kobisopenapi/webservice/rest`.
+    public var koficBaseURL: String = "https://www.kobis.or.kr/kobisopenapi/webservice/rest"
+    /// Kakao's search API. Default: `https://dapi.kakao.com`.
+    public var kakaoBaseURL: String = "https://dapi.kakao.com"
+    /// Open Library. Default: `https://openlibrary.org`.
+    public var openLibraryBaseURL: String = "https://openlibrary.org"
+    /// Open Library Covers. Default: `https://covers.openlibrary.org`.
+    public var openLibraryCoversBaseURL: String = "https://covers.openlibrary.org"
+
+    /// TMDB's v3 API key (`api_key` query). Default: none.
+    public var tmdbAPIKey: Secret?
+    /// KOFIC's key (`key` query). Default: none.
+    public var koficAPIKey: Secret?
+    /// Kakao's REST API key (`Authorization: KakaoAK <key>`). Default: none.
+    public var kakaoAPIKey: Secret?
+
+    /// The `User-Agent` of every request; Open Library asks clients to identify themselves.
+    /// Default: `marquee/1.0 (catalogue ingestion pipeline)`.
+    public var userAgent: String = "marquee/1.0 (catalogue ingestion pipeline)"
+
+    /// A configuration with the public defaults and no keys.
+    public init() {}
+
+    /// The keys that are configured, for scrubbing upstream messages before they go into an error.
+    var secrets: [Secret] { [self.tmdbAPIKey, self.koficAPIKey, self.kakaoAPIKey].compactMap { $0 } }
+
+    /// Checks every base URL and normalises it (a trailing slash is dropped).
+    ///
+    /// - Throws: A ``SourceError`` with code ``SourceError/Code-swift.struct/invalidConfiguration`` naming the
+    ///   first wrong value.
+    public mutating func validate() throws(SourceError) {
+        self.tmdbBaseURL = try Self.checkedBaseURL(self.tmdbBaseURL, name: "tmdbBaseURL")
+        self.tmdbImageBaseURL = try Self.checkedBaseURL(self.tmdbImageBaseURL, name: "tmdbImageBaseURL")
+        self.koficBaseURL = try Self.checkedBaseURL(self.koficBaseURL, name: "koficBaseURL")
+        self.kakaoBaseURL = try Self.checkedBaseURL(self.kakaoBaseURL, name: "kakaoBaseURL")
+        self.openLibraryBaseURL = try Self.checkedBaseURL(self.openLibraryBaseURL, name: "openLibraryBaseURL")
+        self.openLibraryCoversBaseURL = try Self.checkedBaseURL(
+            self.openLibraryCoversBaseURL,
+            name: "openLibraryCoversBaseURL"
+        )
+        let agent = self.userAgent
+        guard !agent.isEmpty, agent.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else {
+            throw SourceError(.invalidConfiguration, "userAgent must be non-empty printable ASCII")
+        }
+    }
+
+    /// A base URL without its trailing slashes, if it is an absolute `http`/`https` URL with a host, no
+    /// credentials, no query and no fragment.
+    static func checkedBaseURL(_ value: String, name: String) throws(SourceError) -> String {
+        var url = value.trimmingASCIIWhitespace()
+        while url.hasSuffix("/") { url.removeLast() }
+        let lower = url.lowercased()
+        let rest: Substring
+        if lower.hasPrefix("https://") {
+            rest = url.dropFirst("https://".count)
+        } else if lower.hasPrefix("http://") {
+            rest = url.dropFirst("http://".count)
+        } else {
+            throw SourceError(.invalidConfiguration, "\(name) must be an http or https URL, got '\(value.prefix(200))'")
+        }
+        let authority = rest.prefix(while: { $0 != "/" })
+        guard !authority.isEmpty, !authority.hasPrefix(":") else {
+            throw SourceError(.invalidConfiguration, "\(name) has no host: '\(value.prefix(200))'")
+        }
+        guard !authority.contains("@") else {
+            throw SourceError(
+                .invalidConfiguration,
+                "\(name) must not carry credentials; configure the API key instead"
+            )
+        }
+        guard !url.contains("?"), !url.contains("#") else {
+            throw SourceError(
+                .invalidConfiguration,
+                "\(name) must not have a query or fragment: '\(value.prefix(200))'"
+            )
+        }
+        guard !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+            throw SourceError(.invalidConfiguration, "\(name) contains spaces or control characters")
+        }
+        return url
+    }
+}

@@ -1,0 +1,41 @@
+/// One HTTP GET an adapter wants made for a fetch job.
+///
+/// ``url`` may carry a key (TMDB's `api_key`, KOFIC's `key`) and ``headers`` may carry one (Kakao's
+/// `Authorization`); log, trace and put into errors only ``redactedURL`` and ``redactedHeaders``.
+public struct SourceRequest: Sendable, CustomStringConvertible {
+    /// The source the request goes to (for per-host rate limits and metrics).
+    public var source: Source
+    /// The URL to fetch, keys included.
+    public var url: String
+    /// ``url`` with every secret replaced by `REDACTED`.
+    public var redactedURL: String
+    /// Request headers (`User-Agent`, `Accept`, and Kakao's `Authorization: KakaoAK <key>`).
+    public var headers: [(name: String, value: String)]
+
+    /// Creates a request.
+    ///
+    /// - Parameters:
+    ///   - source: The upstream.
+    ///   - url: The URL with keys.
+    ///   - redactedURL: The URL with every key replaced by `REDACTED`.
+    ///   - headers: The request headers.
+    public init(source: Source, url: String, redactedURL: String, headers: [(name: String, value: String)]) {
+        self.source = source
+        self.url = url
+        self.redactedURL = redactedURL
+        self.headers = headers
+    }
+
+    /// The method; every source endpoint is a GET.
+    public var method: String { "GET" }
+
+    /// ``headers`` with the value of `Authorization` replaced by `REDACTED`.
+    public var redactedHeaders: [(name: String, value: String)] {
+        self.headers.map { header in
+            header.name.lowercased() == "authorization" ? (name: header.name, value: "REDACTED") : header
+        }
+    }
+
+    /// `GET <redactedURL>`.
+    public var description: String { "GET \(self.redactedURL)" }
+}

@@ -1,0 +1,213 @@
+import MarqueeCore
+
+/// A strict RFC 8259 JSON reader for upstream bodies.
+///
+/// Foundation's decoder on Linux accepts some invalid documents (a trailing comma after the last element, as in
+/// hand-edited Kakao samples); an upstream body like that is damaged and must be classified as malformed, not
+/// half-trusted. Integers that fit `Int64` become ``JSONValue/integer(_:)``, other numbers
+/// ``JSONValue/number(_:)``; a duplicate object key keeps its last value; a leading UTF-8 byte order mark is
+/// skipped.
+struct StrictJSON {
+    /// Nesting deeper than this is refused, so a hostile body cannot exhaust the stack.
+    static let maxDepth = 256
+
+    private let bytes: [UInt8]
+    private var index = 0
+
+    private init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// The document in `bytes`, or `nil` when it is not exactly one strict JSON value (surrounding whitespace
+    /// allowed).
+    static func parse(_ bytes: some Collection<UInt8>) -> JSONValue? {
+        var reader = StrictJSON(Array(bytes))
+        if reader.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.index = 3 }
+        guard let value = reader.value(depth: 0) else { return nil }
+        reader.skipWhitespace()
+        return reader.index == reader.bytes.count ? value : nil
+    }
+
+    private mutating func skipWhitespace() {
+        while self.index < self.bytes.count {
+            switch self.bytes[self.index] {
+            case 0x20, 0x09, 0x0A, 0x0D: self.index += 1
+            default: return
+            }
+        }
+    }
+
+    private var current: UInt8? { self.index < self.bytes.count ? self.bytes[self.index] : nil }
+
+    private mutating func value(depth: Int) -> JSONValue? {
+        guard depth < Self.maxDepth else { return nil }
+        self.skipWhitespace()
+        guard let byte = self.current else { return nil }
+        switch byte {
+        case UInt8(ascii: "{"): return self.object(depth: depth)
+        case UInt8(ascii: "["): return self.array(depth: depth)
+        case UInt8(ascii: "\""): return self.string().map(JSONValue.string)
+        case UInt8(ascii: "t"): return self.literal("true", .bool(true))
+        case UInt8(ascii: "f"): return self.literal("false", .bool(false))
+        case UInt8(ascii: "n"): return self.literal("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return self.number()
+        default: return nil
+        }
+    }
+
+    private mutating func literal(_ word: String, _ value: JSONValue) -> JSONValue? {
+        let utf8 = Array(word.utf8)
+        guard self.index + utf8.count <= self.bytes.count,
+            Array(self.bytes[self.index..<self.index + utf8.count]) == utf8
+        else { return nil }
+        self.index += utf8.count
+        return value
+    }
+
+    private mutating func object(depth: Int) -> JSONValue? {
+        self.index += 1  // {
+        var members: [String: JSONValue] = [:]
+        self.skipWhitespace()
+        if self.current == UInt8(ascii: "}") {
+            self.index += 1
+            return .object(members)
+        }
+        while true {
+            self.skipWhitespace()
+            guard self.current == UInt8(ascii: "\""), let key = self.string() else { return nil }
+            self.skipWhitespace()
+            guard self.current == UInt8(ascii: ":") else { return nil }
+            self.index += 1
+            guard let value = self.value(depth: depth + 1) else { return nil }
+            members[key] = value
+            self.skipWhitespace()
+            switch self.current {
+            case UInt8(ascii: ","): self.index += 1
+            case UInt8(ascii: "}"):
+                self.index += 1
+                return .object(members)
+            default: return nil
+            }
+        }
+    }
+
+    private mutating func array(depth: Int) -> JSONValue? {
+        self.index += 1  // [
+        var elements: [JSONValue] = []
+        self.skipWhitespace()
+        if self.current == UInt8(ascii: "]") {
+            self.index += 1
+            return .array(elements)
+        }
+        while true {
+            guard let value = self.value(depth: depth + 1) else { return nil }
+            elements.append(value)
+            self.skipWhitespace()
+            switch self.current {
+            case UInt8(ascii: ","): self.index += 1
+            case UInt8(ascii: "]"):
+                self.index += 1
+                return .array(elements)
+            default: return nil
+            }
+        }
+    }
+
+    private mutating func string() -> String? {
+        self.index += 1  // opening quote
+        var buffer: [UInt8] = []
+        while let byte = self.current {
+            self.index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return String(validating: buffer, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                guard let escape = self.current else { return nil }
+                self.index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): buffer.append(escape)
+                case UInt8(ascii: "b"): buffer.append(0x08)
+                case UInt8(ascii: "f"): buffer.append(0x0C)
+                case UInt8(ascii: "n"): buffer.append(0x0A)
+                case UInt8(ascii: "r"): buffer.append(0x0D)
+                case UInt8(ascii: "t"): buffer.append(0x09)
+                case UInt8(ascii: "u"):
+                    guard let scalar = self.unicodeEscape() else { return nil }
+                    buffer.append(contentsOf: Array(String(Character(scalar)).utf8))
+                default: return nil
+                }
+            case 0x00..<0x20:
+                return nil
+            default:
+                buffer.append(byte)
+            }
+        }
+        return nil
+    }
+
+    /// The scalar of `\uXXXX` (the `\u` already read), joining a surrogate pair.
+    private mutating func unicodeEscape() -> Unicode.Scalar? {
+        guard let high = self.hex4() else { return nil }
+        if (0xD800...0xDBFF).contains(high) {
+            guard self.current == UInt8(ascii: "\\"), self.index + 1 < self.bytes.count,
+                self.bytes[self.index + 1] == UInt8(ascii: "u")
+            else { return nil }
+            self.index += 2
+            guard let low = self.hex4(), (0xDC00...0xDFFF).contains(low) else { return nil }
+            return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+        }
+        return Unicode.Scalar(high)
+    }
+
+    private mutating func hex4() -> UInt32? {
+        guard self.index + 4 <= self.bytes.count else { return nil }
+        var value: UInt32 = 0
+        for byte in self.bytes[self.index..<self.index + 4] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        self.index += 4
+        return value
+    }
+
+    private mutating func number() -> JSONValue? {
+        let start = self.index
+        var isInteger = true
+        if self.current == UInt8(ascii: "-") { self.index += 1 }
+        if self.current == UInt8(ascii: "0") {
+            self.index += 1
+        } else {
+            guard self.digits() > 0 else { return nil }
+        }
+        if self.current == UInt8(ascii: ".") {
+            isInteger = false
+            self.index += 1
+            guard self.digits() > 0 else { return nil }
+        }
+        if self.current == UInt8(ascii: "e") || self.current == UInt8(ascii: "E") {
+            isInteger = false
+            self.index += 1
+            if self.current == UInt8(ascii: "+") || self.current == UInt8(ascii: "-") { self.index += 1 }
+            guard self.digits() > 0 else { return nil }
+        }
+        let text = String(decoding: self.bytes[start..<self.index], as: UTF8.self)
+        if isInteger, let integer = Int64(text) { return .integer(integer) }
+        guard let double = Double(text), double.isFinite else { return nil }
+        return .number(double)
+    }
+
+    private mutating func digits() -> Int {
+        var count = 0
+        while let byte = self.current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+            self.index += 1
+            count += 1
+        }
+        return count
+    }
+}

@@ -1,0 +1,190 @@
+public import MarqueeCore
+
+/// The adapter for TMDB API v3: lists, search, movie details, reviews and genres.
+///
+/// Requests authenticate with the `api_key` query parameter. See docs/records.md for the records and
+/// follow-ups each job kind yields.
+public struct TMDBAdapter: SourceAdapter {
+    /// The base URLs, key and user agent.
+    public let configuration: SourceConfiguration
+    /// The last page TMDB serves for lists and search.
+    public static let maxPage: Int64 = 500
+
+    /// Creates the adapter.
+    ///
+    /// - Parameter configuration: The source configuration; only the TMDB values are used.
+    public init(configuration: SourceConfiguration) {
+        self.configuration = configuration
+    }
+
+    var check: ResponseCheck { ResponseCheck(source: .tmdb, secrets: self.configuration.secrets) }
+
+    /// The request for a `tmdb.*` job.
+    ///
+    /// - Throws: A ``SourceError`` when no TMDB key is configured or the job is not a TMDB job.
+    public func request(for job: FetchJob) throws(SourceError) -> SourceRequest {
+        switch job {
+        case .tmdbList(let list, let page, let language, let region, _):
+            var query = [QueryItem("language", language), QueryItem("page", String(page))]
+            if let region { query.append(QueryItem("region", region)) }
+            return try self.request(path: ["movie", list.rawValue], query: query)
+        case .tmdbSearch(let text, let page, let language, let year, _):
+            var query = [QueryItem("query", text), QueryItem("language", language), QueryItem("page", String(page))]
+            if let year { query.append(QueryItem("year", String(year))) }
+            query.append(QueryItem("include_adult", "false"))
+            return try self.request(path: ["search", "movie"], query: query)
+        case .tmdbMovie(let id, let language, let follow):
+            var query = [QueryItem("language", language)]
+            var append: [String] = []
+            if follow.reviews { append.append("reviews") }
+            if follow.images { append.append("images") }
+            if !append.isEmpty { query.append(QueryItem("append_to_response", append.joined(separator: ","))) }
+            if follow.images {
+                let prefix = language.prefix(while: { $0 != "-" })
+                query.append(QueryItem("include_image_language", "\(prefix),null"))
+            }
+            return try self.request(path: ["movie", String(id)], query: query)
+        case .tmdbReviews(let id, let page, let language, _):
+            return try self.request(
+                path: ["movie", String(id), "reviews"],
+                query: [QueryItem("language", language), QueryItem("page", String(page))]
+            )
+        case .tmdbGenres(let language):
+            return try self.request(path: ["genre", "movie", "list"], query: [QueryItem("language", language)])
+        default:
+            throw SourceError(.invalidConfiguration, source: .tmdb, "a \(job.kind) job is not a TMDB job")
+        }
+    }
+
+    /// The request for `GET /configuration` (image base URL and sizes), made once at start-up.
+    ///
+    /// - Throws: A ``SourceError`` when no TMDB key is configured.
+    public func configurationRequest() throws(SourceError) -> SourceRequest {
+        try self.request(path: ["configuration"], query: [])
+    }
+
+    private func request(path: [String], query: [QueryItem]) throws(SourceError) -> SourceRequest {
+        guard let key = self.configuration.tmdbAPIKey else {
+            throw SourceError(.missingKey(.tmdb), "TMDB_API_KEY is not configured")
+        }
+        let items = [QueryItem("api_key", key.revealed, isSecret: true)] + query
+        let (url, redacted) = URLBuilder.build(base: self.configuration.tmdbBaseURL, path: path, query: items)
+        return SourceRequest(
+            source: .tmdb,
+            url: url,
+            redactedURL: redacted,
+            headers: [
+                (name: "Accept", value: "application/json"), (name: "User-Agent", value: self.configuration.userAgent),
+            ]
+        )
+    }
+
+    /// The records and follow-ups of a TMDB response.
+    ///
+    /// - Throws: A ``SourceError``: 429 rate limited, 5xx unavailable, 401 or `status_code` 7/10 unauthorized,
+    ///   404 or `status_code` 34 not found, other 4xx and `errors` bodies bad request, a success body without the
+    ///   expected fields malformed.
+    public func parse(
+        _ response: SourceResponse,
+        for job: FetchJob,
+        fetchedAt: Int64
+    ) throws(SourceError) -> SourceResult {
+        let json = try self.checked(response, fetchedAt: fetchedAt)
+        var parser = TMDBParser(configuration: self.configuration, fetchedAt: fetchedAt)
+        switch job {
+        case .tmdbList(_, let page, let language, _, let follow), .tmdbSearch(_, let page, let language, _, let follow):
+            guard let results = json["results"]?.arrayValue else {
+                throw self.check.malformed(response, "a page of movies")
+            }
+            parser.movies(results, language: language, follow: follow)
+            for next in FanOut.pages(
+                page: page,
+                follow: follow,
+                totalPages: json["total_pages"]?.int,
+                maxPage: Self.maxPage
+            ) {
+                parser.result.add(job.tmdbPage(next))
+            }
+        case .tmdbMovie(let id, let language, let follow):
+            guard json["id"]?.int == id else { throw self.check.malformed(response, "the details of movie \(id)") }
+            parser.details(json, language: language, follow: follow)
+        case .tmdbReviews(let id, let page, let language, let follow):
+            guard let results = json["results"]?.arrayValue else {
+                throw self.check.malformed(response, "a page of reviews")
+            }
+            parser.reviews(results, movieID: id)
+            for next in FanOut.pages(
+                page: page,
+                follow: follow,
+                totalPages: json["total_pages"]?.int,
+                maxPage: Self.maxPage
+            ) {
+                parser.result.add(.tmdbReviews(id: id, page: next, language: language, follow: follow))
+            }
+        case .tmdbGenres(let language):
+            guard let genres = json["genres"]?.arrayValue else { throw self.check.malformed(response, "a genre list") }
+            parser.genres(genres, language: language)
+        default:
+            throw SourceError(.invalidConfiguration, source: .tmdb, "a \(job.kind) job is not a TMDB job")
+        }
+        return parser.result
+    }
+
+    /// The body of a success answer as JSON, after classifying error answers and TMDB error bodies.
+    func checked(_ response: SourceResponse, fetchedAt: Int64) throws(SourceError) -> JSONValue {
+        try self.check.transient(response, fetchedAt: fetchedAt)
+        let json = self.check.json(response)
+        if let json, let error = self.error(in: json, response: response, fetchedAt: fetchedAt) { throw error }
+        try self.check.status(response, message: nil)
+        guard let json, json.objectValue != nil else { throw self.check.malformed(response, "a JSON object") }
+        return json
+    }
+
+    /// The error a TMDB error body (`status_code`/`status_message`, or `errors`) stands for.
+    private func error(in json: JSONValue, response: SourceResponse, fetchedAt: Int64) -> SourceError? {
+        let status = response.status
+        if let code = json["status_code"]?.int, json["success"]?.bool == false || !(200...299).contains(status) {
+            let message = self.check.scrubbed(json["status_message"]?.text ?? "status_code \(code)")
+            let reason = "\(message) (status_code \(code))"
+            switch code {
+            case 7, 10: return SourceError(.unauthorized(.tmdb), reason, status: status)
+            case 34: return SourceError(.notFound, source: .tmdb, reason, status: status)
+            case 25:
+                let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: fetchedAt) }
+                return SourceError(.rateLimited, source: .tmdb, reason, status: status, retryAfter: retryAfter)
+            default: break
+            }
+            if (200...299).contains(status) {
+                return SourceError(.badRequest, source: .tmdb, reason, status: status)
+            }
+            do { try self.check.status(response, message: reason) } catch { return error }
+            return nil
+        }
+        if let errors = json["errors"]?.arrayValue {
+            let message = self.check.scrubbed(errors.compactMap(\.text).joined(separator: "; "))
+            if [401, 403].contains(status) { return SourceError(.unauthorized(.tmdb), message, status: status) }
+            if status == 404 { return SourceError(.notFound, source: .tmdb, message, status: status) }
+            return SourceError(
+                .badRequest,
+                source: .tmdb,
+                message.isEmpty ? "request refused" : message,
+                status: status
+            )
+        }
+        return nil
+    }
+}
+
+extension FetchJob {
+    /// The same list or search job for another page.
+    func tmdbPage(_ page: Int64) -> FetchJob {
+        switch self {
+        case .tmdbList(let list, _, let language, let region, let follow):
+            .tmdbList(list: list, page: page, language: language, region: region, follow: follow)
+        case .tmdbSearch(let query, _, let language, let year, let follow):
+            .tmdbSearch(query: query, page: page, language: language, year: year, follow: follow)
+        default:
+            self
+        }
+    }
+}

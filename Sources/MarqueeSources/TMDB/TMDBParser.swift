@@ -1,0 +1,214 @@
+import MarqueeCore
+
+/// Builds the records and follow-ups of TMDB responses (docs/records.md).
+struct TMDBParser {
+    let configuration: SourceConfiguration
+    let fetchedAt: Int64
+    var result = SourceResult()
+
+    init(configuration: SourceConfiguration, fetchedAt: Int64) {
+        self.configuration = configuration
+        self.fetchedAt = fetchedAt
+    }
+
+    // MARK: - Lists and search
+
+    /// `movie` and `movie.localized` records of list or search results, and each movie's follow-ups.
+    mutating func movies(_ results: [JSONValue], language: String, follow: Follow) {
+        for item in results {
+            guard let id = Self.id(item) else { continue }
+            self.movieRecords(item, id: id, language: language, fromDetails: false)
+            if follow.details {
+                // The detail job queues the images, so they are not queued twice.
+                self.result.add(.tmdbMovie(id: id, language: language, follow: FanOut.detailFollow(follow)))
+            } else if follow.images {
+                self.images(item, id: id)
+            }
+        }
+    }
+
+    // MARK: - Details
+
+    /// The records of `GET /movie/{id}` and of what was appended to it (reviews, images).
+    mutating func details(_ json: JSONValue, language: String, follow: Follow) {
+        guard let id = Self.id(json) else { return }
+        self.movieRecords(json, id: id, language: language, fromDetails: true)
+        // The genres of a details answer are named in the job's language: genre records for free.
+        self.genres(json["genres"]?.arrayValue ?? [], language: language)
+        if let reviews = json["reviews"], let results = reviews["results"]?.arrayValue {
+            self.reviews(results, movieID: id)
+            if follow.reviews {
+                let pages = FanOut.pages(
+                    page: 1,
+                    follow: follow,
+                    totalPages: reviews["total_pages"]?.int,
+                    maxPage: TMDBAdapter.maxPage
+                )
+                for page in pages {
+                    self.result.add(.tmdbReviews(id: id, page: page, language: language, follow: .none))
+                }
+            }
+        } else if follow.reviews {
+            // Reviews were asked for but not appended (an upstream that ignores append_to_response).
+            self.result.add(.tmdbReviews(id: id, page: 1, language: language, follow: Follow(pages: follow.pages)))
+        }
+        if follow.images { self.images(json, id: id) }
+    }
+
+    // MARK: - Reviews
+
+    /// `review` records of a page of reviews.
+    mutating func reviews(_ results: [JSONValue], movieID: Int64) {
+        for item in results {
+            guard let reviewID = item["id"]?.trimmedText else { continue }
+            let details = item["author_details"]
+            var data: [String: JSONValue] = [
+                "review_id": .string(reviewID),
+                "movie_id": .integer(movieID),
+                "author": .of(item["author"]?.trimmedText),
+                "author_name": .of(details?["name"]?.trimmedText),
+                "username": .of(details?["username"]?.trimmedText),
+                "avatar_url": .of(self.avatarURL(details?["avatar_path"]?.trimmedText)),
+                "rating": .of(details?["rating"]?.double),
+                "content": .of(item["content"]?.text),
+                "url": .of(item["url"]?.trimmedText),
+                "created_at": .of(item["created_at"]?.trimmedText),
+                "updated_at": .of(item["updated_at"]?.trimmedText),
+            ]
+            if let language = item["iso_639_1"]?.trimmedText { data["language"] = .string(language) }
+            self.result.records.append(
+                Record(kind: .review, key: "tmdb:review:\(reviewID)", fetchedAt: self.fetchedAt, data: data)
+            )
+        }
+    }
+
+    /// TMDB's avatar paths come as `/abc.jpg` (an image path) or `/https://www.gravatar.com/…` (a full URL with a
+    /// stray slash in front).
+    private func avatarURL(_ path: String?) -> String? {
+        guard let path else { return nil }
+        if path.hasPrefix("/http://") || path.hasPrefix("/https://") { return String(path.dropFirst()) }
+        if path.hasPrefix("/") { return "\(self.configuration.tmdbImageBaseURL)/original\(path)" }
+        return nil
+    }
+
+    // MARK: - Genres
+
+    /// `genre` records of a genre list.
+    mutating func genres(_ genres: [JSONValue], language: String) {
+        for genre in genres {
+            guard let id = Self.id(genre) else { continue }
+            self.result.records.append(
+                Record(
+                    kind: .genre,
+                    key: "tmdb:genre:\(id):\(language)",
+                    fetchedAt: self.fetchedAt,
+                    data: [
+                        "genre_id": .integer(id), "language": .string(language),
+                        "name": .of(genre["name"]?.trimmedText),
+                    ]
+                )
+            )
+        }
+    }
+
+    // MARK: - Movies
+
+    private mutating func movieRecords(_ item: JSONValue, id: Int64, language: String, fromDetails: Bool) {
+        var movie: [String: JSONValue] = [
+            "movie_id": .integer(id),
+            "original_title": .of(item["original_title"]?.trimmedText),
+            "original_language": .of(item["original_language"]?.trimmedText),
+            "release_date": .of(item["release_date"]?.isoDate),
+            "adult": .of(item["adult"]?.bool),
+            "video": .of(item["video"]?.bool),
+            "popularity": .of(item["popularity"]?.double),
+            "vote_average": .of(item["vote_average"]?.double),
+            "vote_count": .of(item["vote_count"]?.int),
+            "poster_path": .of(Self.imagePath(item["poster_path"])),
+            "backdrop_path": .of(Self.imagePath(item["backdrop_path"])),
+        ]
+        var localized: [String: JSONValue] = [
+            "movie_id": .integer(id),
+            "language": .string(language),
+            "title": .of(item["title"]?.trimmedText),
+            "overview": .of(item["overview"]?.text),
+        ]
+        if fromDetails {
+            let genres = item["genres"]?.arrayValue ?? []
+            movie["genre_ids"] = .of(genres.compactMap(Self.id))
+            movie["runtime"] = .of(Self.positive(item["runtime"]?.int))
+            movie["budget"] = .of(Self.positive(item["budget"]?.int))
+            movie["revenue"] = .of(Self.positive(item["revenue"]?.int))
+            movie["imdb_id"] = .of(item["imdb_id"]?.trimmedText)
+            movie["status"] = .of(item["status"]?.trimmedText)
+            movie["collection_id"] = .of(item["belongs_to_collection"].flatMap(Self.id))
+            movie["production_countries"] = .of(Self.codes(item["production_countries"], field: "iso_3166_1"))
+            movie["spoken_languages"] = .of(Self.codes(item["spoken_languages"], field: "iso_639_1"))
+            movie["origin_country"] = .of((item["origin_country"]?.arrayValue ?? []).compactMap(\.trimmedText))
+            localized["tagline"] = .of(item["tagline"]?.text)
+            localized["homepage"] = .of(item["homepage"]?.trimmedText)
+            if let images = item["images"] {
+                localized["poster_path"] = .of(Self.localizedPoster(images, language: language))
+            }
+        } else {
+            movie["genre_ids"] = .of((item["genre_ids"]?.arrayValue ?? []).compactMap(\.int))
+        }
+        self.result.records.append(
+            Record(kind: .movie, key: "tmdb:movie:\(id)", fetchedAt: self.fetchedAt, data: movie)
+        )
+        self.result.records.append(
+            Record(
+                kind: .movieLocalized,
+                key: "tmdb:movie:\(id):\(language)",
+                fetchedAt: self.fetchedAt,
+                data: localized
+            )
+        )
+    }
+
+    /// Poster and backdrop image jobs at the original size (the image worker makes the renditions).
+    private mutating func images(_ item: JSONValue, id: Int64) {
+        let base = self.configuration.tmdbImageBaseURL
+        if let poster = Self.imagePath(item["poster_path"]) {
+            self.result.add(ImageJob(url: "\(base)/original\(poster)", owner: "tmdb:movie:\(id)", role: .poster))
+        }
+        if let backdrop = Self.imagePath(item["backdrop_path"]) {
+            self.result.add(ImageJob(url: "\(base)/original\(backdrop)", owner: "tmdb:movie:\(id)", role: .backdrop))
+        }
+    }
+
+    /// The best poster in the job's language among appended `images.posters` (TMDB ranks them by votes).
+    private static func localizedPoster(_ images: JSONValue, language: String) -> String? {
+        let prefix = String(language.prefix(while: { $0 != "-" }))
+        let posters = images["posters"]?.arrayValue ?? []
+        return posters.first(where: { $0["iso_639_1"]?.trimmedText == prefix }).flatMap {
+            self.imagePath($0["file_path"])
+        }
+    }
+
+    // MARK: - Values
+
+    /// A positive integer `id`.
+    static func id(_ item: JSONValue) -> Int64? {
+        guard let id = item["id"]?.int, id > 0 else { return nil }
+        return id
+    }
+
+    /// An image path such as `/abc.jpg`; anything not starting with `/` or holding spaces is no path.
+    static func imagePath(_ value: JSONValue?) -> String? {
+        guard let path = value?.trimmedText, path.hasPrefix("/"), path.count > 1,
+            !path.contains(where: { $0.isWhitespace || $0 == "?" || $0 == "#" })
+        else { return nil }
+        return path
+    }
+
+    /// TMDB writes 0 for an unknown runtime, budget or revenue.
+    static func positive(_ value: Int64?) -> Int64? {
+        guard let value, value > 0 else { return nil }
+        return value
+    }
+
+    static func codes(_ value: JSONValue?, field: String) -> [String] {
+        (value?.arrayValue ?? []).compactMap { $0[field]?.trimmedText }
+    }
+}

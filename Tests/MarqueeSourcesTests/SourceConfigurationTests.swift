@@ -1,0 +1,82 @@
+import Foundation
+import MarqueeCore
+import Testing
+
+@testable import MarqueeSources
+
+@Suite struct SourceConfigurationTests {
+    @Test func defaultsFollowTheDesign() throws {
+        let configuration = try SourceConfiguration.fromEnvironment([:])
+        #expect(configuration.tmdbBaseURL == "https://api.themoviedb.org/3")
+        #expect(configuration.tmdbImageBaseURL == "https://image.tmdb.org/t/p")
+        #expect(configuration.koficBaseURL == "https://www.kobis.or.kr/kobisopenapi/webservice/rest")
+        #expect(configuration.kakaoBaseURL == "https://dapi.kakao.com")
+        #expect(configuration.openLibraryBaseURL == "https://openlibrary.org")
+        #expect(configuration.openLibraryCoversBaseURL == "https://covers.openlibrary.org")
+        #expect(configuration.tmdbAPIKey == nil)
+        #expect(configuration.koficAPIKey == nil)
+        #expect(configuration.kakaoAPIKey == nil)
+        #expect(configuration.userAgent.hasPrefix("marquee/"))
+    }
+
+    @Test func readsKeysAndBaseURLs() throws {
+        let configuration = try SourceConfiguration.fromEnvironment([
+            "TMDB_API_KEY": "  t-key\n", "KOFIC_API_KEY": "k-key", "KAKAO_REST_API_KEY": "a-key",
+            "TMDB_BASE_URL": "http://upstream:8080/3/", "TMDB_IMAGE_BASE_URL": "http://upstream:8080/t/p//",
+            "KOFIC_BASE_URL": "http://upstream:8080/kofic", "KAKAO_BASE_URL": "https://upstream",
+            "OPENLIBRARY_BASE_URL": "http://upstream:8080/ol/",
+            "OPENLIBRARY_COVERS_BASE_URL": "http://upstream:8080/covers",
+            "MARQUEE_USER_AGENT": "marquee-test/1 (ops@example.org)",
+        ])
+        #expect(configuration.tmdbAPIKey?.revealed == "t-key")
+        #expect(configuration.koficAPIKey?.revealed == "k-key")
+        #expect(configuration.kakaoAPIKey?.revealed == "a-key")
+        #expect(configuration.tmdbBaseURL == "http://upstream:8080/3")
+        #expect(configuration.tmdbImageBaseURL == "http://upstream:8080/t/p")
+        #expect(configuration.openLibraryBaseURL == "http://upstream:8080/ol")
+        #expect(configuration.userAgent == "marquee-test/1 (ops@example.org)")
+    }
+
+    @Test func readsKeysFromFiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "marquee-sources-\(UUID().uuidString)"
+        )
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = directory.appendingPathComponent("tmdb")
+        try Data("file-key-123\n".utf8).write(to: keyFile)
+        let configuration = try SourceConfiguration.fromEnvironment(["TMDB_API_KEY_FILE": keyFile.path])
+        #expect(configuration.tmdbAPIKey?.revealed == "file-key-123")
+
+        let empty = directory.appendingPathComponent("empty")
+        try Data(" \n".utf8).write(to: empty)
+        #expect(Self.error(["KOFIC_API_KEY_FILE": empty.path])?.reason.contains("KOFIC_API_KEY_FILE") == true)
+        let missing = Self.error(["KAKAO_REST_API_KEY_FILE": directory.appendingPathComponent("nope").path])
+        #expect(missing?.code == .invalidConfiguration)
+        #expect(Self.error(["TMDB_API_KEY": "a", "TMDB_API_KEY_FILE": keyFile.path])?.code == .invalidConfiguration)
+    }
+
+    @Test func refusesBadBaseURLs() throws {
+        for url in [
+            "ftp://x", "upstream:8080", "http://", "https://user:pw@host/3", "http://host/3?x=1", "http://ho st",
+        ] {
+            let error = try #require(Self.error(["TMDB_BASE_URL": url]), "\(url)")
+            #expect(error.code == .invalidConfiguration)
+            #expect(error.reason.contains("tmdbBaseURL"))
+        }
+    }
+
+    @Test func errorsNeverShowAKey() throws {
+        let error = try #require(Self.error(["TMDB_API_KEY": "very-secret", "TMDB_API_KEY_FILE": "/x"]))
+        #expect(!error.description.contains("very-secret"))
+    }
+
+    static func error(_ environment: [String: String]) -> SourceError? {
+        do {
+            _ = try SourceConfiguration.fromEnvironment(environment)
+            return nil
+        } catch {
+            return error
+        }
+    }
+}

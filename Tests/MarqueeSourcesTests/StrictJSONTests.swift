@@ -1,0 +1,80 @@
+import MarqueeCore
+import Testing
+
+@testable import MarqueeSources
+
+@Suite struct StrictJSONTests {
+    @Test func parsesValues() {
+        let json = StrictJSON.parse(
+            Array(#" {"a": [1, -2.5, 1e3, "x\u00e9\ud83c\udfac\n", true, false, null], "b": {}} "#.utf8)
+        )
+        #expect(
+            json
+                == .object([
+                    "a": .array([
+                        .integer(1), .number(-2.5), .number(1000), .string("xé🎬\n"), .bool(true), .bool(false), .null,
+                    ]),
+                    "b": .object([:]),
+                ])
+        )
+        #expect(StrictJSON.parse(Array("1767943745926332416".utf8)) == .integer(1_767_943_745_926_332_416))
+        #expect(StrictJSON.parse(Array("99999999999999999999".utf8)) == .number(1e20))
+        #expect(StrictJSON.parse([0xEF, 0xBB, 0xBF] + Array("[]".utf8)) == .array([]))
+    }
+
+    @Test(arguments: [
+        "", "{", "[1,]", "{\"a\":1,}", "{a:1}", "01", "1.", "-", "'x'", "[1] [2]", "\"\u{01}\"", "\"\\x\"", "nul",
+        "{\"a\" 1}", "\"\\ud83c\"",
+    ])
+    func refusesInvalidDocuments(text: String) {
+        #expect(StrictJSON.parse(Array(text.utf8)) == nil)
+    }
+
+    @Test func refusesDeepNesting() {
+        #expect(
+            StrictJSON.parse(Array((String(repeating: "[", count: 300) + String(repeating: "]", count: 300)).utf8))
+                == nil
+        )
+        #expect(
+            StrictJSON.parse(Array((String(repeating: "[", count: 100) + String(repeating: "]", count: 100)).utf8))
+                != nil
+        )
+    }
+
+    @Test func refusesInvalidUTF8() {
+        #expect(StrictJSON.parse([0x22, 0xFF, 0x22]) == nil)
+    }
+}
+
+@Suite struct LenientValueTests {
+    @Test func isoDates() {
+        #expect(ISODate.normalized("20220622") == "2022-06-22")
+        #expect(ISODate.normalized("2022-06-22") == "2022-06-22")
+        #expect(ISODate.normalized("2014-05-31T21:57:43.868Z") == "2014-05-31")
+        #expect(ISODate.normalized("2024-02-29") == "2024-02-29")
+        for invalid in ["2023-02-29", "2022-13-01", "0000-00-00", "2022-6-1", "March 2005", "2022-06-22x"] {
+            #expect(ISODate.normalized(invalid) == nil, "\(invalid)")
+        }
+        #expect(JSONValue.string(" ").isoDate == nil)
+        #expect(JSONValue.string("").isoDate == nil)
+    }
+
+    @Test func numbersFromStrings() {
+        #expect(JSONValue.string("584559330").int == 584_559_330)
+        #expect(JSONValue.string("-15").int == -15)
+        #expect(JSONValue.string("1,234").int == 1234)
+        #expect(JSONValue.string("-15.3").double == -15.3)
+        #expect(JSONValue.number(7.0).int == 7)
+        #expect(JSONValue.number(7.5).int == nil)
+        #expect(JSONValue.string("").int == nil)
+        #expect(JSONValue.integer(6).double == 6)
+    }
+
+    @Test func blanksAreMissing() {
+        #expect(JSONValue.string(" ").text == nil)
+        #expect(JSONValue.string("").trimmedText == nil)
+        #expect(JSONValue.string("2021-MF03006 ").trimmedText == "2021-MF03006")
+        #expect(JSONValue.string(" keep  inner ").text == " keep  inner ")
+        #expect(JSONValue.object(["a": .null])["a"] == nil)
+    }
+}
