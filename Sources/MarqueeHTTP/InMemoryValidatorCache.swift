@@ -11,7 +11,7 @@ public actor InMemoryValidatorCache: ValidatorCache {
     }
 
     /// The most keys kept; storing one more evicts the least recently used.
-    public let capacity: Int
+    public nonisolated let capacity: Int
     private var entries: [String: Entry] = [:]
     private var recency: Deque<(key: String, stamp: UInt64)> = []
     private var nextStamp: UInt64 = 0

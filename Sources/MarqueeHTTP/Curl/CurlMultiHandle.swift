@@ -223,8 +223,12 @@ final class CurlMultiHandle: @unchecked Sendable {
         }
         if configuration.prefersHTTP2 {
             try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-            // Wait for a connection that may multiplex instead of opening another one.
-            try easy.set(CURLOPT_PIPEWAIT, true)
+            if job.url.utf8.count >= 8, job.url.prefix(8).lowercased() == "https://" {
+                // Wait for a connection being set up to say (ALPN) whether it multiplexes, instead of opening
+                // another one. Not for cleartext: there HTTP/1.1 is certain, and a second request would wait for
+                // the first one's response.
+                try easy.set(CURLOPT_PIPEWAIT, true)
+            }
         } else {
             try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
         }
