@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // Test-only: the loopback HTTP server of MarqueeHTTPTests (connection counting, resets, trickled bodies).
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // librdkafka ≥ 2.1, linked statically from the project-local build (scripts/setup.sh).
@@ -89,6 +91,29 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // libcurl ≥ 7.88 (Debian's libcurl4-openssl-dev), for MarqueeHTTP.
+        .systemLibrary(
+            name: "Ccurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Fixed-arity wrappers for libcurl's variadic curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt.
+        .target(
+            name: "CMarqueeCurl",
+            dependencies: ["Ccurl"]
+        ),
+        // The HTTP client of the fetch and image workers: libcurl multi on one dedicated thread, per-host limits,
+        // conditional requests, size caps and the image SSRF policy.
+        .target(
+            name: "MarqueeHTTP",
+            dependencies: [
+                "Ccurl",
+                "CMarqueeCurl",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -191,6 +216,17 @@ let package = Package(
             dependencies: [
                 "MarqueeKafka", "MarqueePipeline", "MarqueeWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeHTTPTests",
+            dependencies: [
+                "MarqueeHTTP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,0 +1,196 @@
+internal import CMarqueeCurl
+internal import Ccurl
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One hop of a fetch, as handed to the loop thread.
+struct TransferJob: Sendable {
+    /// The URL of this hop (not redacted: it goes to libcurl only).
+    var url: String
+    /// `Name: value` request header lines.
+    var headerLines: [String]
+    /// The time left for this hop (the fetch's total timeout minus earlier hops).
+    var timeout: Duration
+    /// The body cap.
+    var maxBodyBytes: Int
+    /// Whether the address policy applies (image requests unless private addresses are allowed).
+    var restrictsAddresses: Bool
+}
+
+/// The response of one hop.
+struct TransferOutcome: Sendable {
+    var status: Int
+    var headers: [HTTPHeader]
+    var body: [UInt8]
+    /// The absolute `Location` target when the status is a redirect.
+    var redirectURL: String?
+    var effectiveURL: String
+    var httpVersion: String
+    var totalTime: Duration
+    var downloadedBytes: Int
+    var newConnections: Int
+    /// When the loop thread saw the transfer complete.
+    var completedAt: ContinuousClock.Instant
+}
+
+typealias TransferContinuation = CheckedContinuation<Result<TransferOutcome, HTTPFetchError>, Never>
+
+/// The handle of a submitted hop that the submitting task keeps, to cancel it.
+final class TransferTicket: Sendable {
+    private let cancelled = Atomic<Bool>(false)
+
+    var isCancelled: Bool { self.cancelled.load(ordering: .acquiring) }
+
+    func cancel() { self.cancelled.store(true, ordering: .releasing) }
+}
+
+/// The loop thread's record of a transfer in its multi handle: what the callbacks accumulate.
+///
+/// Only the loop thread touches it (libcurl runs the callbacks inside `curl_multi_perform`), through an
+/// `Unmanaged` pointer that stays valid because ``CurlMultiHandle`` holds the transfer until it is removed from
+/// the multi handle.
+final class CurlTransfer {
+    let ticket: TransferTicket
+    let continuation: TransferContinuation
+    let easy: CurlEasyHandle
+    let maxBodyBytes: Int
+    /// The `struct curl_slist *` of the request headers; libcurl does not copy it.
+    var headerList: UnsafeMutablePointer<curl_slist>?
+
+    var status = 0
+    var headers: [HTTPHeader] = []
+    var body: [UInt8] = []
+    /// Why the body was refused, when it was too large.
+    var tooLargeReason: String?
+    /// The non-public address the policy refused, if it did.
+    var refusedAddress: String?
+
+    init(ticket: TransferTicket, continuation: TransferContinuation, easy: CurlEasyHandle, maxBodyBytes: Int) {
+        self.ticket = ticket
+        self.continuation = continuation
+        self.easy = easy
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    deinit { self.freeHeaderList() }
+
+    func freeHeaderList() {
+        curl_slist_free_all(self.headerList)
+        self.headerList = nil
+    }
+
+    /// Whether the current response is a redirect whose body is dropped.
+    private var isRedirect: Bool { [301, 302, 303, 307, 308].contains(self.status) }
+
+    /// Takes a body chunk; returns the bytes consumed (less than `chunk.count` aborts the transfer).
+    func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Int {
+        if self.isRedirect { return chunk.count }
+        guard self.body.count + chunk.count <= self.maxBodyBytes else {
+            self.tooLargeReason = "the body exceeded the \(self.maxBodyBytes)-byte cap while downloading"
+            return 0
+        }
+        self.body.append(contentsOf: chunk)
+        return chunk.count
+    }
+
+    /// Takes one header line (status line included); returns `false` to abort the transfer.
+    func receiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
+        var text = String(decoding: line, as: UTF8.self)
+        while let last = text.last, last == "\r\n" || last == "\n" || last == "\r" { text.removeLast() }
+        if text.hasPrefix("HTTP/") {
+            // A new response (an interim 1xx, or the final one): start over.
+            self.headers = []
+            let parts = text.split(separator: " ", maxSplits: 2)
+            self.status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            return true
+        }
+        guard let colon = text.firstIndex(of: ":") else { return true }
+        let name = text[..<colon].lowercased()
+        let value = text[text.index(after: colon)...].trimmingPrefix(while: { $0 == " " || $0 == "\t" })
+        self.headers.append(HTTPHeader(name: name, value: String(value)))
+        if name == "content-length", let length = Int(value), self.announcesBody {
+            if length > self.maxBodyBytes {
+                self.tooLargeReason = "Content-Length \(length) exceeds the \(self.maxBodyBytes)-byte cap"
+                return false
+            }
+            self.body.reserveCapacity(length)
+        }
+        return true
+    }
+
+    /// Whether the current status has a body that is kept (so its `Content-Length` counts against the cap).
+    private var announcesBody: Bool {
+        !(100..<200).contains(self.status) && self.status != 204 && self.status != 304 && !self.isRedirect
+    }
+
+    /// Checks an address libcurl is about to connect to (or has connected to) against the policy.
+    func admits(_ address: IPAddress?) -> Bool {
+        guard let address else {
+            self.refusedAddress = "an unrecognised address"
+            return false
+        }
+        guard address.isPublic else {
+            self.refusedAddress = address.description
+            return false
+        }
+        return true
+    }
+}
+
+// MARK: - C callbacks
+//
+// Each receives the `CurlTransfer` as its user data (an unretained `Unmanaged` pointer, see `CurlTransfer`).
+
+func curlWriteCallback(
+    _ data: UnsafeMutablePointer<CChar>?,
+    _ size: Int,
+    _ count: Int,
+    _ context: UnsafeMutableRawPointer?
+) -> Int {
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+    return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+}
+
+func curlHeaderCallback(
+    _ data: UnsafeMutablePointer<CChar>?,
+    _ size: Int,
+    _ count: Int,
+    _ context: UnsafeMutableRawPointer?
+) -> Int {
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+    let accepted = transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count))
+    return accepted ? size * count : 0
+}
+
+/// CURLOPT_OPENSOCKETFUNCTION: refuses a non-public address before any packet is sent to it.
+func curlOpenSocketCallback(
+    _ context: UnsafeMutableRawPointer?,
+    _ purpose: curlsocktype,
+    _ address: UnsafeMutablePointer<curl_sockaddr>?
+) -> curl_socket_t {
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+    guard let address else { return CURL_SOCKET_BAD }
+    let family = address.pointee.family
+    // `addr` is declared as a `struct sockaddr`, but libcurl stores a whole sockaddr_in6 there for IPv6.
+    let sockaddrPointer = UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \.addr)!
+    guard transfer.admits(IPAddress(sockaddr: sockaddrPointer, family: family)) else { return CURL_SOCKET_BAD }
+    return socket(family, address.pointee.socktype, address.pointee.protocol)
+}
+
+/// CURLOPT_PREREQFUNCTION: the same check for a connection libcurl reuses (opened by a request without the policy).
+func curlPrereqCallback(
+    _ context: UnsafeMutableRawPointer?,
+    _ primaryIP: UnsafeMutablePointer<CChar>?,
+    _ localIP: UnsafeMutablePointer<CChar>?,
+    _ primaryPort: Int32,
+    _ localPort: Int32
+) -> Int32 {
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+    let address = primaryIP.flatMap { IPAddress(String(cString: $0)) }
+    return transfer.admits(address) ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT
+}

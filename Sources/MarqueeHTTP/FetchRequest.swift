@@ -1,0 +1,70 @@
+/// One GET request for ``HTTPFetcher/fetch(_:)``.
+public struct FetchRequest: Sendable {
+    /// What a request is for; image requests are held to the SSRF policy.
+    public enum Purpose: Sendable, Hashable {
+        /// An upstream API call (TMDB, KOFIC, Kakao, Open Library): any host, any address.
+        case api
+        /// An image download whose URL came from upstream data: the host must be on
+        /// ``HTTPFetcherConfiguration/imageHostAllowlist`` (checked at every redirect too), and the address it
+        /// resolves to must be public unless ``HTTPFetcherConfiguration/allowsPrivateAddresses``.
+        case image
+    }
+
+    /// The absolute `http` or `https` URL.
+    public var url: String
+    /// Extra request headers, e.g. `Authorization: KakaoAK …`.
+    ///
+    /// Values are never logged. They are dropped when a redirect leaves the request's origin (scheme, host, port).
+    public var headers: [HTTPHeader]
+    /// What the request is for. Default: ``Purpose/api``.
+    public var purpose: Purpose
+    /// The rate-limit and concurrency bucket (a key of ``HTTPFetcherConfiguration/hostLimits``).
+    ///
+    /// Default: `nil`, which means the URL's `host:port` (e.g. `api.themoviedb.org:443`).
+    public var limitKey: String?
+    /// Whether to revalidate with the fetcher's ``ValidatorCache`` (`If-None-Match` / `If-Modified-Since`).
+    ///
+    /// Default: `true`. Has no effect when the fetcher has no cache.
+    public var isConditional: Bool
+    /// The largest body accepted, in bytes (after content decoding).
+    ///
+    /// Default: `nil`, which means ``HTTPFetcherConfiguration/maxBodyBytes``.
+    public var maxBodyBytes: Int?
+
+    private var redactedURLOverride: String?
+
+    /// The URL as it may appear in logs, errors and as the validator-cache key.
+    ///
+    /// Default: ``url`` with the values of the usual secret query parameters (`api_key`, `key`, `serviceKey`,
+    /// `apikey`, `access_token`) and any userinfo password replaced by `REDACTED`. ``HTTPFetcher`` uses its
+    /// configuration's ``HTTPFetcherConfiguration/secretQueryParameters`` instead of that default list unless this
+    /// property was set explicitly.
+    public var redactedURL: String {
+        get {
+            self.redactedURLOverride
+                ?? URLRedaction.redact(self.url, secretParameters: URLRedaction.defaultSecretParameters)
+        }
+        set { self.redactedURLOverride = newValue }
+    }
+
+    /// Creates a request.
+    ///
+    /// - Parameters:
+    ///   - url: The absolute `http` or `https` URL.
+    ///   - headers: Extra request headers.
+    ///   - purpose: What the request is for.
+    ///   - limitKey: The rate-limit bucket; `nil` for the URL's `host:port`.
+    public init(url: String, headers: [HTTPHeader] = [], purpose: Purpose = .api, limitKey: String? = nil) {
+        self.url = url
+        self.headers = headers
+        self.purpose = purpose
+        self.limitKey = limitKey
+        self.isConditional = true
+        self.maxBodyBytes = nil
+    }
+
+    /// The redacted URL under a given secret-parameter list (an explicitly set ``redactedURL`` wins).
+    func redactedURL(secretParameters: [String]) -> String {
+        self.redactedURLOverride ?? URLRedaction.redact(self.url, secretParameters: secretParameters)
+    }
+}

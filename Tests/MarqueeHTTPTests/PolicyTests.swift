@@ -1,0 +1,168 @@
+@testable import MarqueeHTTP
+import Testing
+
+@Suite struct URLRedactionTests {
+    @Test func redactsSecretParametersAndPasswords() {
+        let request = FetchRequest(
+            url: "https://user:pa55@api.example.org/3/movie?api_key=abc123&language=ko-KR&serviceKey=k%2B1&KEY=x#access_token=t0k"
+        )
+        #expect(
+            request.redactedURL
+                == "https://user:REDACTED@api.example.org/3/movie?api_key=REDACTED&language=ko-KR&serviceKey=REDACTED&KEY=REDACTED#access_token=REDACTED"
+        )
+        #expect(FetchRequest(url: "https://openlibrary.org/search.json?q=key").redactedURL == "https://openlibrary.org/search.json?q=key")
+    }
+
+    @Test func anExplicitRedactedURLWins() {
+        var request = FetchRequest(url: "https://example.org/?token=abc")
+        #expect(request.redactedURL == "https://example.org/?token=abc", "token is not on the default list")
+        #expect(request.redactedURL(secretParameters: ["token"]) == "https://example.org/?token=REDACTED")
+        request.redactedURL = "https://example.org/?token=…"
+        #expect(request.redactedURL(secretParameters: ["token"]) == "https://example.org/?token=…")
+    }
+
+    @Test func scrubsSecretValuesFromText() {
+        let secrets = URLRedaction.secrets(in: "http://h/?key=s3cr%2Bt&q=1", secretParameters: ["key"])
+        #expect(secrets.contains("s3cr%2Bt") && secrets.contains("s3cr+t"))
+        #expect(URLRedaction.scrub("failed for s3cr+t and s3cr%2Bt", secrets: secrets) == "failed for REDACTED and REDACTED")
+    }
+}
+
+@Suite struct HostPolicyTests {
+    @Test func allowlistMatchesExactHostsAndProperSubdomains() {
+        let allowlist = ["image.tmdb.org", "*.kakaocdn.net"]
+        #expect(HostPolicy.matches("image.tmdb.org", allowlist: allowlist))
+        #expect(HostPolicy.matches("IMAGE.TMDB.ORG.", allowlist: allowlist))
+        #expect(HostPolicy.matches("search1.kakaocdn.net", allowlist: allowlist))
+        #expect(!HostPolicy.matches("kakaocdn.net", allowlist: allowlist))
+        #expect(!HostPolicy.matches("evilkakaocdn.net", allowlist: allowlist))
+        #expect(!HostPolicy.matches("kakaocdn.net.evil.example", allowlist: allowlist))
+        #expect(!HostPolicy.matches("tmdb.org", allowlist: allowlist))
+        #expect(!HostPolicy.matches("", allowlist: ["*."]))
+    }
+
+    @Test func defaultAllowlistCoversTheKakaoThumbnailHostsOfTheFixtures() {
+        let configuration = HTTPFetcherConfiguration()
+        for host in ["search1.kakaocdn.net", "search2.kakaocdn.net", "search3.kakaocdn.net", "search4.kakaocdn.net",
+            "t1.daumcdn.net", "image.tmdb.org", "covers.openlibrary.org"]
+        {
+            #expect(configuration.isImageHostAllowed(host), "\(host)")
+        }
+        #expect(!configuration.isImageHostAllowed("blog.naver.com"))
+        #expect(!configuration.allowsPrivateAddresses)
+    }
+
+    @Test(arguments: [
+        "127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1",
+        "0.0.0.0", "224.0.0.1", "255.255.255.255", "::", "::1", "fe80::1", "fc00::1", "fd12:3456::1", "ff02::1",
+        "::ffff:127.0.0.1", "::ffff:10.0.0.1", "64:ff9b::a00:1", "2002:7f00:1::", "2001:db8::1",
+    ])
+    func nonPublicAddresses(_ text: String) throws {
+        let address = try #require(IPAddress(text))
+        #expect(!address.isPublic)
+    }
+
+    @Test(arguments: ["93.184.216.34", "8.8.8.8", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "2002:0808:0808::"])
+    func publicAddresses(_ text: String) throws {
+        let address = try #require(IPAddress(text))
+        #expect(address.isPublic)
+    }
+
+    @Test func addressesPrintInTheirUsualForm() throws {
+        #expect(try #require(IPAddress("127.0.0.1")).description == "127.0.0.1")
+        #expect(try #require(IPAddress("::ffff:10.0.0.1")).description == "::ffff:10.0.0.1")
+        #expect(IPAddress("localhost") == nil)
+    }
+}
+
+@Suite struct RetryAfterTests {
+    @Test func parsesDeltaSecondsAndHTTPDates() {
+        let now = 1_445_412_480  // Wed, 21 Oct 2015 07:28:00 GMT
+        #expect(RetryAfter.parse("120", now: now) == .seconds(120))
+        #expect(RetryAfter.parse(" 0 ", now: now) == .zero)
+        #expect(RetryAfter.parse("Wed, 21 Oct 2015 07:29:30 GMT", now: now) == .seconds(90))
+        #expect(RetryAfter.parse("Wednesday, 21-Oct-15 07:28:10 GMT", now: now) == .seconds(10))
+        #expect(RetryAfter.parse("Wed, 21 Oct 2015 07:00:00 GMT", now: now) == .zero, "a past date means now")
+        #expect(RetryAfter.parse("soon", now: now) == nil)
+        #expect(RetryAfter.parse("-5", now: now) == nil)
+        #expect(RetryAfter.parse("", now: now) == nil)
+    }
+
+    @Test func responsesExposeRetryAfterAndValidators() {
+        let response = FetchResponse(
+            status: 429,
+            headers: [HTTPHeader(name: "ETag", value: "\"x\""), HTTPHeader(name: "Retry-After", value: "5")],
+            body: [],
+            effectiveURL: "https://example.org/",
+            retryAfter: .seconds(5)
+        )
+        #expect(response.header("etag") == "\"x\"")
+        #expect(response.validators == HTTPValidators(etag: "\"x\""))
+        #expect(response.retryAfter == .seconds(5))
+        #expect(!response.isNotModified)
+    }
+}
+
+@Suite struct InMemoryValidatorCacheTests {
+    @Test func evictsTheLeastRecentlyUsedKey() async {
+        let cache = InMemoryValidatorCache(capacity: 2)
+        await cache.store(HTTPValidators(etag: "a"), for: "A")
+        await cache.store(HTTPValidators(etag: "b"), for: "B")
+        #expect(await cache.validators(for: "A")?.etag == "a")  // A is now the most recent
+        await cache.store(HTTPValidators(etag: "c"), for: "C")  // evicts B
+        #expect(await cache.validators(for: "B") == nil)
+        #expect(await cache.validators(for: "A")?.etag == "a")
+        #expect(await cache.validators(for: "C")?.etag == "c")
+        #expect(await cache.count == 2)
+    }
+
+    @Test func staysBoundedUnderManyAccesses() async {
+        let cache = InMemoryValidatorCache(capacity: 100)
+        for index in 0..<10_000 {
+            await cache.store(HTTPValidators(etag: "\(index)"), for: "key-\(index % 300)")
+            _ = await cache.validators(for: "key-\(index % 7)")
+        }
+        #expect(await cache.count == 100)
+        #expect(await cache.validators(for: "key-\(9_999 % 300)")?.etag == "9999")
+    }
+
+    @Test func defaultCapacity() async {
+        #expect(InMemoryValidatorCache().capacity == 100_000)
+    }
+}
+
+@Suite struct ConfigurationTests {
+    @Test func defaults() {
+        let configuration = HTTPFetcherConfiguration()
+        #expect(configuration.connectTimeout == .seconds(10))
+        #expect(configuration.totalTimeout == .seconds(30))
+        #expect(configuration.maxBodyBytes == 20 * 1024 * 1024)
+        #expect(configuration.maxRedirects == 5)
+        #expect(configuration.prefersHTTP2)
+        #expect(configuration.acceptEncoding == "")
+        #expect(configuration.secretQueryParameters == ["api_key", "key", "serviceKey", "apikey", "access_token"])
+    }
+
+    @Test func invalidValuesAreRejected() {
+        var configuration = HTTPFetcherConfiguration()
+        configuration.hostLimits = ["x": HostLimit(requestsPerSecond: 0)]
+        #expect(throws: HTTPFetchError.self) { try configuration.validate() }
+        configuration.hostLimits = [:]
+        configuration.maxBodyBytes = 0
+        #expect(throws: HTTPFetchError.self) { try configuration.validate() }
+    }
+
+    @Test func errorClassesAndDescriptions() {
+        let timeout = HTTPFetchError(code: .timeout, reason: "slow", url: "https://h/?key=REDACTED")
+        #expect(timeout.isRetriable)
+        #expect(timeout.description == "HTTPFetchError.timeout: slow (GET https://h/?key=REDACTED)")
+        for code in [HTTPFetchError.Code.tooLarge, .hostNotAllowed, .addressNotAllowed, .invalidURL, .tooManyRedirects, .tls] {
+            #expect(!HTTPFetchError(code: code, reason: "").isRetriable, "\(code)")
+        }
+        for code in [HTTPFetchError.Code.connectFailed, .connectionReset, .transfer] {
+            #expect(HTTPFetchError(code: code, reason: "").isRetriable, "\(code)")
+        }
+        #expect(CurlCode.operationTimedOut.fetchErrorCode == .timeout)
+        #expect(CurlCode(rawValue: 60).fetchErrorCode == .tls)  // CURLE_PEER_FAILED_VERIFICATION
+    }
+}
