@@ -15,7 +15,8 @@ let package = Package(
     name: "marquee",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "marquee", targets: ["MarqueeCLI"])
+        .executable(name: "marquee", targets: ["MarqueeCLI"]),
+        .executable(name: "marquee-fetch", targets: ["MarqueeFetch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -113,6 +114,32 @@ let package = Package(
                 "Ccurl",
                 "CMarqueeCurl",
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The fetch stage's handler: source adapters + HTTP client → records, image jobs, follow-up fetch jobs.
+        .target(
+            name: "MarqueeFetchStage",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeHTTP",
+                "MarqueePipeline",
+                "MarqueeSources",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "MarqueeFetch",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeFetchStage",
+                "MarqueeHTTP",
+                "MarqueeSources",
+                "MarqueeWorker",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,0 +1,154 @@
+public import Logging
+import MarqueeCore
+public import MarqueeHTTP
+public import MarqueePipeline
+public import MarqueeSources
+
+/// The fetch stage's handler: one fetch job → one upstream call → records, image jobs and follow-up fetch jobs
+/// (DESIGN §3).
+///
+/// How failures are sorted:
+///
+/// | what happened | outcome |
+/// |---|---|
+/// | timeout, connection reset, 5xx, 429, a body cut short or garbled | transient (a `Retry-After` is the minimum wait) |
+/// | 404 for a detail, another 4xx, an image URL off the allowlist | permanent |
+/// | 401/403, or no key configured | the source is down: the stage pauses (not ready) and tries again later |
+/// | the KOFIC key's daily budget is spent | transient, waiting until the budget resets (midnight KST) |
+/// | a payload that is not a fetch job | poison |
+///
+/// A 304 (the upstream's data did not change since the validators this worker stored) ends the job with no
+/// outputs: what it would produce was produced when the data was fetched. Validators are stored only after a
+/// response was parsed, so a body that failed to parse is downloaded again on the retry.
+public struct FetchHandler: StageHandler {
+    private let adapters: SourceAdapters
+    private let fetcher: HTTPFetcher
+    private let validators: (any ValidatorCache)?
+    private let koficBudget: DailyBudget?
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - validators: Where ETag / Last-Modified of parsed responses are kept for conditional requests;
+    ///     `nil` sends no conditional requests.
+    ///   - koficBudget: The KOFIC key's daily call budget; `nil` for none.
+    public init(
+        adapters: SourceAdapters,
+        fetcher: HTTPFetcher,
+        validators: (any ValidatorCache)?,
+        koficBudget: DailyBudget?,
+        logger: Logger
+    ) {
+        self.adapters = adapters
+        self.fetcher = fetcher
+        self.validators = validators
+        self.koficBudget = koficBudget
+        self.logger = logger
+    }
+
+    public func handle(_ job: StageJob) async throws -> [StageOutput] {
+        let fetchJob: FetchJob
+        do {
+            fetchJob = try FetchJob.decode(job.payload)
+        } catch {
+            throw StageError.poison(error)
+        }
+        let source = self.adapters.source(of: fetchJob)
+        let request: SourceRequest
+        do {
+            request = try self.adapters.request(for: fetchJob)
+        } catch {
+            throw Self.stageError(error, source: source)
+        }
+        if source == .kofic, let budget = self.koficBudget, !budget.take() {
+            throw StageError.transient(
+                "the KOFIC key's daily budget of \(budget.limit) calls is spent",
+                minimumWait: budget.untilReset()
+            )
+        }
+
+        var fetch = FetchRequest(
+            url: request.url,
+            headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) },
+            purpose: .api,
+            limitKey: source.rawValue
+        )
+        fetch.redactedURL = request.redactedURL
+        fetch.isConditional = false  // the handler sends the validators itself (stored only after a good parse)
+        let cached = await self.validators?.validators(for: request.redactedURL)
+        if let etag = cached?.etag { fetch.headers.append(HTTPHeader(name: "If-None-Match", value: etag)) }
+        if let lastModified = cached?.lastModified {
+            fetch.headers.append(HTTPHeader(name: "If-Modified-Since", value: lastModified))
+        }
+
+        let response: FetchResponse
+        do {
+            response = try await self.fetcher.fetch(fetch)
+        } catch {
+            if error.isRetriable { throw StageError.transient(error.description) }
+            throw StageError.permanent(error.description)
+        }
+        if response.isNotModified, cached != nil {
+            return []
+        }
+
+        let result: SourceResult
+        do {
+            result = try self.adapters.parse(
+                SourceResponse(status: response.status, headers: response.headers.map { ($0.name, $0.value) }, body: response.body),
+                for: fetchJob,
+                fetchedAt: Int64(JobID.nowMilliseconds())
+            )
+        } catch {
+            if error.code == .quotaExhausted { self.koficBudget?.spend() }
+            throw Self.stageError(error, source: source)
+        }
+        if let validators = response.validators, let cache = self.validators {
+            await cache.store(validators, for: request.redactedURL)
+        }
+        return Self.outputs(result)
+    }
+
+    /// The stage outputs of a parsed response: records, image jobs, follow-up fetch jobs (each keyed by its
+    /// entity, so one entity's messages share a partition).
+    static func outputs(_ result: SourceResult) -> [StageOutput] {
+        result.records.map { StageOutput(stage: "records", key: $0.dedupeKey, payload: $0.encoded()) }
+            + result.imageJobs.map { StageOutput(stage: "images", key: $0.dedupeKey, payload: $0.encoded()) }
+            + result.fetchJobs.map { StageOutput(stage: "fetch", key: $0.dedupeKey, payload: $0.encoded()) }
+    }
+
+    /// The stage's reading of an adapter's error.
+    static func stageError(_ error: SourceError, source: Source) -> StageError {
+        let code = error.code
+        if code.isSameKind(as: .missingKey(source)) || code.isSameKind(as: .unauthorized(source)) {
+            return .dependencyDown(
+                source.displayName,
+                "\(error.reason) (set \(source.keyVariable), or \(source.keyVariable)_FILE)",
+                retryAfter: error.retryAfter
+            )
+        }
+        if code == .invalidConfiguration { return .dependencyDown(source.displayName, error.reason) }
+        return error.isRetriable ? .transient(error.reason, minimumWait: error.retryAfter) : .permanent(error.reason)
+    }
+}
+
+extension Source {
+    /// The source's name in log lines and `/readyz`.
+    public var displayName: String {
+        switch self {
+        case .tmdb: "TMDB"
+        case .kofic: "KOFIC"
+        case .kakao: "Kakao"
+        case .openLibrary: "Open Library"
+        }
+    }
+
+    /// The environment variable that holds the source's key.
+    public var keyVariable: String {
+        switch self {
+        case .tmdb: "TMDB_API_KEY"
+        case .kofic: "KOFIC_API_KEY"
+        case .kakao: "KAKAO_REST_API_KEY"
+        case .openLibrary: "OPENLIBRARY_BASE_URL"
+        }
+    }
+}

@@ -1,0 +1,67 @@
+public import Logging
+public import MarqueeHTTP
+public import MarqueeSources
+public import ServiceLifecycle
+
+import MarqueeCore
+
+/// What a fetch worker needs besides the stage's own settings.
+public struct FetchWorkerSettings: Sendable {
+    public var sources: SourceConfiguration
+    public var http: HTTPFetcherConfiguration
+    /// The KOFIC key's daily call budget; `nil` for none. Default: 3,000.
+    public var koficDailyBudget: Int? = 3000
+    /// Conditional requests (ETag / Last-Modified) from an in-memory validator cache. Default: on.
+    public var sendsConditionalRequests = true
+
+    public init(sources: SourceConfiguration, http: HTTPFetcherConfiguration, koficDailyBudget: Int? = 3000) {
+        self.sources = sources
+        self.http = http
+        self.koficDailyBudget = koficDailyBudget
+    }
+
+    /// Parses `tmdb=40,kofic=10,…` (0 = no limit).
+    public static func parseRateLimits(_ text: String) throws(SettingsError) -> [(Source, Double)] {
+        try text.split(separator: ",").map { (part) throws(SettingsError) -> (Source, Double) in
+            let pair = part.split(separator: "=", maxSplits: 1).map { String($0.filter { !$0.isWhitespace }) }
+            guard pair.count == 2, let source = Source(rawValue: pair[0]), let rate = Double(pair[1]), rate >= 0, rate.isFinite
+            else {
+                throw SettingsError(
+                    "rate limit '\(part)' is not source=rate with source one of \(Source.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+            return (source, rate)
+        }
+        .filter { $0.1 > 0 }
+    }
+}
+
+/// A setting that cannot be used, with what is wrong.
+public struct SettingsError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The fetch worker's parts: the HTTP client (a service that stops after the stage) and the handler.
+public final class FetchWorker: Service, Sendable {
+    public let handler: FetchHandler
+    private let fetcher: HTTPFetcher
+
+    public init(settings: FetchWorkerSettings, logger: Logger) throws {
+        self.fetcher = try HTTPFetcher(configuration: settings.http, logger: logger)
+        let http = settings.http
+        self.handler = FetchHandler(
+            adapters: SourceAdapters(configuration: settings.sources, imageHostAllowed: { http.isImageHostAllowed($0) }),
+            fetcher: self.fetcher,
+            validators: settings.sendsConditionalRequests ? InMemoryValidatorCache() : nil,
+            koficBudget: settings.koficDailyBudget.map { DailyBudget(limit: $0, now: { Int64(JobID.nowMilliseconds()) }) },
+            logger: logger
+        )
+    }
+
+    /// Keeps the HTTP client until graceful shutdown (after the stage stopped), then shuts it down.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await self.fetcher.shutdown()
+    }
+}
