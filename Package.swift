@@ -239,6 +239,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "MarqueeFetchStageTests",
+            dependencies: ["MarqueeCore", "MarqueeFetchStage", "MarqueePipeline", "MarqueeSources"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "MarqueeWorkerTests",
             dependencies: [
                 "MarqueeKafka", "MarqueePipeline", "MarqueeWorker",

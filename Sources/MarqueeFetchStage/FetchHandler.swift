@@ -110,14 +110,14 @@ public struct FetchHandler: StageHandler {
 
     /// The stage outputs of a parsed response: records, image jobs, follow-up fetch jobs (each keyed by its
     /// entity, so one entity's messages share a partition).
-    static func outputs(_ result: SourceResult) -> [StageOutput] {
+    public static func outputs(_ result: SourceResult) -> [StageOutput] {
         result.records.map { StageOutput(stage: "records", key: $0.dedupeKey, payload: $0.encoded()) }
             + result.imageJobs.map { StageOutput(stage: "images", key: $0.dedupeKey, payload: $0.encoded()) }
             + result.fetchJobs.map { StageOutput(stage: "fetch", key: $0.dedupeKey, payload: $0.encoded()) }
     }
 
     /// The stage's reading of an adapter's error.
-    static func stageError(_ error: SourceError, source: Source) -> StageError {
+    public static func stageError(_ error: SourceError, source: Source) -> StageError {
         let code = error.code
         if code.isSameKind(as: .missingKey(source)) || code.isSameKind(as: .unauthorized(source)) {
             return .dependencyDown(
