@@ -197,13 +197,14 @@ struct Consume: AsyncParsableCommand {
         var start: ContinuousClock.Instant?
         var end: ContinuousClock.Instant?
         var failure: KafkaError?
+        let count = self.count  // not through the option's property wrapper on every message
         do {
             for try await message in consumer.messages {
                 if start == nil { start = .now }
                 bytes += message.value.count
                 consumer.markProcessed(message)
                 received += 1
-                if received == self.count {
+                if received == count {
                     end = .now
                     break
                 }

@@ -163,13 +163,20 @@ public struct KafkaConsumerMessages: AsyncSequence, Sendable {
     let core: ConsumerCore
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let core: ConsumerCore
+        @usableFromInline let core: ConsumerCore
 
+        init(core: ConsumerCore) { self.core = core }
+
+        // Inlinable so that the fast path (a buffered message) runs in the caller's context: a call through the
+        // isolation parameter otherwise checks the executor on every message (a measurable share of a consume
+        // loop's time).
+        @inlinable
         public mutating func next() async throws(KafkaError) -> KafkaConsumerMessage? {
             if let message = self.core.nextBuffered() { return message }
             return try await self.core.next()
         }
 
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(KafkaError) -> KafkaConsumerMessage? {
             if let message = self.core.nextBuffered() { return message }
             return try await self.core.next()

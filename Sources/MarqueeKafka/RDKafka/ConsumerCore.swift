@@ -1,5 +1,4 @@
 internal import Crdkafka
-internal import DequeModule
 import Logging
 import Synchronization
 
@@ -20,6 +19,7 @@ import Synchronization
 /// queue-event callback runs on whichever thread enqueues, possibly one inside a librdkafka call made under
 /// `state`, so it may take nothing but `signal`, and nothing holding `signal` calls librdkafka.
 /// Lock order: `reader`, `state`, `signal`.
+@usableFromInline
 final class ConsumerCore: Sendable {
     /// One assignment of one partition. A class, so each handed-out message can point at its own (no lookup
     /// per `markProcessed`), and a message of an earlier assignment finds its object revoked.
@@ -41,8 +41,9 @@ final class ConsumerCore: Sendable {
     }
 
     private struct State {
-        /// Messages read from librdkafka, not yet handed out (at most one batch).
-        var buffer: Deque<KafkaConsumerMessage> = []
+        /// Messages read from librdkafka, not yet handed out (at most one batch), in reverse order: the next one
+        /// is the last, so handing it out moves it out of the array (`popLast`) instead of copying it.
+        var buffer: [KafkaConsumerMessage] = []
         var partitions: [KafkaTopicPartition: PartitionState] = [:]
         var isClosing = false
         /// ``stopMessages()`` was called: iterations end, the consumer stays in the group.
@@ -148,8 +149,9 @@ final class ConsumerCore: Sendable {
     // MARK: - Application side
 
     /// The next buffered message, without suspending: the fast path of ``next()``.
+    @usableFromInline
     func nextBuffered() -> KafkaConsumerMessage? {
-        self.state.withLock { $0.isStopped ? nil : $0.buffer.popFirst() }
+        self.state.withLock { $0.isStopped ? nil : $0.buffer.popLast() }
     }
 
     /// Ends every iteration of the messages; reading stops, the consumer stays in the group.
@@ -158,6 +160,7 @@ final class ConsumerCore: Sendable {
         self.wakeReader()
     }
 
+    @usableFromInline
     func next() async throws(KafkaError) -> KafkaConsumerMessage? {
         while true {
             enum Step {
@@ -166,7 +169,7 @@ final class ConsumerCore: Sendable {
                 case read
             }
             let step: Step = self.state.withLock { state in
-                if !state.isStopped, let message = state.buffer.popFirst() { return .message(message) }
+                if !state.isStopped, let message = state.buffer.popLast() { return .message(message) }
                 switch state.termination {
                 case .closed: return .end(nil)
                 case .failed(let error): return .end(error)
@@ -410,8 +413,11 @@ final class ConsumerCore: Sendable {
         var rewinds: [(KafkaTopicPartition, Int64?)] = []
         // The partition of the current run of messages (a batch holds runs from one partition each).
         var run: (rkt: OpaquePointer?, partition: Int32, state: PartitionState?)?
-        state.buffer.reserveCapacity(state.buffer.count + raws.count)
-        for case let raw? in raws {
+        // First pass, in offset order: errors, partitions and their trackers. The partition of each message to
+        // hand out (nil: skip it).
+        var owners = [PartitionState?](repeating: nil, count: raws.count)
+        for (index, raw) in raws.enumerated() {
+            guard let raw else { continue }
             let code = RDKafkaCode(raw.pointee.err)
             guard code == .noError else {
                 errors.append((code, rd_kafka_message_errstr(raw).map { String(cString: $0) } ?? code.message))
@@ -432,9 +438,23 @@ final class ConsumerCore: Sendable {
             }
             guard let partition = run?.state else { continue }
             partition.tracker.fetched(raw.pointee.offset)
+            owners[index] = partition
+        }
+        // Second pass, backwards: the buffer is a stack whose last element is handed out first. Anything still
+        // buffered (nothing, as the reader reads only when the buffer is empty) stays ahead of this batch.
+        var decoded: [KafkaConsumerMessage] = []
+        decoded.reserveCapacity(raws.count + state.buffer.count)
+        for index in raws.indices.reversed() {
+            guard let partition = owners[index], let raw = raws[index] else { continue }
             var message = decoder.decode(raw)
             message.partitionState = partition
-            state.buffer.append(message)
+            decoded.append(message)
+        }
+        if state.buffer.isEmpty {
+            state.buffer = decoded
+        } else {
+            decoded.append(contentsOf: state.buffer)
+            state.buffer = decoded
         }
         self.rewind(rewinds)
         return errors
