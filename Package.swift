@@ -15,7 +15,8 @@ let package = Package(
     name: "marquee",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "marquee", targets: ["MarqueeCLI"])
+        .executable(name: "marquee", targets: ["MarqueeCLI"]),
+        .executable(name: "marquee-upstream", targets: ["MarqueeUpstream"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // librdkafka ≥ 2.1, linked statically from the project-local build (scripts/setup.sh).
@@ -71,6 +73,30 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // libvips 8.14 (libvips-dev), for the emulator's images and the image worker.
+        .systemLibrary(
+            name: "Cvips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        // Fixed-arity C wrappers for libvips' variadic calls (Swift cannot call variadic C).
+        .target(
+            name: "CMarqueeVips",
+            dependencies: ["Cvips"]
+        ),
+        // The upstream API emulator: catalogue, routes, faults, rate limits, images, the NIO server.
+        .target(
+            name: "MarqueeEmulator",
+            dependencies: [
+                "CMarqueeVips",
+                "Cvips",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MarqueeTestSupport",
             dependencies: [
@@ -86,6 +112,16 @@ let package = Package(
                 "MarqueePipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Product "marquee-upstream": argument parsing and wiring around MarqueeEmulator.
+        .executableTarget(
+            name: "MarqueeUpstream",
+            dependencies: [
+                "MarqueeEmulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -158,6 +194,11 @@ let package = Package(
         .testTarget(
             name: "MarqueePipelineTests",
             dependencies: ["MarqueeCore", "MarqueePipeline", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeEmulatorTests",
+            dependencies: ["MarqueeEmulator", "MarqueeTestSupport", "CMarqueeVips", "Cvips"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
