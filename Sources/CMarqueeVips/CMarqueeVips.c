@@ -54,6 +54,10 @@ int CMarqueeVips_draw_circle(VipsImage *image, const double *ink, int bands, int
     return vips_draw_circle(image, (double *)ink, bands, cx, cy, radius, "fill", fill ? TRUE : FALSE, NULL);
 }
 
+int CMarqueeVips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
 int CMarqueeVips_cast(VipsImage *in, VipsImage **out, int format) {
     return vips_cast(in, out, (VipsBandFormat)format, NULL);
 }

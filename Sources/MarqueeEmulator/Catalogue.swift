@@ -47,6 +47,7 @@ public final class Catalogue: Sendable {
     let books: BookCatalogue
 
     private let searchIndex = Mutex<[String]?>(nil)
+    private let bookIndex = Mutex<[String]?>(nil)
 
     /// Languages a movie can be originally in, with their weights.
     static let originalLanguages: [(code: String, weight: Double)] = [
@@ -92,6 +93,16 @@ public final class Catalogue: Sendable {
 
     /// The full movie at `index`.
     func movie(at index: Int) -> Movie { Movie(seed: self.seed, core: self.cores[index], index: index) }
+
+    /// Lower-cased title and author names of every book, built on first use.
+    func bookSearchIndex() -> [String] {
+        self.bookIndex.withLock { index in
+            if let index { return index }
+            let built = (0..<self.books.count).map { self.books.book($0).searchText }
+            index = built
+            return built
+        }
+    }
 
     /// Indices of movies whose title in any language contains `query` (case-insensitive), by popularity.
     func searchMovies(_ query: String, year: Int?, includeAdult: Bool) -> [Int] {

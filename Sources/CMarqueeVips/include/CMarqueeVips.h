@@ -64,6 +64,10 @@ int CMarqueeVips_draw_rect(
 int CMarqueeVips_draw_circle(
     VipsImage *_Nonnull image, const double *_Nonnull ink, int bands, int cx, int cy, int radius, int fill);
 
+/// Cuts out the area `width` × `height` at (`left`, `top`).
+int CMarqueeVips_extract_area(
+    VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, int left, int top, int width, int height);
+
 /// Casts to another band format (VipsBandFormat, e.g. VIPS_FORMAT_UCHAR), clamping.
 int CMarqueeVips_cast(VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, int format);
 
