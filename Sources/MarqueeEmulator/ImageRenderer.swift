@@ -32,6 +32,16 @@ public struct ImageSpec: Hashable, Sendable {
     public var orientation: Int
     /// JPEG quality.
     public var quality: Int
+
+    /// A picture to render.
+    public init(seed: UInt64, width: Int, height: Int, format: Format, orientation: Int, quality: Int) {
+        self.seed = seed
+        self.width = width
+        self.height = height
+        self.format = format
+        self.orientation = orientation
+        self.quality = quality
+    }
 }
 
 /// Encoded image bytes with their strong ETag.

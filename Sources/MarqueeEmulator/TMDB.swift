@@ -345,7 +345,8 @@ struct TMDB: Sendable {
         let rating: JSON = random.chance(0.2) ? .null : .double(Double(random.int(1...10)))
         let id = StableHash.hex(random.next(), width: 16).prefix(8) + StableHash.hex(random.next(), width: 16)
         let released = movie.core.release ?? self.catalogue.referenceDay.adding(-400)
-        let created = max(released.value, self.catalogue.referenceDay.value - 3000)
+        // Upcoming movies get reviews from before the reference day too (TMDB has reviews of unreleased films).
+        let created = min(max(released.value, self.catalogue.referenceDay.value - 3000), self.catalogue.referenceDay.value - 1)
         let createdDay = Day(random.int(created...max(created, self.catalogue.referenceDay.value - 1)))
         let updatedDay = Day(random.int(createdDay.value...self.catalogue.referenceDay.value))
         func timestamp(_ day: Day) -> String {
