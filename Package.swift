@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .executable(name: "marquee", targets: ["MarqueeCLI"]),
         .executable(name: "marquee-fetch", targets: ["MarqueeFetch"]),
+        .executable(name: "marquee-upstream", targets: ["MarqueeUpstream"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -144,6 +145,30 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // libvips 8.14 (libvips-dev), for the emulator's images and the image worker.
+        .systemLibrary(
+            name: "Cvips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        // Fixed-arity C wrappers for libvips' variadic calls (Swift cannot call variadic C).
+        .target(
+            name: "CMarqueeVips",
+            dependencies: ["Cvips"]
+        ),
+        // The upstream API emulator: catalogue, routes, faults, rate limits, images, the NIO server.
+        .target(
+            name: "MarqueeEmulator",
+            dependencies: [
+                "CMarqueeVips",
+                "Cvips",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MarqueeTestSupport",
             dependencies: [
@@ -159,6 +184,16 @@ let package = Package(
                 "MarqueePipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Product "marquee-upstream": argument parsing and wiring around MarqueeEmulator.
+        .executableTarget(
+            name: "MarqueeUpstream",
+            dependencies: [
+                "MarqueeEmulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -265,6 +300,11 @@ let package = Package(
         .testTarget(
             name: "MarqueeObservabilityTests",
             dependencies: ["MarqueeObservability"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeEmulatorTests",
+            dependencies: ["MarqueeEmulator", "MarqueeTestSupport", "CMarqueeVips", "Cvips"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,79 @@
+#include "CMarqueeVips.h"
+
+int CMarqueeVips_init(const char *program_name, int block_untrusted) {
+    if (VIPS_INIT(program_name) != 0) {
+        return -1;
+    }
+    vips_concurrency_set(1);
+    if (block_untrusted) {
+        vips_block_untrusted_set(TRUE);
+    }
+    return 0;
+}
+
+VipsImage *CMarqueeVips_image_new_from_buffer(
+    const void *buf, size_t len, const char *option_string, int sequential) {
+    if (sequential) {
+        return vips_image_new_from_buffer(buf, len, option_string ? option_string : "",
+                                          "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    }
+    return vips_image_new_from_buffer(buf, len, option_string ? option_string : "", NULL);
+}
+
+int CMarqueeVips_thumbnail_buffer(
+    const void *buf, size_t len, VipsImage **out, int width, int height, int no_rotate, const char *option_string) {
+    return vips_thumbnail_buffer((void *)buf, len, out, width,
+                                 "height", height > 0 ? height : VIPS_MAX_COORD,
+                                 "no_rotate", no_rotate ? TRUE : FALSE,
+                                 "option_string", option_string ? option_string : "",
+                                 NULL);
+}
+
+int CMarqueeVips_black(VipsImage **out, int width, int height, int bands) {
+    return vips_black(out, width, height, "bands", bands, NULL);
+}
+
+int CMarqueeVips_resize(VipsImage *in, VipsImage **out, double hscale, double vscale, int kernel) {
+    return vips_resize(in, out, hscale, "vscale", vscale, "kernel", (VipsKernel)kernel, NULL);
+}
+
+int CMarqueeVips_rot(VipsImage *in, VipsImage **out, int angle) {
+    return vips_rot(in, out, (VipsAngle)angle, NULL);
+}
+
+int CMarqueeVips_autorot(VipsImage *in, VipsImage **out) {
+    return vips_autorot(in, out, NULL);
+}
+
+int CMarqueeVips_draw_rect(
+    VipsImage *image, const double *ink, int bands, int left, int top, int width, int height, int fill) {
+    return vips_draw_rect(image, (double *)ink, bands, left, top, width, height, "fill", fill ? TRUE : FALSE, NULL);
+}
+
+int CMarqueeVips_draw_circle(VipsImage *image, const double *ink, int bands, int cx, int cy, int radius, int fill) {
+    return vips_draw_circle(image, (double *)ink, bands, cx, cy, radius, "fill", fill ? TRUE : FALSE, NULL);
+}
+
+int CMarqueeVips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+int CMarqueeVips_cast(VipsImage *in, VipsImage **out, int format) {
+    return vips_cast(in, out, (VipsBandFormat)format, NULL);
+}
+
+int CMarqueeVips_image_write_to_buffer(VipsImage *image, const char *suffix, void **buf, size_t *len) {
+    return vips_image_write_to_buffer(image, suffix, buf, len, NULL);
+}
+
+int CMarqueeVips_jpegsave_buffer(VipsImage *image, void **buf, size_t *len, int quality, int strip) {
+    return vips_jpegsave_buffer(image, buf, len, "Q", quality, "strip", strip ? TRUE : FALSE, NULL);
+}
+
+int CMarqueeVips_pngsave_buffer(VipsImage *image, void **buf, size_t *len, int compression, int strip) {
+    return vips_pngsave_buffer(image, buf, len, "compression", compression, "strip", strip ? TRUE : FALSE, NULL);
+}
+
+int CMarqueeVips_webpsave_buffer(VipsImage *image, void **buf, size_t *len, int quality, int strip) {
+    return vips_webpsave_buffer(image, buf, len, "Q", quality, "strip", strip ? TRUE : FALSE, NULL);
+}

@@ -1,0 +1,94 @@
+// CMarqueeVips: fixed-arity wrappers around libvips' variadic calls.
+//
+// Why this shim exists: libvips passes optional arguments as a NULL-terminated list of name/value pairs
+// (`vips_jpegsave_buffer(in, &buf, &len, "Q", 85, "strip", TRUE, NULL)`), and Swift cannot call variadic C
+// functions. Each wrapper here takes the optional arguments Marquee uses as ordinary parameters and forwards
+// them, so Swift calls a plain C function (the same approach as swift-corelibs-foundation's
+// CFURLSession_easy_setopt_*). Non-variadic libvips calls (vips_image_new_from_memory_copy, vips_image_get_width,
+// vips_image_set_int, g_object_unref, g_free …) are called from Swift directly through the Cvips module.
+//
+// Conventions:
+// - Functions returning `int` return 0 on success and -1 on failure (libvips' convention); the error text is
+//   in libvips' per-thread error buffer (vips_error_buffer_copy()).
+// - An output `VipsImage **` receives a new reference the caller owns and must g_object_unref.
+// - An output `void **buf` receives memory the caller owns and must g_free.
+// - Every call here is CPU-bound and may block for a long time: never call them on an event loop or on the
+//   Swift cooperative pool; use a bounded thread pool of their own.
+#ifndef C_MARQUEE_VIPS_H
+#define C_MARQUEE_VIPS_H
+
+#include <stddef.h>
+#include <vips/vips.h>
+
+/// Starts libvips once per process (`vips_init`), keeps its own thread pool to one thread per operation
+/// (`vips_concurrency_set(1)`: parallelism comes from the caller's pool), and optionally blocks untrusted
+/// loaders. Returns 0 on success.
+int CMarqueeVips_init(const char *_Nonnull program_name, int block_untrusted);
+
+// MARK: - Loading
+
+/// Loads an image from memory. `sequential` non-zero asks for sequential access (reads the header only until
+/// pixels are needed: use it to check dimensions before decoding). `option_string` may be NULL (e.g.
+/// "fail_on=error"). Returns NULL on failure.
+VipsImage *_Nullable CMarqueeVips_image_new_from_buffer(
+    const void *_Nonnull buf, size_t len, const char *_Nullable option_string, int sequential);
+
+/// Thumbnails an encoded image straight from memory with shrink-on-load. `height` 0 means "constrain the width
+/// only" (VIPS_MAX_COORD). `no_rotate` non-zero disables EXIF auto-rotation. `option_string` is passed to the
+/// loader (e.g. "fail_on=error"; may be NULL).
+int CMarqueeVips_thumbnail_buffer(
+    const void *_Nonnull buf, size_t len, VipsImage *_Nullable *_Nonnull out, int width, int height,
+    int no_rotate, const char *_Nullable option_string);
+
+// MARK: - Creating and drawing
+
+/// A black image of `width` × `height` with `bands` bands (uchar after a cast is up to the caller).
+int CMarqueeVips_black(VipsImage *_Nullable *_Nonnull out, int width, int height, int bands);
+
+/// Resizes by `hscale` horizontally and `vscale` vertically with `kernel` (VipsKernel, e.g. VIPS_KERNEL_LINEAR).
+int CMarqueeVips_resize(
+    VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, double hscale, double vscale, int kernel);
+
+/// Rotates by a multiple of 90 degrees (VipsAngle: VIPS_ANGLE_D90 is clockwise).
+int CMarqueeVips_rot(VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, int angle);
+
+/// Rotates upright according to the image's EXIF orientation and clears the orientation tag.
+int CMarqueeVips_autorot(VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out);
+
+/// Draws a rectangle in place (the image must be in memory, e.g. from vips_image_copy_memory).
+int CMarqueeVips_draw_rect(
+    VipsImage *_Nonnull image, const double *_Nonnull ink, int bands, int left, int top, int width, int height,
+    int fill);
+
+/// Draws a circle in place (the image must be in memory).
+int CMarqueeVips_draw_circle(
+    VipsImage *_Nonnull image, const double *_Nonnull ink, int bands, int cx, int cy, int radius, int fill);
+
+/// Cuts out the area `width` × `height` at (`left`, `top`).
+int CMarqueeVips_extract_area(
+    VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, int left, int top, int width, int height);
+
+/// Casts to another band format (VipsBandFormat, e.g. VIPS_FORMAT_UCHAR), clamping.
+int CMarqueeVips_cast(VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, int format);
+
+// MARK: - Saving
+
+/// Encodes in the format the `suffix` names (".jpg", ".png", ".webp[Q=80]" …).
+int CMarqueeVips_image_write_to_buffer(
+    VipsImage *_Nonnull image, const char *_Nonnull suffix, void *_Nullable *_Nonnull buf, size_t *_Nonnull len);
+
+/// JPEG with quality `quality` (1…100); `strip` non-zero drops all metadata (EXIF orientation included).
+/// Without `strip`, the image's "orientation" field (vips_image_set_int(image, "orientation", n)) is written
+/// as the EXIF Orientation tag.
+int CMarqueeVips_jpegsave_buffer(
+    VipsImage *_Nonnull image, void *_Nullable *_Nonnull buf, size_t *_Nonnull len, int quality, int strip);
+
+/// PNG with zlib `compression` (0…9).
+int CMarqueeVips_pngsave_buffer(
+    VipsImage *_Nonnull image, void *_Nullable *_Nonnull buf, size_t *_Nonnull len, int compression, int strip);
+
+/// WebP with quality `quality` (1…100).
+int CMarqueeVips_webpsave_buffer(
+    VipsImage *_Nonnull image, void *_Nullable *_Nonnull buf, size_t *_Nonnull len, int quality, int strip);
+
+#endif

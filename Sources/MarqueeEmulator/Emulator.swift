@@ -1,0 +1,396 @@
+public import NIOCore
+
+import class Foundation.JSONSerialization
+import struct Foundation.Data
+
+/// What the server does with a request.
+public enum EmulatorAction: Sendable {
+    /// Send this response; with `truncatedTo`, send only that many body bytes (under the full Content-Length),
+    /// then close.
+    case send(EmulatorResponse, truncatedTo: Int?)
+    /// Close the connection abruptly (SO_LINGER 0 → RST).
+    case reset
+    /// Never answer; keep the connection until the client gives up.
+    case hang
+}
+
+/// The upstream API emulator: routes a request to its upstream, applies keys, rate limits, quota, conditional
+/// requests and faults, and counts everything for `/_stats`.
+public final class Emulator: Sendable {
+    /// The catalogue behind every response.
+    public let catalogue: Catalogue
+    let state: EmulatorState
+    let renderer: ImageRenderer
+    let tmdb: TMDB
+    let kofic: KOFIC
+    let kakao: Kakao
+    let openLibrary: OpenLibrary
+
+    /// An emulator over `catalogue` with `settings`, rendering images with `renderer`.
+    public init(catalogue: Catalogue, settings: EmulatorSettings, renderer: ImageRenderer) {
+        self.catalogue = catalogue
+        self.state = EmulatorState(settings: settings)
+        self.renderer = renderer
+        self.tmdb = TMDB(catalogue: catalogue)
+        self.kofic = KOFIC(catalogue: catalogue)
+        self.kakao = Kakao(catalogue: catalogue)
+        self.openLibrary = OpenLibrary(catalogue: catalogue)
+    }
+
+    /// The current settings.
+    public var settings: EmulatorSettings { self.state.settings }
+
+    /// The image a TMDB CDN path stands for (`size` like `w500` or `original`, `file` like `/abc….jpg`), or nil.
+    public func tmdbImage(size: String, file: String) -> ImageSpec? {
+        guard let decoded = ImagePathCodec.decode(seed: self.catalogue.seed, Substring(file)),
+            decoded.index < self.catalogue.movieCount
+        else { return nil }
+        let original: (width: Int, height: Int)
+        switch decoded.kind {
+        case .poster: original = (2000, 3000)
+        case .backdrop: original = (1920, 1080)
+        case .logo: original = (500, 200)
+        case .avatar: original = (256, 256)
+        }
+        let width: Int
+        if size == "original" {
+            width = original.width
+        } else if size.hasPrefix("w"), let requested = Int(size.dropFirst()), requested > 0 {
+            width = min(requested, original.width)
+        } else if size.hasPrefix("h"), let requested = Int(size.dropFirst()), requested > 0 {
+            width = min(original.width, max(1, requested * original.width / original.height))
+        } else {
+            return nil
+        }
+        let height = max(1, (width * original.height + original.width / 2) / original.width)
+        let seed = StableHash.combine(
+            self.catalogue.seed, UInt64(decoded.kind.rawValue), UInt64(decoded.index), UInt64(decoded.variant))
+        // One poster in ten is stored turned, with an EXIF orientation that turns it upright again.
+        var orientation = 1
+        if decoded.kind == .poster, StableHash.unit(seed, 0x0E1F) < 0.1 {
+            orientation = StableHash.combine(seed, 0x68) % 2 == 0 ? 6 : 8
+        }
+        return ImageSpec(seed: seed, width: width, height: height, format: .jpeg, orientation: orientation, quality: 85)
+    }
+
+    // MARK: - Handling
+
+    private struct Route {
+        let name: String
+        let upstream: Upstream
+        let key: String
+        let handle: @Sendable (any EventLoop) -> EventLoopFuture<EmulatorResponse>
+    }
+
+    /// Answers `request`; the future completes on `eventLoop`.
+    public func respond(to request: EmulatorRequest, on eventLoop: any EventLoop) -> EventLoopFuture<EmulatorAction> {
+        let route = self.route(request)
+        let number = self.state.arrived(route: route.name, upstream: route.upstream, key: route.key)
+        guard route.upstream != .emulator else {
+            return route.handle(eventLoop).map { response in
+                self.state.answered(route: route.name, status: response.status)
+                return .send(response, truncatedTo: nil)
+            }
+        }
+        let settings = self.state.settings
+        let seed = self.catalogue.seed
+        let draw = StableHash.unit(seed, 0xFA17, number)
+        var action: EventLoopFuture<EmulatorAction>
+        if draw < settings.faultReset {
+            self.state.fault(.reset)
+            action = eventLoop.makeSucceededFuture(.reset)
+        } else if draw < settings.faultReset + settings.faultTimeout {
+            self.state.fault(.timeout)
+            return eventLoop.makeSucceededFuture(.hang)
+        } else if draw < settings.faultReset + settings.faultTimeout + settings.fault5xx {
+            self.state.fault(.http5xx)
+            let response = Self.serverError(number: number, upstream: route.upstream)
+            self.state.answered(route: route.name, status: response.status)
+            action = eventLoop.makeSucceededFuture(.send(response, truncatedTo: nil))
+        } else {
+            action = route.handle(eventLoop).map { response in
+                let final = Self.conditional(response, request)
+                var truncatedTo: Int?
+                var body = final
+                if final.status == 200 {
+                    switch final.kind {
+                    case .json where StableHash.unit(seed, 0xFA18, number) < settings.faultMalformed:
+                        self.state.fault(.malformed)
+                        body = Self.malformed(final, number: number)
+                    case .image where StableHash.unit(seed, 0xFA19, number) < settings.faultTruncatedImage:
+                        self.state.fault(.truncatedImage)
+                        truncatedTo = final.body.count / 2
+                    default: break
+                    }
+                }
+                self.state.answered(route: route.name, status: body.status)
+                return .send(body, truncatedTo: truncatedTo)
+            }
+        }
+        if settings.latencyMs > 0 {
+            let delay = TimeAmount.milliseconds(Int64(settings.latencyMs))
+            action = action.flatMap { action in
+                eventLoop.scheduleTask(in: delay) { action }.futureResult
+            }
+        }
+        return action
+    }
+
+    private static func serverError(number: UInt64, upstream: Upstream) -> EmulatorResponse {
+        switch number % 3 {
+        case 0:
+            if upstream == .tmdb {
+                return TMDB.error(500, code: 11, message: "Internal error: Something went wrong, contact TMDb.")
+            }
+            return .json(.object([("error", .string("Internal Server Error"))]), status: 500)
+        case 1:
+            return .text(
+                "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n",
+                status: 502, contentType: "text/html")
+        default:
+            var response =
+                upstream == .tmdb
+                ? TMDB.error(503, code: 9, message: "Service offline: This service is temporarily offline, try again later.")
+                : .json(.object([("error", .string("Service Unavailable"))]), status: 503)
+            response.headers.append(("Retry-After", "1"))
+            return response
+        }
+    }
+
+    /// A 200 JSON body cut in the middle, or with its middle garbled and its end missing: never valid JSON.
+    private static func malformed(_ response: EmulatorResponse, number: UInt64) -> EmulatorResponse {
+        var broken = response
+        let half = response.body.count / 2
+        if number % 2 == 0 {
+            broken.body = Array(response.body.prefix(half))
+        } else {
+            broken.body = Array(response.body.prefix(half)) + Array("\u{1}<garbled>\u{FFFD}".utf8)
+                + Array(response.body.dropFirst(half + 8).dropLast())
+        }
+        broken.etag = nil
+        return broken
+    }
+
+    /// Adds ETag/Last-Modified to a 200 and turns it into a 304 when the client's validators match.
+    static func conditional(_ response: EmulatorResponse, _ request: EmulatorRequest) -> EmulatorResponse {
+        guard response.status == 200 else { return response }
+        var response = response
+        let etag = response.etag ?? "\"\(StableHash.digest(response.body))\""
+        response.etag = etag
+        var notModified = false
+        if let match = request.header("if-none-match") {
+            notModified = match.split(separator: ",").contains {
+                let tag = $0.trimmingCharacters(in: " ")
+                return tag == "*" || tag == etag || tag == "W/" + etag
+            }
+        } else if let since = request.header("if-modified-since"), let lastModified = response.lastModified,
+            let date = HTTPDate.parse(since)
+        {
+            notModified = lastModified <= date
+        }
+        if notModified {
+            response.status = 304
+            response.body = []
+        }
+        return response
+    }
+
+    // MARK: - Routing
+
+    private static let listNames: Set<String> = ["now_playing", "popular", "top_rated", "upcoming"]
+
+    private func route(_ request: EmulatorRequest) -> Route {
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let host = request.header("host") ?? "127.0.0.1"
+        func immediate(_ name: String, _ upstream: Upstream, key: String = "anonymous",
+                       _ make: @escaping @Sendable () -> EmulatorResponse) -> Route {
+            Route(name: name, upstream: upstream, key: key) { $0.makeSucceededFuture(make()) }
+        }
+        let notFound = immediate("notFound", .emulator) {
+            .json(.object([("error", .string("no such route")), ("path", .string(request.path))]), status: 404)
+        }
+        guard let first = parts.first else { return notFound }
+        switch first {
+        case "_stats":
+            if parts.count == 2, parts[1] == "reset", request.method == "POST" {
+                return immediate("stats.reset", .emulator) {
+                    self.state.resetStats()
+                    return .json(.object([("reset", .bool(true))]))
+                }
+            }
+            return immediate("stats", .emulator) { .json(self.state.statsJSON()) }
+        case "_control":
+            return immediate("control", .emulator) { self.control(request) }
+        case "tmdb":
+            return self.tmdbRoute(parts, request, host: host, immediate: immediate) ?? notFound
+        case "tmdb-images":
+            guard parts.count == 5, parts[1] == "t", parts[2] == "p",
+                let spec = self.tmdbImage(size: parts[3], file: parts[4])
+            else { return immediate("tmdb.image", .tmdbImages) { Self.imageNotFound } }
+            return self.imageRoute("tmdb.image", .tmdbImages, spec: spec, lastModified: nil)
+        case "kofic":
+            guard parts.count == 6, parts[1...3] == ["kobisopenapi", "webservice", "rest"] else { return notFound }
+            let name: String
+            let handler: @Sendable () -> EmulatorResponse
+            switch (parts[4], parts[5]) {
+            case ("boxoffice", "searchDailyBoxOfficeList.json"): (name, handler) = ("kofic.daily", { self.kofic.daily(request) })
+            case ("boxoffice", "searchWeeklyBoxOfficeList.json"): (name, handler) = ("kofic.weekly", { self.kofic.weekly(request) })
+            case ("movie", "searchMovieInfo.json"): (name, handler) = ("kofic.movieInfo", { self.kofic.movieInfo(request) })
+            case ("movie", "searchMovieList.json"): (name, handler) = ("kofic.movieList", { self.kofic.movieList(request) })
+            default: return notFound
+            }
+            let key = request.query["key"]
+            return self.keyed(name, .kofic, key: key, accepted: { $0.koficKeys }, invalid: { _ in KOFIC.invalidKey }) {
+                guard self.state.takeKoficCall(key: key ?? "") else { return KOFIC.quotaExceeded }
+                return handler()
+            }
+        case "kakao":
+            guard parts == ["kakao", "v2", "search", "image"] else { return notFound }
+            let authorization = request.header("authorization")
+            let key: String? =
+                authorization.flatMap { $0.hasPrefix("KakaoAK ") ? String($0.dropFirst(8)) : nil }
+            return self.keyed(
+                "kakao.search", .kakao, key: key, accepted: { $0.kakaoKeys },
+                invalid: { _ in Kakao.invalidKey(authorization == nil ? nil : key ?? authorization) }
+            ) { self.kakao.search(request, host: host) }
+        case "kakao-images":
+            guard let spec = Kakao.image(path: Substring(parts.dropFirst().joined(separator: "/")), seed: self.catalogue.seed)
+            else { return immediate("kakao.image", .kakaoImages) { Self.imageNotFound } }
+            return self.imageRoute("kakao.image", .kakaoImages, spec: spec, lastModified: self.catalogue.referenceDay.epochSeconds)
+        case "openlibrary":
+            if parts == ["openlibrary", "search.json"] {
+                return self.limited("openlibrary.search", .openlibrary) {
+                    self.openLibrary.search(request, index: self.catalogue.bookSearchIndex())
+                }
+            }
+            if parts.count == 3, parts[1] == "works", parts[2].hasSuffix(".json") {
+                return self.limited("openlibrary.work", .openlibrary) { self.openLibrary.work(String(parts[2].dropLast(5))) }
+            }
+            return notFound
+        case "covers":
+            guard parts.count == 4, parts[1] == "b",
+                let spec = self.openLibrary.cover(kind: Substring(parts[2]), name: Substring(parts[3]))
+            else { return immediate("covers", .covers) { .text("Not Found", status: 404) } }
+            return self.imageRoute("covers", .covers, spec: spec, lastModified: 1_500_000_000 + Int(spec.seed % 100_000_000))
+        default:
+            return notFound
+        }
+    }
+
+    private static let imageNotFound = EmulatorResponse.text("Not Found", status: 404)
+
+    private func tmdbRoute(
+        _ parts: [String], _ request: EmulatorRequest, host: String,
+        immediate: (String, Upstream, String, @escaping @Sendable () -> EmulatorResponse) -> Route
+    ) -> Route? {
+        guard parts.count >= 3, parts[1] == "3" else { return nil }
+        let rest = Array(parts.dropFirst(2))
+        let name: String
+        let handler: @Sendable () -> EmulatorResponse
+        switch rest.count {
+        case 1 where rest[0] == "configuration":
+            (name, handler) = ("tmdb.configuration", { self.tmdb.configuration(host: host) })
+        case 2 where rest[0] == "movie" && Self.listNames.contains(rest[1]):
+            (name, handler) = ("tmdb.list", { self.tmdb.list(rest[1], request) })
+        case 2 where rest[0] == "movie":
+            guard let id = Int(rest[1]) else { (name, handler) = ("tmdb.movie", { TMDB.notFound }); break }
+            (name, handler) = ("tmdb.movie", { self.tmdb.details(id, request) })
+        case 2 where rest == ["search", "movie"]:
+            (name, handler) = ("tmdb.search", { self.tmdb.search(request) })
+        case 3 where rest[0] == "movie" && rest[2] == "reviews":
+            guard let id = Int(rest[1]) else { (name, handler) = ("tmdb.reviews", { TMDB.notFound }); break }
+            (name, handler) = ("tmdb.reviews", { self.tmdb.reviews(id, request) })
+        case 3 where rest == ["genre", "movie", "list"]:
+            (name, handler) = ("tmdb.genres", { self.tmdb.genres(request) })
+        default:
+            return nil
+        }
+        var key = request.query["api_key"]
+        if key == nil, let authorization = request.header("authorization"), authorization.hasPrefix("Bearer ") {
+            key = String(authorization.dropFirst(7))
+        }
+        return self.keyed(name, .tmdb, key: key, accepted: { $0.tmdbKeys }, invalid: { _ in TMDB.invalidKey }, handler)
+    }
+
+    /// A keyed route: 401 (the upstream's shape) for a missing or wrong key, then the rate limit, then `handler`.
+    private func keyed(
+        _ name: String, _ upstream: Upstream, key: String?,
+        accepted: @escaping @Sendable (EmulatorSettings) -> [String],
+        invalid: @escaping @Sendable (String?) -> EmulatorResponse,
+        _ handler: @escaping @Sendable () -> EmulatorResponse
+    ) -> Route {
+        let fingerprint = key.map(KeyFingerprint.of) ?? "missing"
+        return Route(name: name, upstream: upstream, key: fingerprint) { eventLoop in
+            guard let key, accepted(self.state.settings).contains(key) else {
+                return eventLoop.makeSucceededFuture(invalid(key))
+            }
+            if let retryAfter = self.state.takeToken(upstream: upstream, key: fingerprint) {
+                return eventLoop.makeSucceededFuture(self.rateLimited(upstream, retryAfter: retryAfter))
+            }
+            return eventLoop.makeSucceededFuture(handler())
+        }
+    }
+
+    /// A keyless route with the rate limit (per upstream, all clients together).
+    private func limited(_ name: String, _ upstream: Upstream, _ handler: @escaping @Sendable () -> EmulatorResponse)
+        -> Route
+    {
+        Route(name: name, upstream: upstream, key: "anonymous") { eventLoop in
+            if let retryAfter = self.state.takeToken(upstream: upstream, key: "anonymous") {
+                return eventLoop.makeSucceededFuture(self.rateLimited(upstream, retryAfter: retryAfter))
+            }
+            return eventLoop.makeSucceededFuture(handler())
+        }
+    }
+
+    private func imageRoute(_ name: String, _ upstream: Upstream, spec: ImageSpec, lastModified: Int?) -> Route {
+        let lastModified = lastModified ?? (1_600_000_000 + Int(spec.seed % 60_000_000))
+        let limitedUpstream = upstream == .covers
+        return Route(name: name, upstream: upstream, key: "anonymous") { eventLoop in
+            if limitedUpstream, let retryAfter = self.state.takeToken(upstream: upstream, key: "anonymous") {
+                return eventLoop.makeSucceededFuture(self.rateLimited(upstream, retryAfter: retryAfter))
+            }
+            return self.renderer.image(spec, on: eventLoop).map { image in
+                EmulatorResponse(
+                    status: 200, contentType: image.contentType, body: image.bytes, kind: .image,
+                    lastModified: lastModified, etag: image.etag)
+            }.recover { error in
+                .text("image rendering failed: \(error)", status: 500)
+            }
+        }
+    }
+
+    private func rateLimited(_ upstream: Upstream, retryAfter: Int) -> EmulatorResponse {
+        let limit = self.state.settings.rateLimit
+        var response: EmulatorResponse
+        switch upstream {
+        case .tmdb:
+            response = TMDB.error(
+                429, code: 25,
+                message: "Your request count (\(Int(limit) + 1)) is over the allowed limit of \(Int(limit)).")
+        case .kofic:
+            response = KOFIC.fault("320012", "요청 횟수가 허용량을 초과하였습니다.", status: 429)
+        case .kakao:
+            response = Kakao.error(429, "RequestThrottled", "API limit has been exceeded.")
+        default:
+            response = .text("Too Many Requests", status: 429)
+        }
+        response.headers.append(("Retry-After", String(retryAfter)))
+        return response
+    }
+
+    private func control(_ request: EmulatorRequest) -> EmulatorResponse {
+        if request.method == "POST" {
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] else {
+                return .json(.object([("error", .string("the body must be a JSON object"))]), status: 400)
+            }
+            do {
+                let settings = try self.state.control(object)
+                return .json(settings.publicJSON)
+            } catch {
+                return .json(.object([("error", .string(error.reason))]), status: 400)
+            }
+        }
+        return .json(self.state.settings.publicJSON)
+    }
+}

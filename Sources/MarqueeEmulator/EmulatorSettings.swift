@@ -1,0 +1,106 @@
+/// The behaviour controls: accepted keys, rate limits, quota, fault rates and latency.
+///
+/// Set from flags at start, changed at run time with `POST /_control`, shown (without keys) by `GET /_control`.
+public struct EmulatorSettings: Sendable, Equatable {
+    /// The default key of every upstream when none is configured.
+    public static let defaultKey = "marquee-emulator"
+
+    /// TMDB keys accepted as `api_key` or `Authorization: Bearer`.
+    public var tmdbKeys: [String] = [Self.defaultKey]
+    /// KOFIC keys accepted as `key`.
+    public var koficKeys: [String] = [Self.defaultKey]
+    /// Kakao REST keys accepted as `Authorization: KakaoAK`.
+    public var kakaoKeys: [String] = [Self.defaultKey]
+    /// Requests per second per key and upstream (token bucket, burst = rate); 0 = off. Default: 0.
+    public var rateLimit: Double = 0
+    /// KOFIC calls per key per emulator day; 0 = off. Default: 0.
+    public var koficDailyQuota: Int = 0
+    /// Length of an emulator day for the KOFIC quota, in seconds. Default: 86400.
+    public var quotaDaySeconds: Int = 86400
+    /// Share of requests answered 500/502/503. Default: 0.
+    public var fault5xx: Double = 0
+    /// Share of requests never answered. Default: 0.
+    public var faultTimeout: Double = 0
+    /// Share of connections reset (RST) instead of answered. Default: 0.
+    public var faultReset: Double = 0
+    /// Share of 200 JSON bodies cut or garbled. Default: 0.
+    public var faultMalformed: Double = 0
+    /// Share of 200 image bodies cut short under a full Content-Length. Default: 0.
+    public var faultTruncatedImage: Double = 0
+    /// Added delay before every upstream answer, in milliseconds. Default: 0.
+    public var latencyMs: Int = 0
+
+    /// Settings with the defaults.
+    public init() {}
+
+    /// The settings as JSON, without keys (only how many of each are accepted).
+    public var publicJSON: JSON {
+        .object([
+            ("tmdbKeys", .int(self.tmdbKeys.count)),
+            ("koficKeys", .int(self.koficKeys.count)),
+            ("kakaoKeys", .int(self.kakaoKeys.count)),
+            ("rateLimit", .double(self.rateLimit)),
+            ("koficDailyQuota", .int(self.koficDailyQuota)),
+            ("quotaDaySeconds", .int(self.quotaDaySeconds)),
+            ("fault5xx", .double(self.fault5xx)),
+            ("faultTimeout", .double(self.faultTimeout)),
+            ("faultReset", .double(self.faultReset)),
+            ("faultMalformed", .double(self.faultMalformed)),
+            ("faultTruncatedImage", .double(self.faultTruncatedImage)),
+            ("latencyMs", .int(self.latencyMs)),
+        ])
+    }
+
+    /// Applies a `POST /_control` body: any subset of the fields above, keys as a string or an array of
+    /// strings (`tmdbKey`/`tmdbKeys`, `koficKey`/`koficKeys`, `kakaoKey`/`kakaoKeys`).
+    ///
+    /// - Throws: ``ControlError`` naming the first field with a wrong type or value; nothing is changed then.
+    public mutating func apply(_ object: [String: Any]) throws(ControlError) {
+        var next = self
+        for (name, value) in object {
+            switch name {
+            case "tmdbKey", "tmdbKeys": next.tmdbKeys = try Self.keys(name, value)
+            case "koficKey", "koficKeys": next.koficKeys = try Self.keys(name, value)
+            case "kakaoKey", "kakaoKeys": next.kakaoKeys = try Self.keys(name, value)
+            case "rateLimit": next.rateLimit = try Self.number(name, value, 0...1_000_000)
+            case "koficDailyQuota": next.koficDailyQuota = Int(try Self.number(name, value, 0...1_000_000_000))
+            case "quotaDaySeconds": next.quotaDaySeconds = Int(try Self.number(name, value, 1...1_000_000_000))
+            case "fault5xx": next.fault5xx = try Self.number(name, value, 0...1)
+            case "faultTimeout": next.faultTimeout = try Self.number(name, value, 0...1)
+            case "faultReset": next.faultReset = try Self.number(name, value, 0...1)
+            case "faultMalformed": next.faultMalformed = try Self.number(name, value, 0...1)
+            case "faultTruncatedImage": next.faultTruncatedImage = try Self.number(name, value, 0...1)
+            case "latencyMs": next.latencyMs = Int(try Self.number(name, value, 0...600_000))
+            case "resetQuota", "resetRateLimits": continue  // actions, handled by the state
+            default: throw ControlError(reason: "unknown field \(name)")
+            }
+        }
+        guard next.fault5xx + next.faultTimeout + next.faultReset <= 1 else {
+            throw ControlError(reason: "fault5xx + faultTimeout + faultReset must not exceed 1")
+        }
+        self = next
+    }
+
+    private static func keys(_ name: String, _ value: Any) throws(ControlError) -> [String] {
+        if let key = value as? String { return [key] }
+        if let keys = value as? [String] { return keys }
+        throw ControlError(reason: "\(name) must be a string or an array of strings")
+    }
+
+    private static func number(_ name: String, _ value: Any, _ range: ClosedRange<Double>) throws(ControlError)
+        -> Double
+    {
+        guard let number = (value as? Double) ?? (value as? Int).map(Double.init), range.contains(number) else {
+            throw ControlError(reason: "\(name) must be a number in \(range.lowerBound)…\(range.upperBound)")
+        }
+        return number
+    }
+}
+
+/// A rejected `POST /_control` body.
+public struct ControlError: Error, CustomStringConvertible {
+    /// What is wrong.
+    public let reason: String
+
+    public var description: String { self.reason }
+}

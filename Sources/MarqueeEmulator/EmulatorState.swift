@@ -1,0 +1,197 @@
+import DequeModule
+import NIOCore
+import Synchronization
+
+/// The upstreams the emulator serves, as named in stats and rate limits.
+public enum Upstream: String, Sendable, CaseIterable {
+    case tmdb
+    case tmdbImages = "tmdb-images"
+    case kofic
+    case kakao
+    case kakaoImages = "kakao-images"
+    case openlibrary
+    case covers
+    /// `/_stats`, `/_control` and unknown paths.
+    case emulator
+}
+
+/// The injected fault kinds, as named in `/_stats`.
+public enum FaultKind: String, Sendable, CaseIterable {
+    case http5xx = "5xx"
+    case timeout
+    case reset
+    case malformed
+    case truncatedImage
+}
+
+/// Mutable state shared by all connections: settings, rate-limit buckets, quota counters and statistics.
+///
+/// One lock; every method is short and never blocks inside it.
+final class EmulatorState: Sendable {
+    struct Bucket {
+        var tokens: Double
+        var updated: UInt64
+    }
+
+    struct Counters {
+        var requests = 0
+        var routes: [String: Int] = [:]
+        var statuses: [String: Int] = [:]
+        var routeStatuses: [String: [String: Int]] = [:]
+        var faults: [String: Int] = [:]
+        var notModified = 0
+        var rateLimited: [String: Int] = [:]
+        var quotaExceeded = 0
+        var windows: [String: Deque<UInt64>] = [:]
+        var maxPerSecond: [String: [String: Int]] = [:]
+    }
+
+    struct State {
+        var settings: EmulatorSettings
+        var buckets: [String: Bucket] = [:]
+        var quota: [String: (day: Int, calls: Int)] = [:]
+        var counters = Counters()
+        var requestNumber: UInt64 = 0
+    }
+
+    private let state: Mutex<State>
+    private let start: UInt64
+
+    init(settings: EmulatorSettings) {
+        self.state = Mutex(State(settings: settings))
+        self.start = Self.now()
+    }
+
+    static func now() -> UInt64 { DispatchClock.uptimeNanoseconds() }
+
+    var settings: EmulatorSettings { self.state.withLock { $0.settings } }
+
+    /// Applies a control body; `resetQuota`/`resetRateLimits` also clear those counters.
+    func control(_ object: [String: Any]) throws(ControlError) -> EmulatorSettings {
+        try self.state.withLock { state throws(ControlError) in
+            try state.settings.apply(object)
+            if object["resetQuota"] as? Bool == true { state.quota = [:] }
+            if object["resetRateLimits"] as? Bool == true { state.buckets = [:] }
+            return state.settings
+        }
+    }
+
+    /// Counts an arriving request and returns its sequence number (for the fault draws).
+    func arrived(route: String, upstream: Upstream, key: String) -> UInt64 {
+        let now = Self.now()
+        return self.state.withLock { state in
+            state.requestNumber += 1
+            state.counters.requests += 1
+            state.counters.routes[route, default: 0] += 1
+            guard upstream != .emulator else { return state.requestNumber }
+            let windowKey = upstream.rawValue + "\u{0}" + key
+            var window = state.counters.windows[windowKey] ?? Deque()
+            window.append(now)
+            while let first = window.first, now - first >= 1_000_000_000 { window.removeFirst() }
+            state.counters.windows[windowKey] = window
+            let previous = state.counters.maxPerSecond[upstream.rawValue]?[key] ?? 0
+            if window.count > previous { state.counters.maxPerSecond[upstream.rawValue, default: [:]][key] = window.count }
+            return state.requestNumber
+        }
+    }
+
+    /// Records the status a request was answered with.
+    func answered(route: String, status: Int) {
+        self.state.withLock { state in
+            let code = String(status)
+            state.counters.statuses[code, default: 0] += 1
+            state.counters.routeStatuses[route, default: [:]][code, default: 0] += 1
+            if status == 304 { state.counters.notModified += 1 }
+        }
+    }
+
+    func fault(_ kind: FaultKind) {
+        self.state.withLock { $0.counters.faults[kind.rawValue, default: 0] += 1 }
+    }
+
+    /// Takes a token from the key's bucket; returns the seconds to wait when there is none.
+    func takeToken(upstream: Upstream, key: String) -> Int? {
+        let now = Self.now()
+        return self.state.withLock { state -> Int? in
+            let rate = state.settings.rateLimit
+            guard rate > 0 else { return nil }
+            let bucketKey = upstream.rawValue + "\u{0}" + key
+            var bucket = state.buckets[bucketKey] ?? Bucket(tokens: rate, updated: now)
+            bucket.tokens = min(rate, bucket.tokens + Double(now - bucket.updated) / 1e9 * rate)
+            bucket.updated = now
+            defer { state.buckets[bucketKey] = bucket }
+            if bucket.tokens >= 1 {
+                bucket.tokens -= 1
+                return nil
+            }
+            state.counters.rateLimited[upstream.rawValue, default: 0] += 1
+            return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up)))
+        }
+    }
+
+    /// Counts a KOFIC call against the key's daily quota; false when the quota is spent.
+    func takeKoficCall(key: String) -> Bool {
+        let now = Self.now()
+        return self.state.withLock { state in
+            let quota = state.settings.koficDailyQuota
+            guard quota > 0 else { return true }
+            let day = Int((now - self.start) / 1_000_000_000) / max(1, state.settings.quotaDaySeconds)
+            var entry = state.quota[key] ?? (day, 0)
+            if entry.day != day { entry = (day, 0) }
+            entry.calls += 1
+            state.quota[key] = entry
+            if entry.calls > quota {
+                state.counters.quotaExceeded += 1
+                return false
+            }
+            return true
+        }
+    }
+
+    /// `GET /_stats`.
+    func statsJSON() -> JSON {
+        self.state.withLock { state in
+            let counters = state.counters
+            func counts(_ dictionary: [String: Int]) -> JSON {
+                .object(dictionary.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })
+            }
+            var faults = counters.faults
+            for kind in FaultKind.allCases where faults[kind.rawValue] == nil { faults[kind.rawValue] = 0 }
+            return .object([
+                ("requests", .int(counters.requests)),
+                ("routes", counts(counters.routes)),
+                ("statuses", counts(counters.statuses)),
+                ("routeStatuses", .object(counters.routeStatuses.sorted { $0.key < $1.key }.map { ($0.key, counts($0.value)) })),
+                ("faults", counts(faults)),
+                ("notModified", .int(counters.notModified)),
+                ("rateLimited", counts(counters.rateLimited)),
+                ("koficQuotaExceeded", .int(counters.quotaExceeded)),
+                (
+                    "maxRequestsPerSecond",
+                    .object(counters.maxPerSecond.sorted { $0.key < $1.key }.map { ($0.key, counts($0.value)) })
+                ),
+                (
+                    "maxRequestsPerSecondByUpstream",
+                    counts(counters.maxPerSecond.mapValues { $0.values.max() ?? 0 })
+                ),
+            ])
+        }
+    }
+
+    /// `POST /_stats/reset`: counters only; settings, buckets and quotas stay.
+    func resetStats() {
+        self.state.withLock { $0.counters = Counters() }
+    }
+}
+
+/// A short, non-reversible name for a key in stats (`key-1a2b3c4d`); `anonymous` for keyless upstreams.
+public enum KeyFingerprint {
+    /// The fingerprint of `key`.
+    public static func of(_ key: String) -> String {
+        key == "anonymous" ? key : "key-" + StableHash.hex(StableHash.bytes(Array(key.utf8)) >> 32, width: 8)
+    }
+}
+
+enum DispatchClock {
+    static func uptimeNanoseconds() -> UInt64 { NIODeadline.now().uptimeNanoseconds }
+}
