@@ -148,7 +148,7 @@ let package = Package(
         // libvips 8.14 (libvips-dev), for the emulator's images and the image worker.
         .systemLibrary(
             name: "Cvips",
-            pkgConfig: "vips",
+            pkgConfig: "marquee-vips",  // libvips' flags without -pthread (scripts/setup.sh)
             providers: [.apt(["libvips-dev"])]
         ),
         // Fixed-arity C wrappers for libvips' variadic calls (Swift cannot call variadic C).
@@ -310,7 +310,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "MarqueeCore", "MarqueeKafka", "MarqueeObservability", "MarqueePipeline", "MarqueeTestSupport",
+                "MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeKafka", "MarqueeObservability", "MarqueePipeline",
+                "MarqueeSources", "MarqueeTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

@@ -82,6 +82,24 @@ fi
 # the module map links -lrdkafka-static (librdkafka-static.a) instead, so take the path out.
 sed -i 's|${pc_sysrootdir}${libdir}/librdkafka.a||' "$prefix/lib/pkgconfig/rdkafka-static.pc"
 
+# libvips' .pc (through OpenEXR's) carries -pthread, which SwiftPM refuses with a "prohibited flag" warning on
+# every build. Write a project-local marquee-vips.pc next to librdkafka's (already on PKG_CONFIG_PATH) with the
+# same flags minus -pthread (the Swift runtime links pthreads anyway); the Cvips module uses that one.
+vips_cflags=$(pkg-config --cflags vips | sed 's/-pthread//g')
+vips_libs=$(pkg-config --libs vips | sed 's/-pthread//g')
+cat > "$prefix/lib/pkgconfig/marquee-vips.pc.new" <<PC
+Name: marquee-vips
+Description: libvips $(pkg-config --modversion vips) without -pthread, for SwiftPM (written by scripts/setup.sh)
+Version: $(pkg-config --modversion vips)
+Cflags: $vips_cflags
+Libs: $vips_libs
+PC
+if ! cmp -s "$prefix/lib/pkgconfig/marquee-vips.pc.new" "$prefix/lib/pkgconfig/marquee-vips.pc"; then
+    mv "$prefix/lib/pkgconfig/marquee-vips.pc.new" "$prefix/lib/pkgconfig/marquee-vips.pc"
+else
+    rm "$prefix/lib/pkgconfig/marquee-vips.pc.new"
+fi
+
 # --- tansu broker ----------------------------------------------------------------
 venv="$deps/venv"
 if [ ! -x "$deps/bin/tansu" ]; then

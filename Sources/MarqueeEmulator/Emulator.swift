@@ -107,6 +107,11 @@ public final class Emulator: Sendable {
             let response = Self.serverError(number: number, upstream: route.upstream)
             self.state.answered(route: route.name, status: response.status)
             action = eventLoop.makeSucceededFuture(.send(response, truncatedTo: nil))
+        } else if draw < settings.faultReset + settings.faultTimeout + settings.fault5xx + settings.fault429 {
+            self.state.fault(.http429)
+            let response = self.rateLimited(route.upstream, retryAfter: 1)
+            self.state.answered(route: route.name, status: response.status)
+            action = eventLoop.makeSucceededFuture(.send(response, truncatedTo: nil))
         } else {
             action = route.handle(eventLoop).map { response in
                 let final = Self.conditional(response, request)

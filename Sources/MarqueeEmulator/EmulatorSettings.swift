@@ -19,6 +19,8 @@ public struct EmulatorSettings: Sendable, Equatable {
     public var quotaDaySeconds: Int = 86400
     /// Share of requests answered 500/502/503. Default: 0.
     public var fault5xx: Double = 0
+    /// Share of requests answered 429 with `Retry-After: 1` (as if a rate limit applied). Default: 0.
+    public var fault429: Double = 0
     /// Share of requests never answered. Default: 0.
     public var faultTimeout: Double = 0
     /// Share of connections reset (RST) instead of answered. Default: 0.
@@ -43,6 +45,7 @@ public struct EmulatorSettings: Sendable, Equatable {
             ("koficDailyQuota", .int(self.koficDailyQuota)),
             ("quotaDaySeconds", .int(self.quotaDaySeconds)),
             ("fault5xx", .double(self.fault5xx)),
+            ("fault429", .double(self.fault429)),
             ("faultTimeout", .double(self.faultTimeout)),
             ("faultReset", .double(self.faultReset)),
             ("faultMalformed", .double(self.faultMalformed)),
@@ -66,6 +69,7 @@ public struct EmulatorSettings: Sendable, Equatable {
             case "koficDailyQuota": next.koficDailyQuota = Int(try Self.number(name, value, 0...1_000_000_000))
             case "quotaDaySeconds": next.quotaDaySeconds = Int(try Self.number(name, value, 1...1_000_000_000))
             case "fault5xx": next.fault5xx = try Self.number(name, value, 0...1)
+            case "fault429": next.fault429 = try Self.number(name, value, 0...1)
             case "faultTimeout": next.faultTimeout = try Self.number(name, value, 0...1)
             case "faultReset": next.faultReset = try Self.number(name, value, 0...1)
             case "faultMalformed": next.faultMalformed = try Self.number(name, value, 0...1)
@@ -75,8 +79,8 @@ public struct EmulatorSettings: Sendable, Equatable {
             default: throw ControlError(reason: "unknown field \(name)")
             }
         }
-        guard next.fault5xx + next.faultTimeout + next.faultReset <= 1 else {
-            throw ControlError(reason: "fault5xx + faultTimeout + faultReset must not exceed 1")
+        guard next.fault5xx + next.fault429 + next.faultTimeout + next.faultReset <= 1 else {
+            throw ControlError(reason: "fault5xx + fault429 + faultTimeout + faultReset must not exceed 1")
         }
         self = next
     }

@@ -18,6 +18,7 @@ public enum Upstream: String, Sendable, CaseIterable {
 /// The injected fault kinds, as named in `/_stats`.
 public enum FaultKind: String, Sendable, CaseIterable {
     case http5xx = "5xx"
+    case http429 = "429"
     case timeout
     case reset
     case malformed

@@ -58,6 +58,12 @@ struct MarqueeUpstream: AsyncParsableCommand {
     @Option(name: .customLong("fault-5xx"), help: "Share (0…1) of upstream requests answered 500, 502 or 503.")
     var fault5xx: Double = 0
 
+    @Option(
+        name: .customLong("fault-429"),
+        help: "Share (0…1) of upstream requests answered 429 with Retry-After: 1, whatever the rate limit."
+    )
+    var fault429: Double = 0
+
     @Option(help: "Share (0…1) of upstream requests never answered (the client must time out).")
     var faultTimeout: Double = 0
 
@@ -87,13 +93,13 @@ struct MarqueeUpstream: AsyncParsableCommand {
 
     func validate() throws {
         for (name, value) in [
-            ("--fault-5xx", self.fault5xx), ("--fault-timeout", self.faultTimeout), ("--fault-reset", self.faultReset),
+            ("--fault-5xx", self.fault5xx), ("--fault-429", self.fault429), ("--fault-timeout", self.faultTimeout), ("--fault-reset", self.faultReset),
             ("--fault-malformed", self.faultMalformed), ("--fault-truncated-image", self.faultTruncatedImage),
         ] where !(0...1).contains(value) {
             throw ValidationError("\(name) must be between 0 and 1")
         }
-        guard self.fault5xx + self.faultTimeout + self.faultReset <= 1 else {
-            throw ValidationError("--fault-5xx + --fault-timeout + --fault-reset must not exceed 1")
+        guard self.fault5xx + self.fault429 + self.faultTimeout + self.faultReset <= 1 else {
+            throw ValidationError("--fault-5xx + --fault-429 + --fault-timeout + --fault-reset must not exceed 1")
         }
         guard (0...65535).contains(self.port) else { throw ValidationError("--port must be 0 … 65535") }
         guard self.rateLimit >= 0, self.koficDailyQuota >= 0, self.latencyMs >= 0, self.quotaDaySeconds > 0 else {
@@ -111,6 +117,7 @@ struct MarqueeUpstream: AsyncParsableCommand {
         settings.koficDailyQuota = self.koficDailyQuota
         settings.quotaDaySeconds = self.quotaDaySeconds
         settings.fault5xx = self.fault5xx
+        settings.fault429 = self.fault429
         settings.faultTimeout = self.faultTimeout
         settings.faultReset = self.faultReset
         settings.faultMalformed = self.faultMalformed
