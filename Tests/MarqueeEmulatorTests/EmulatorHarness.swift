@@ -87,16 +87,14 @@ struct Harness {
     func stats() async throws -> [String: Any] { try await self.get("/_stats").object() }
 }
 
-/// The recorded real responses (../shared/fixtures beside the package, or $MARQUEE_FIXTURES).
+/// The recorded real responses (Tests/Fixtures, a copy of the shared fixtures with their MANIFEST.md; or
+/// $MARQUEE_FIXTURES).
 enum Fixtures {
     static let directory: String = {
         if let path = ProcessInfo_environment("MARQUEE_FIXTURES") { return path }
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return package.deletingLastPathComponent().appendingPathComponent("shared/fixtures").path
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures").path
     }()
-
-    static var isAvailable: Bool { FileManager.default.fileExists(atPath: directory + "/MANIFEST.md") }
 
     static func json(_ name: String) throws -> Any {
         let data = try #require(FileManager.default.contents(atPath: directory + "/" + name))

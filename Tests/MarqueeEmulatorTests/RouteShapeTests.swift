@@ -1,8 +1,8 @@
 import MarqueeEmulator
 import Testing
 
-/// Every route answers with the shape of the matching real response (../shared/fixtures).
-@Suite(.enabled(if: Fixtures.isAvailable, "needs ../shared/fixtures"), .timeLimit(.minutes(2)))
+/// Every route answers with the shape of the matching real response (Tests/Fixtures).
+@Suite(.timeLimit(.minutes(2)))
 struct RouteShapeTests {
     let key = Harness.key
 

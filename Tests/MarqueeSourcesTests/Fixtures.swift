@@ -4,23 +4,27 @@ import Testing
 
 @testable import MarqueeSources
 
-/// The recorded upstream responses in `<package root>/../shared/fixtures` (see its MANIFEST.md).
+/// The recorded upstream responses in `Tests/Fixtures` (a copy of the shared fixtures; see its MANIFEST.md), or
+/// in `$MARQUEE_FIXTURES`.
 enum Fixtures {
     struct Missing: Error, CustomStringConvertible {
         var path: String
         var description: String {
             "fixture '\(path)' not found: the MarqueeSources tests need the recorded responses in "
-                + "<package root>/../shared/fixtures (\(Fixtures.root.path))"
+                + "Tests/Fixtures or $MARQUEE_FIXTURES (\(Fixtures.root.path))"
         }
     }
 
-    /// `<package root>/../shared/fixtures`, found from this file's path.
-    static let root: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // MarqueeSourcesTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // package root
-        .deletingLastPathComponent()
-        .appendingPathComponent("shared/fixtures", isDirectory: true)
+    /// `Tests/Fixtures`, found from this file's path, unless `MARQUEE_FIXTURES` names another folder.
+    static let root: URL = {
+        if let path = ProcessInfo.processInfo.environment["MARQUEE_FIXTURES"] {
+            return URL(fileURLWithPath: path, isDirectory: true)
+        }
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent()  // MarqueeSourcesTests
+            .deletingLastPathComponent()  // Tests
+            .appendingPathComponent("Fixtures", isDirectory: true)
+    }()
 
     /// The bytes of `relativePath` (e.g. `tmdb/genre_movie_list.json`).
     ///
