@@ -32,7 +32,7 @@ struct MarqueeFetch: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Requests per second per source, as source=rate, comma-separated (0 = no limit).",
-            discussion: "Env: MARQUEE_FETCH_RATE_LIMITS. Default: tmdb=40,kofic=10,kakao=10,openlibrary=1."
+            discussion: "Env: MARQUEE_FETCH_RATE_LIMITS."
         )
     )
     var rateLimits: String = Self.environment["MARQUEE_FETCH_RATE_LIMITS"] ?? "tmdb=40,kofic=10,kakao=10,openlibrary=1"
@@ -40,7 +40,7 @@ struct MarqueeFetch: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Requests in flight at once per source.",
-            discussion: "Env: MARQUEE_FETCH_PER_SOURCE_CONCURRENCY. Default: 16."
+            discussion: "Env: MARQUEE_FETCH_PER_SOURCE_CONCURRENCY."
         )
     )
     var perSourceConcurrency: Int = Self.environment["MARQUEE_FETCH_PER_SOURCE_CONCURRENCY"].flatMap { Int($0) } ?? 16
@@ -48,20 +48,21 @@ struct MarqueeFetch: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "The KOFIC key's daily call budget (0 = none): when spent, KOFIC jobs wait in the retry tiers.",
-            discussion: "Env: KOFIC_DAILY_BUDGET. Default: 3000."
+            discussion: "Env: KOFIC_DAILY_BUDGET."
         )
     )
     var koficDailyBudget: Int = Self.environment["KOFIC_DAILY_BUDGET"].flatMap { Int($0) } ?? 3000
 
     @Option(
         help: ArgumentHelp(
-            "Image hosts allowed in image jobs, comma-separated (exact hosts or *.suffix).",
-            discussion: "Env: MARQUEE_IMAGE_HOSTS. Default: the real image hosts (image.tmdb.org, covers.openlibrary.org, Kakao's thumbnail CDNs)."
+            "Image hosts allowed in image jobs, comma-separated (exact hosts or *.suffix; empty: the real image hosts: image.tmdb.org, covers.openlibrary.org, Kakao's thumbnail CDNs).",
+            discussion: "Env: MARQUEE_IMAGE_HOSTS."
         )
     )
     var imageHosts: String = Self.environment["MARQUEE_IMAGE_HOSTS"] ?? ""
 
     @Flag(
+        inversion: .prefixedNo,
         help: ArgumentHelp(
             "Allow image URLs that resolve to loopback or private addresses (for the local emulator only).",
             discussion: "Env: MARQUEE_ALLOW_PRIVATE_ADDRESSES=1."

@@ -12,13 +12,13 @@ import class Foundation.ProcessInfo
 public struct WorkerOptions: ParsableArguments {
     private static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
-    @Option(help: ArgumentHelp("Bootstrap brokers, comma-separated host:port.", discussion: "Env: MARQUEE_BROKERS. Default: 127.0.0.1:19092."))
+    @Option(help: ArgumentHelp("Bootstrap brokers, comma-separated host:port.", discussion: "Env: MARQUEE_BROKERS."))
     public var brokers: String = Self.environment["MARQUEE_BROKERS"] ?? "127.0.0.1:19092"
 
-    @Option(help: ArgumentHelp("Prefix of every topic name.", discussion: "Env: MARQUEE_TOPIC_PREFIX. Default: marquee."))
+    @Option(help: ArgumentHelp("Prefix of every topic name.", discussion: "Env: MARQUEE_TOPIC_PREFIX."))
     public var topicPrefix: String = Self.environment["MARQUEE_TOPIC_PREFIX"] ?? "marquee."
 
-    @Option(help: ArgumentHelp("Consumer group.", discussion: "Env: MARQUEE_GROUP. Default: marquee-<stage>."))
+    @Option(help: ArgumentHelp("Consumer group (empty: marquee-<stage>).", discussion: "Env: MARQUEE_GROUP."))
     public var group: String = Self.environment["MARQUEE_GROUP"] ?? ""
 
     @Option(
@@ -29,7 +29,7 @@ public struct WorkerOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Delays of the retry tiers, comma-separated (ms, s, m, h).",
-            discussion: "Env: MARQUEE_RETRY_DELAYS. Default: 10s,1m,10m."
+            discussion: "Env: MARQUEE_RETRY_DELAYS."
         )
     )
     public var retryDelays: String = Self.environment["MARQUEE_RETRY_DELAYS"] ?? "10s,1m,10m"
@@ -37,20 +37,28 @@ public struct WorkerOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "How long in-flight jobs may take to finish on SIGTERM before they are handed back.",
-            discussion: "Env: MARQUEE_SHUTDOWN_TIMEOUT. Default: 30s."
+            discussion: "Env: MARQUEE_SHUTDOWN_TIMEOUT."
         )
     )
     public var shutdownTimeout: String = Self.environment["MARQUEE_SHUTDOWN_TIMEOUT"] ?? "30s"
 
     @Option(
         help: ArgumentHelp(
-            "Address of /metrics, /healthz and /readyz (host:port; port 0 picks a free one).",
-            discussion: "Env: MARQUEE_METRICS_ADDRESS. Default: 127.0.0.1 and the worker's own port."
+            "Consumer-group session timeout: how long a silent member keeps its partitions (heartbeats every third of it, at most 3 s).",
+            discussion: "Env: MARQUEE_SESSION_TIMEOUT. Kafka's own default is 45s; 10s hands a crashed worker's partitions over sooner."
+        )
+    )
+    public var sessionTimeout: String = Self.environment["MARQUEE_SESSION_TIMEOUT"] ?? "10s"
+
+    @Option(
+        help: ArgumentHelp(
+            "Address of /metrics, /healthz and /readyz, host:port (port 0 picks a free one; empty: 127.0.0.1 and the worker's own port, fetch 9101).",
+            discussion: "Env: MARQUEE_METRICS_ADDRESS."
         )
     )
     public var metricsAddress: String = Self.environment["MARQUEE_METRICS_ADDRESS"] ?? ""
 
-    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", discussion: "Env: MARQUEE_LOG_LEVEL. Default: info."))
+    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", discussion: "Env: MARQUEE_LOG_LEVEL."))
     public var logLevel: String = Self.environment["MARQUEE_LOG_LEVEL"] ?? "info"
 
     @Option(
@@ -68,6 +76,7 @@ public struct WorkerOptions: ParsableArguments {
     public func validate() throws {
         _ = try self.parsedRetryDelays()
         _ = try self.parsedShutdownTimeout()
+        _ = try self.parsedSessionTimeout()
         _ = try self.parsedMetricsAddress(defaultPort: 0)
         _ = try self.parsedKafkaProperties()
         if self.concurrency < 0 { throw ValidationError("--concurrency cannot be negative, got \(self.concurrency)") }
@@ -90,6 +99,11 @@ public struct WorkerOptions: ParsableArguments {
         if !self.group.isEmpty { configuration.groupID = self.group }
         configuration.concurrency = self.concurrency == 0 ? defaultConcurrency : self.concurrency
         configuration.shutdownTimeout = try self.parsedShutdownTimeout()
+        let session = try self.parsedSessionTimeout()
+        configuration.consumer = { consumer in
+            consumer.sessionTimeout = session
+            consumer.heartbeatInterval = min(.seconds(3), session / 3)
+        }
         return configuration
     }
 
@@ -108,6 +122,13 @@ public struct WorkerOptions: ParsableArguments {
     func parsedShutdownTimeout() throws -> Duration {
         guard let timeout = DurationText.parse(self.shutdownTimeout) else {
             throw ValidationError("--shutdown-timeout: '\(self.shutdownTimeout)' is not a duration such as 30s")
+        }
+        return timeout
+    }
+
+    func parsedSessionTimeout() throws -> Duration {
+        guard let timeout = DurationText.parse(self.sessionTimeout), timeout >= .seconds(1), timeout <= .seconds(3600) else {
+            throw ValidationError("--session-timeout: '\(self.sessionTimeout)' is not a duration between 1s and 1h")
         }
         return timeout
     }

@@ -107,15 +107,29 @@ final class ChildProcess: Sendable {
 
     /// - Parameters:
     ///   - executable: The product name, e.g. `KafkaGroupMember`.
-    ///   - onLine: Called for each complete line of standard output, on a background thread.
-    init(_ executable: String, arguments: [String], onLine: @escaping @Sendable (Substring) -> Void) throws {
+    ///   - environment: Variables added to the test's environment.
+    ///   - readsStandardError: Deliver standard error's lines instead of standard output's (for processes that
+    ///     log there).
+    ///   - onLine: Called for each complete line, on a background thread.
+    init(
+        _ executable: String,
+        arguments: [String],
+        environment: [String: String] = [:],
+        readsStandardError: Bool = false,
+        onLine: @escaping @Sendable (Substring) -> Void
+    ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
             .deletingLastPathComponent()
             .appendingPathComponent(executable)
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let output = Pipe()
-        process.standardOutput = output
+        if readsStandardError {
+            process.standardError = output
+        } else {
+            process.standardOutput = output
+        }
         let buffer = Mutex<[UInt8]>([])
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData

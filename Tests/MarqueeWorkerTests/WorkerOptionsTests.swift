@@ -42,6 +42,7 @@ import Testing
         (["--metrics-address", "127.0.0.1:70000"], "is not host:port"),
         (["-X", "novalue"], "is not key=value"),
         (["--log-level", "loud"], "--log-level must be one of"),
+        (["--session-timeout", "500ms"], "between 1s and 1h"),
         (["--concurrency=-1"], "cannot be negative"),
     ])
     func badOptionsSayWhatIsWrong(arguments: [String], message: String) {
