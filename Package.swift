@@ -51,6 +51,7 @@ let package = Package(
             name: "MarqueeKafka",
             dependencies: [
                 "Crdkafka",
+                "MarqueeCore",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -114,6 +115,7 @@ let package = Package(
             dependencies: [
                 "Ccurl",
                 "CMarqueeCurl",
+                "MarqueeCore",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -79,8 +79,10 @@ final class EmulatorState: Sendable {
 
     /// Counts an arriving request and returns its sequence number (for the fault draws).
     func arrived(route: String, upstream: Upstream, key: String) -> UInt64 {
-        let now = Self.now()
-        return self.state.withLock { state in
+        self.state.withLock { state in
+            // Read under the lock, so each window's times are in order (two threads reading the clock before
+            // the lock could append a later time first, and `now - first` would underflow).
+            let now = Self.now()
             state.requestNumber += 1
             state.counters.requests += 1
             state.counters.routes[route, default: 0] += 1
@@ -112,8 +114,8 @@ final class EmulatorState: Sendable {
 
     /// Takes a token from the key's bucket; returns the seconds to wait when there is none.
     func takeToken(upstream: Upstream, key: String) -> Int? {
-        let now = Self.now()
-        return self.state.withLock { state -> Int? in
+        self.state.withLock { state -> Int? in
+            let now = Self.now()  // under the lock: `updated` only moves forward
             let rate = state.settings.rateLimit
             guard rate > 0 else { return nil }
             let bucketKey = upstream.rawValue + "\u{0}" + key

@@ -1,6 +1,7 @@
 internal import CMarqueeCurl
 internal import Ccurl
 public import Logging
+import MarqueeCore
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 internal import Crdkafka
 public import Logging
 public import ServiceLifecycle
+import MarqueeCore
 import Synchronization
 
 

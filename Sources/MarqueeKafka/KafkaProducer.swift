@@ -1,6 +1,7 @@
 internal import Crdkafka
 public import Logging
 public import ServiceLifecycle
+import MarqueeCore
 import Synchronization
 
 /// Produces messages and reports when the broker acknowledged them.
@@ -13,7 +14,7 @@ public final class KafkaProducer: Service, Sendable {
     private let client: RDKafkaClient
     private let logger: Logger
     private let state: ProducerState
-    private let pollDone: Completion
+    private let pollDone: OneShotSignal
     /// Cached `rd_kafka_topic_t *` per topic name (produce by handle avoids a lookup per message).
     private let topics = Mutex<[String: SendableOpaquePointer]>([:])
 

@@ -245,9 +245,11 @@ struct FetchStageTests {
             #expect(statistic(stats, "faults", "timeout") > 0)
             #expect(statistic(stats, "faults", "429") > 0)
             #expect(statistic(stats, "rateLimited", "tmdb") == 0, "the emulator's own limit was never exceeded")
-            // A token bucket of rate r and burst 1 lets at most r + 1 requests into any one-second window.
+            // A token bucket of rate r and burst 1 sends at most r + 1 requests in any one-second window; the
+            // emulator counts arrivals, which delivery jitter (δ, allowed up to 50 ms on this loaded machine) can
+            // bunch into a window of 1 s of up to 1 + δ s of sending: at most r·(1 + δ) + 1.
             #expect(
-                statistic(stats, "maxRequestsPerSecondByUpstream", "tmdb") <= Int(clientRate) + 1,
+                statistic(stats, "maxRequestsPerSecondByUpstream", "tmdb") <= Int(clientRate * 1.05) + 1,
                 "the client kept to its own limit: \(stats["maxRequestsPerSecondByUpstream"] ?? "-")"
             )
         }

@@ -1,5 +1,6 @@
 internal import CMarqueeCurl
 internal import Ccurl
+import MarqueeCore
 import Synchronization
 
 import class Foundation.Thread

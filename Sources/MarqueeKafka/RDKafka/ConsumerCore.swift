@@ -1,5 +1,6 @@
 internal import Crdkafka
 import Logging
+import MarqueeCore
 import Synchronization
 
 /// The state of a ``KafkaConsumer`` shared by the iterating task, its rebalance callback, `markProcessed`,
@@ -85,7 +86,7 @@ final class ConsumerCore: Sendable {
     private nonisolated(unsafe) weak var client: RDKafkaClient?
     private nonisolated(unsafe) var queue: OpaquePointer!
     private nonisolated(unsafe) var probeMetadata: (@Sendable (Duration) throws(KafkaError) -> Void)!
-    let closed = Completion()
+    let closed = OneShotSignal()
 
     /// Assignments and revocations, for whoever watches (``KafkaConsumer/rebalances``).
     let rebalances: AsyncStream<KafkaRebalanceEvent>

@@ -1,3 +1,4 @@
+import MarqueeCore
 import Synchronization
 
 import class Foundation.Thread
@@ -17,9 +18,9 @@ enum DedicatedThread {
         await self.run { Result { () throws(KafkaError) in try work() } }
     }
 
-    /// Starts `body` on a new named thread; the returned ``Completion`` fires when `body` returned.
-    static func start(name: String, _ body: @escaping @Sendable () -> Void) -> Completion {
-        let completion = Completion()
+    /// Starts `body` on a new named thread; the returned ``OneShotSignal`` fires when `body` returned.
+    static func start(name: String, _ body: @escaping @Sendable () -> Void) -> OneShotSignal {
+        let completion = OneShotSignal()
         let thread = Thread {
             body()
             completion.fire()
@@ -27,43 +28,5 @@ enum DedicatedThread {
         thread.name = name
         thread.start()
         return completion
-    }
-}
-
-/// A one-shot event that any number of tasks can await.
-final class Completion: Sendable {
-    private enum State {
-        case pending([CheckedContinuation<Void, Never>])
-        case fired
-    }
-
-    private let state = Mutex(State.pending([]))
-
-    var isFired: Bool {
-        self.state.withLock { if case .fired = $0 { true } else { false } }
-    }
-
-    func fire() {
-        let waiters: [CheckedContinuation<Void, Never>] = self.state.withLock { state in
-            guard case .pending(let waiters) = state else { return [] }
-            state = .fired
-            return waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow: Bool = self.state.withLock { state in
-                switch state {
-                case .fired: return true
-                case .pending(var waiters):
-                    waiters.append(continuation)
-                    state = .pending(waiters)
-                    return false
-                }
-            }
-            if resumeNow { continuation.resume() }
-        }
     }
 }

@@ -1,7 +1,8 @@
 import Synchronization
 
-/// A one-shot event that any number of tasks can await.
-final class OneShotSignal: Sendable {
+/// A one-shot event that any number of tasks can await: a thread or callback fires it once, and every waiter,
+/// earlier or later, resumes.
+public final class OneShotSignal: Sendable {
     private enum State {
         case pending([CheckedContinuation<Void, Never>])
         case fired
@@ -9,8 +10,15 @@ final class OneShotSignal: Sendable {
 
     private let state = Mutex(State.pending([]))
 
+    public init() {}
+
+    /// Whether the signal has fired.
+    public var isFired: Bool {
+        self.state.withLock { if case .fired = $0 { true } else { false } }
+    }
+
     /// Fires the signal, resuming every waiter; later calls do nothing.
-    func fire() {
+    public func fire() {
         let waiters: [CheckedContinuation<Void, Never>] = self.state.withLock { state in
             guard case .pending(let waiters) = state else { return [] }
             state = .fired
@@ -20,7 +28,7 @@ final class OneShotSignal: Sendable {
     }
 
     /// Returns once the signal has fired.
-    func wait() async {
+    public func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow: Bool = self.state.withLock { state in
                 switch state {
