@@ -39,7 +39,8 @@ struct PartitionOffsetTracker: Sendable {
         }
         self.pending.removeFirst()
         var frontier = offset + 1
-        while let next = self.pending.first, self.processedAhead.remove(next) != nil {
+        // In-order processing (the common case) leaves nothing ahead: no hashing then.
+        while !self.processedAhead.isEmpty, let next = self.pending.first, self.processedAhead.remove(next) != nil {
             self.pending.removeFirst()
             frontier = next + 1
         }
