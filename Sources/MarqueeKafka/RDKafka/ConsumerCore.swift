@@ -24,15 +24,17 @@ final class ConsumerCore: Sendable {
     /// One assignment of one partition. A class, so each handed-out message can point at its own (no lookup
     /// per `markProcessed`), and a message of an earlier assignment finds its object revoked.
     ///
-    /// `@unchecked Sendable`: every field is read and written only under `ConsumerCore.state`'s lock.
+    /// `@unchecked Sendable`: every field is read and written only under `ConsumerCore.state`'s lock. That lock
+    /// already makes each access exclusive, so the fields skip the runtime's exclusivity checks
+    /// (`swift_beginAccess`/`swift_endAccess`, twice per message: `fetched` and `processed`).
     final class PartitionState: @unchecked Sendable {
-        var isRevoked = false
-        var tracker = PartitionOffsetTracker()
-        var isUserPaused = false
+        @exclusivity(unchecked) var isRevoked = false
+        @exclusivity(unchecked) var tracker = PartitionOffsetTracker()
+        @exclusivity(unchecked) var isUserPaused = false
         /// While paused: the offset fetching restarts from on resume (the first message taken back).
-        var rewindOffset: Int64?
+        @exclusivity(unchecked) var rewindOffset: Int64?
         /// The tracker's committable offset moved and is not yet stored in librdkafka.
-        var isDirty = false
+        @exclusivity(unchecked) var isDirty = false
     }
 
     private enum Termination {
@@ -260,11 +262,11 @@ final class ConsumerCore: Sendable {
     func markProcessed(_ message: KafkaConsumerMessage) {
         guard message.partitionState != nil else { return }
         self.state.withLock { state in
-            // Borrowed from the message, not copied out of it: no reference counting per message.
-            guard let partition = message.partitionState, !partition.isRevoked,
-                partition.tracker.processed(message.offset)
-            else { return }
-            partition.isDirty = true
+            // Used through the (borrowed) message, not copied out of it: no reference counting per message.
+            guard !message.partitionState!.isRevoked, message.partitionState!.tracker.processed(message.offset) else {
+                return
+            }
+            message.partitionState!.isDirty = true
             state.hasDirty = true
             // Nobody is reading (the reader stores before each batch): store now.
             if state.isReaderIdle { self.storeDirty(&state, only: nil) }
@@ -445,18 +447,15 @@ final class ConsumerCore: Sendable {
         }
         // Second pass, backwards: the buffer is a stack whose last element is handed out first. Anything still
         // buffered (nothing, as the reader reads only when the buffer is empty) stays ahead of this batch.
-        var decoded: [KafkaConsumerMessage] = []
-        decoded.reserveCapacity(raws.count + state.buffer.count)
+        // Decoded straight into the buffer, whose storage is kept from batch to batch (handing out only pops).
+        let earlier = state.buffer
+        state.buffer.removeAll(keepingCapacity: true)
+        state.buffer.reserveCapacity(raws.count + earlier.count)
         for index in raws.indices.reversed() {
             guard let partition = owners[index], let raw = raws[index] else { continue }
-            decoded.append(decoder.decode(raw, partitionState: partition))
+            state.buffer.append(decoder.decode(raw, partitionState: partition))
         }
-        if state.buffer.isEmpty {
-            state.buffer = decoded
-        } else {
-            decoded.append(contentsOf: state.buffer)
-            state.buffer = decoded
-        }
+        state.buffer.append(contentsOf: earlier)
         self.rewind(rewinds)
         return errors
     }
