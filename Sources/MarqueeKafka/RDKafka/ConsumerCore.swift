@@ -24,10 +24,13 @@ final class ConsumerCore: Sendable {
     /// One assignment of one partition. A class, so each handed-out message can point at its own (no lookup
     /// per `markProcessed`), and a message of an earlier assignment finds its object revoked.
     ///
-    /// `@unchecked Sendable`: every field is read and written only under `ConsumerCore.state`'s lock. That lock
-    /// already makes each access exclusive, so the fields skip the runtime's exclusivity checks
-    /// (`swift_beginAccess`/`swift_endAccess`, twice per message: `fetched` and `processed`).
+    /// `@unchecked Sendable`: `topicPartition` never changes; every other field is read and written only under
+    /// `ConsumerCore.state`'s lock. That lock already makes each access exclusive, so the fields skip the
+    /// runtime's exclusivity checks (`swift_beginAccess`/`swift_endAccess`, twice per message: `fetched` and
+    /// `processed`).
     final class PartitionState: @unchecked Sendable {
+        /// Also the topic and partition of every message it hands out (one reference instead of a string each).
+        let topicPartition: KafkaTopicPartition
         @exclusivity(unchecked) var isRevoked = false
         @exclusivity(unchecked) var tracker = PartitionOffsetTracker()
         @exclusivity(unchecked) var isUserPaused = false
@@ -35,6 +38,8 @@ final class ConsumerCore: Sendable {
         @exclusivity(unchecked) var rewindOffset: Int64?
         /// The tracker's committable offset moved and is not yet stored in librdkafka.
         @exclusivity(unchecked) var isDirty = false
+
+        init(_ topicPartition: KafkaTopicPartition) { self.topicPartition = topicPartition }
     }
 
     private enum Termination {
@@ -59,9 +64,12 @@ final class ConsumerCore: Sendable {
         var isReaderIdle = false
     }
 
-    /// What only the reader touches: the batch array and the topic-name cache.
+    /// What only the reader touches: the batch array, the partition of each message in it, and the topic-name
+    /// cache.
     private struct Reader: ~Copyable {
         let batch: UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?>
+        /// Unretained: a batch is decoded under the state lock, while `State.partitions` holds each one.
+        let owners: UnsafeMutablePointer<Unmanaged<PartitionState>?>
         var decoder = MessageDecoder()
         var isClosed = false
     }
@@ -96,12 +104,17 @@ final class ConsumerCore: Sendable {
     init(batchSize: Int, logger: Logger) {
         self.batchSize = min(max(batchSize, 1), Self.batchCapacity)
         self.logger = logger
-        self.reader = Mutex(Reader(batch: .allocate(capacity: Self.batchCapacity)))
+        let owners = UnsafeMutablePointer<Unmanaged<PartitionState>?>.allocate(capacity: Self.batchCapacity)
+        owners.initialize(repeating: nil, count: Self.batchCapacity)
+        self.reader = Mutex(Reader(batch: .allocate(capacity: Self.batchCapacity), owners: owners))
         (self.rebalances, self.rebalanceContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
     }
 
     deinit {
-        self.reader.withLock { $0.batch.deallocate() }
+        self.reader.withLock { reader in
+            reader.batch.deallocate()
+            reader.owners.deallocate()
+        }
     }
 
     /// Connects the core to its handle: takes the consumer queue and asks librdkafka to say when it becomes
@@ -244,7 +257,7 @@ final class ConsumerCore: Sendable {
             defer { for raw in raws { if let raw { rd_kafka_message_destroy(raw) } } }
             let errors = self.state.withLock { state in
                 self.storeDirty(&state, only: nil)
-                return self.append(raws, to: &state, decoder: &reader.decoder)
+                return self.append(raws, to: &state, owners: reader.owners, decoder: &reader.decoder)
             }
             for (code, text) in errors {
                 if code == .fatal {
@@ -260,13 +273,12 @@ final class ConsumerCore: Sendable {
     }
 
     func markProcessed(_ message: KafkaConsumerMessage) {
-        guard message.partitionState != nil else { return }
         self.state.withLock { state in
             // Used through the (borrowed) message, not copied out of it: no reference counting per message.
-            guard !message.partitionState!.isRevoked, message.partitionState!.tracker.processed(message.offset) else {
+            guard !message.partitionState.isRevoked, message.partitionState.tracker.processed(message.offset) else {
                 return
             }
-            message.partitionState!.isDirty = true
+            message.partitionState.isDirty = true
             state.hasDirty = true
             // Nobody is reading (the reader stores before each batch): store now.
             if state.isReaderIdle { self.storeDirty(&state, only: nil) }
@@ -412,6 +424,7 @@ final class ConsumerCore: Sendable {
     private func append(
         _ raws: UnsafeMutableBufferPointer<UnsafeMutablePointer<rd_kafka_message_t>?>,
         to state: inout State,
+        owners: UnsafeMutablePointer<Unmanaged<PartitionState>?>,
         decoder: inout MessageDecoder
     ) -> [(RDKafkaCode, String)] {
         var errors: [(RDKafkaCode, String)] = []
@@ -420,8 +433,8 @@ final class ConsumerCore: Sendable {
         var run: (rkt: OpaquePointer?, partition: Int32, state: PartitionState?)?
         // First pass, in offset order: errors, partitions and their trackers. The partition of each message to
         // hand out (nil: skip it).
-        var owners = [PartitionState?](repeating: nil, count: raws.count)
         for (index, raw) in raws.enumerated() {
+            owners[index] = nil
             guard let raw else { continue }
             let code = RDKafkaCode(raw.pointee.err)
             guard code == .noError else {
@@ -443,17 +456,17 @@ final class ConsumerCore: Sendable {
             }
             guard let partition = run?.state else { continue }
             partition.tracker.fetched(raw.pointee.offset)
-            owners[index] = partition
+            owners[index] = Unmanaged.passUnretained(partition)
         }
         // Second pass, backwards: the buffer is a stack whose last element is handed out first. Anything still
         // buffered (nothing, as the reader reads only when the buffer is empty) stays ahead of this batch.
         // Decoded straight into the buffer, whose storage is kept from batch to batch (handing out only pops).
-        let earlier = state.buffer
-        state.buffer.removeAll(keepingCapacity: true)
+        var earlier: [KafkaConsumerMessage] = []
+        if !state.buffer.isEmpty { swap(&earlier, &state.buffer) }
         state.buffer.reserveCapacity(raws.count + earlier.count)
         for index in raws.indices.reversed() {
             guard let partition = owners[index], let raw = raws[index] else { continue }
-            state.buffer.append(decoder.decode(raw, partitionState: partition))
+            state.buffer.append(decoder.decode(raw, partitionState: partition.takeUnretainedValue()))
         }
         state.buffer.append(contentsOf: earlier)
         self.rewind(rewinds)
@@ -493,7 +506,7 @@ final class ConsumerCore: Sendable {
                 }
                 for key in keys {
                     state.partitions[key]?.isRevoked = true
-                    state.partitions[key] = PartitionState()
+                    state.partitions[key] = PartitionState(key)
                 }
             }
             self.logger.info("partitions assigned: \(keys.sorted().map(\.description).joined(separator: ", "))")
@@ -616,7 +629,6 @@ private struct MessageDecoder {
         partitionState: ConsumerCore.PartitionState
     ) -> KafkaConsumerMessage {
         let message = raw.pointee
-        let topic = self.topicName(message.rkt)
         let value = message.payload.map { Self.bytes($0, message.len) } ?? []
         let key = message.key.map { Self.bytes($0, message.key_len) }
         var headers: [KafkaHeader] = []
@@ -639,14 +651,12 @@ private struct MessageDecoder {
         var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let timestamp = rd_kafka_message_timestamp(raw, &timestampType)
         return KafkaConsumerMessage(
-            topic: topic,
-            partition: message.partition,
+            partitionState: partitionState,
             offset: message.offset,
             key: key,
             value: value,
             headers: headers,
-            timestamp: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp,
-            partitionState: partitionState
+            timestamp: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp
         )
     }
 }
