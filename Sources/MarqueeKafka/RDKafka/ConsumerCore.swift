@@ -430,7 +430,8 @@ final class ConsumerCore: Sendable {
         var errors: [(RDKafkaCode, String)] = []
         var rewinds: [(KafkaTopicPartition, Int64?)] = []
         // The partition of the current run of messages (a batch holds runs from one partition each).
-        var run: (rkt: OpaquePointer?, partition: Int32, state: PartitionState?)?
+        // Unretained, like `owners`: `state.partitions` holds each one while the lock is held.
+        var run: (rkt: OpaquePointer?, partition: Int32, state: Unmanaged<PartitionState>?)?
         // First pass, in offset order: errors, partitions and their trackers. The partition of each message to
         // hand out (nil: skip it).
         for (index, raw) in raws.enumerated() {
@@ -452,11 +453,11 @@ final class ConsumerCore: Sendable {
                     }
                     partition = nil
                 }
-                run = (raw.pointee.rkt, raw.pointee.partition, partition)
+                run = (raw.pointee.rkt, raw.pointee.partition, partition.map { Unmanaged.passUnretained($0) })
             }
             guard let partition = run?.state else { continue }
-            partition.tracker.fetched(raw.pointee.offset)
-            owners[index] = Unmanaged.passUnretained(partition)
+            partition._withUnsafeGuaranteedRef { $0.tracker.fetched(raw.pointee.offset) }
+            owners[index] = partition
         }
         // Second pass, backwards: the buffer is a stack whose last element is handed out first. Anything still
         // buffered (nothing, as the reader reads only when the buffer is empty) stays ahead of this batch.
@@ -466,7 +467,7 @@ final class ConsumerCore: Sendable {
         state.buffer.reserveCapacity(raws.count + earlier.count)
         for index in raws.indices.reversed() {
             guard let partition = owners[index], let raw = raws[index] else { continue }
-            state.buffer.append(decoder.decode(raw, partitionState: partition.takeUnretainedValue()))
+            state.buffer.append(decoder.decode(raw, partitionState: partition))
         }
         state.buffer.append(contentsOf: earlier)
         self.rewind(rewinds)
@@ -626,7 +627,7 @@ private struct MessageDecoder {
 
     mutating func decode(
         _ raw: UnsafeMutablePointer<rd_kafka_message_t>,
-        partitionState: ConsumerCore.PartitionState
+        partitionState: Unmanaged<ConsumerCore.PartitionState>
     ) -> KafkaConsumerMessage {
         let message = raw.pointee
         let value = message.payload.map { Self.bytes($0, message.len) } ?? []
@@ -651,7 +652,7 @@ private struct MessageDecoder {
         var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let timestamp = rd_kafka_message_timestamp(raw, &timestampType)
         return KafkaConsumerMessage(
-            partitionState: partitionState,
+            partitionState: partitionState.takeUnretainedValue(),
             offset: message.offset,
             key: key,
             value: value,
