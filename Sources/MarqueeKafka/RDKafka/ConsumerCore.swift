@@ -555,6 +555,8 @@ private struct MessageDecoder {
     private var topicNames: [OpaquePointer: String] = [:]
     /// The last topic seen: batches mostly come from one topic.
     private var lastTopic: (handle: OpaquePointer, name: String)?
+    /// ``headerLayout``, read once (a static is checked on every access).
+    private let headerLayout = Self.headerLayout
 
     /// Copies C bytes into a new array with one `memcpy`.
     @inline(__always)
@@ -596,8 +598,8 @@ private struct MessageDecoder {
     /// Whether a consumed message may have headers; `false` only when it certainly has none (the record's
     /// header bytes are missing or just the count 0), so `rd_kafka_message_headers` can be skipped.
     @inline(__always)
-    static func mayHaveHeaders(_ raw: UnsafeMutablePointer<rd_kafka_message_t>) -> Bool {
-        guard let layout = Self.headerLayout else { return true }
+    func mayHaveHeaders(_ raw: UnsafeMutablePointer<rd_kafka_message_t>) -> Bool {
+        guard let layout = self.headerLayout else { return true }
         let message = UnsafeRawPointer(raw)
         // Parsed already (nobody does, but then they are there).
         if message.load(fromByteOffset: layout.parsed, as: UnsafeRawPointer?.self) != nil { return true }
@@ -634,7 +636,7 @@ private struct MessageDecoder {
         let key = message.key.map { Self.bytes($0, message.key_len) }
         var headers: [KafkaHeader] = []
         var list: OpaquePointer?
-        if Self.mayHaveHeaders(raw), rd_kafka_message_headers(raw, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list {
+        if self.mayHaveHeaders(raw), rd_kafka_message_headers(raw, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list {
             var index = 0
             var name: UnsafePointer<CChar>?
             var valuePointer: UnsafeRawPointer?
