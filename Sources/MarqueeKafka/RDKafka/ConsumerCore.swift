@@ -456,6 +456,7 @@ final class ConsumerCore: Sendable {
                 run = (raw.pointee.rkt, raw.pointee.partition, partition.map { Unmanaged.passUnretained($0) })
             }
             guard let partition = run?.state else { continue }
+            // Used without retaining it (the dictionary holds it), unlike a strong local would be.
             partition._withUnsafeGuaranteedRef { $0.tracker.fetched(raw.pointee.offset) }
             owners[index] = partition
         }
@@ -589,7 +590,9 @@ private struct MessageDecoder {
     /// The layout is private, so the shortcut is taken only with exactly the version it was read from (the one
     /// `scripts/setup.sh` builds and links statically); any other version always asks librdkafka.
     private static let headerLayout: (parsed: Int, length: Int, data: Int)? = {
-        guard rd_kafka_version() == 0x0208_00ff, MemoryLayout<UnsafeRawPointer>.size == 8 else { return nil }
+        guard rd_kafka_version() == 0x0208_00ff, MemoryLayout<UnsafeRawPointer>.size == 8,
+            MemoryLayout<rd_kafka_message_t>.size == 72
+        else { return nil }
         let parsed = MemoryLayout<rd_kafka_message_t>.size + 2 * 8 + 4 + 4 + 8
         let binaryHeaders = parsed + 8 + 4 + 4
         return (parsed, binaryHeaders, binaryHeaders + 8)
