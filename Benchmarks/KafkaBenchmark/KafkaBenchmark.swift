@@ -200,7 +200,7 @@ struct Consume: AsyncParsableCommand {
         let count = self.count  // not through the option's property wrapper on every message
         do {
             for try await message in consumer.messages {
-                if start == nil { start = .now }
+                if received == 0 { start = .now }  // not an optional's copy and test per message
                 bytes += message.value.count
                 consumer.markProcessed(message)
                 received += 1

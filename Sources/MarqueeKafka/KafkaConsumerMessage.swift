@@ -3,19 +3,20 @@
 /// Mark it processed with ``KafkaConsumer/markProcessed(_:)`` once everything it caused is durable; only then
 /// can its offset be committed.
 public struct KafkaConsumerMessage: Sendable {
-    public let topic: String
-    public let partition: Int32
+    /// The assignment of the partition that handed this message out; a message from an earlier assignment
+    /// cannot move the commit position of a later one. It also names the topic and partition, so a message
+    /// carries one reference for them instead of a string of its own.
+    let partitionState: ConsumerCore.PartitionState
+    public var topic: String { self.partitionState.topicPartition.topic }
+    public var partition: Int32 { self.partitionState.topicPartition.partition }
     public let offset: Int64
     public let key: [UInt8]?
     public let value: [UInt8]
     public let headers: [KafkaHeader]
     /// The record's timestamp in milliseconds since the epoch (create or log-append time), if it has one.
     public let timestamp: Int64?
-    /// The assignment of the partition that handed this message out; a message from an earlier assignment
-    /// cannot move the commit position of a later one.
-    var partitionState: ConsumerCore.PartitionState?
 
-    public var topicPartition: KafkaTopicPartition { KafkaTopicPartition(topic: self.topic, partition: self.partition) }
+    public var topicPartition: KafkaTopicPartition { self.partitionState.topicPartition }
 
     /// The value as UTF-8 text.
     public var valueString: String { String(decoding: self.value, as: UTF8.self) }

@@ -59,6 +59,42 @@ struct KafkaRoundTripTests {
         }
     }
 
+    /// The decoder skips librdkafka's header parse when a record's header bytes say "none". Records with and
+    /// without headers, keys and values, interleaved in one partition, must each keep their own.
+    @Test func recordsWithAndWithoutHeadersInterleavedKeepTheirOwn() async throws {
+        try await withTestTopic(partitions: 1) { topic in
+            let count = 400
+            func headers(_ index: Int) -> [KafkaHeader] {
+                switch index % 5 {
+                case 1: [KafkaHeader(key: "marquee-id", value: "id-\(index)")]
+                case 3: [KafkaHeader(key: "", value: nil), KafkaHeader(key: "h", value: "\(index)")]
+                default: []
+                }
+            }
+            func value(_ index: Int) -> [UInt8] { index % 5 == 2 ? [] : Array("v\(index)".utf8) }
+            func key(_ index: Int) -> [UInt8]? { index % 2 == 0 ? Array("k\(index)".utf8) : nil }
+            let messages = (0..<count).map { index in
+                KafkaProducerMessage(topic: topic, key: key(index), value: value(index), headers: headers(index))
+            }
+            _ = try await withProducer { try await $0.send(messages) }
+            try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("hdr"), topics: [topic])) {
+                consumer in
+                var next = 0
+                for try await message in consumer.messages {
+                    consumer.markProcessed(message)
+                    let index = Int(message.offset)
+                    #expect(index == next)
+                    #expect(message.headers == headers(index), "headers of \(index)")
+                    #expect(message.value == value(index))
+                    #expect(message.key == key(index))
+                    next += 1
+                    if next == count { break }
+                }
+                #expect(next == count)
+            }
+        }
+    }
+
     @Test func aHandedOutButUnprocessedMessageIsDeliveredAgainAfterRestart() async throws {
         try await withTestTopic(partitions: 1) { topic in
             let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)

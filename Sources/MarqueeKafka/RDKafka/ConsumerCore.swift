@@ -25,15 +25,22 @@ final class ConsumerCore: Sendable {
     /// One assignment of one partition. A class, so each handed-out message can point at its own (no lookup
     /// per `markProcessed`), and a message of an earlier assignment finds its object revoked.
     ///
-    /// `@unchecked Sendable`: every field is read and written only under `ConsumerCore.state`'s lock.
+    /// `@unchecked Sendable`: `topicPartition` never changes; every other field is read and written only under
+    /// `ConsumerCore.state`'s lock. That lock already makes each access exclusive, so the fields skip the
+    /// runtime's exclusivity checks (`swift_beginAccess`/`swift_endAccess`, twice per message: `fetched` and
+    /// `processed`).
     final class PartitionState: @unchecked Sendable {
-        var isRevoked = false
-        var tracker = PartitionOffsetTracker()
-        var isUserPaused = false
+        /// Also the topic and partition of every message it hands out (one reference instead of a string each).
+        let topicPartition: KafkaTopicPartition
+        @exclusivity(unchecked) var isRevoked = false
+        @exclusivity(unchecked) var tracker = PartitionOffsetTracker()
+        @exclusivity(unchecked) var isUserPaused = false
         /// While paused: the offset fetching restarts from on resume (the first message taken back).
-        var rewindOffset: Int64?
+        @exclusivity(unchecked) var rewindOffset: Int64?
         /// The tracker's committable offset moved and is not yet stored in librdkafka.
-        var isDirty = false
+        @exclusivity(unchecked) var isDirty = false
+
+        init(_ topicPartition: KafkaTopicPartition) { self.topicPartition = topicPartition }
     }
 
     private enum Termination {
@@ -58,9 +65,12 @@ final class ConsumerCore: Sendable {
         var isReaderIdle = false
     }
 
-    /// What only the reader touches: the batch array and the topic-name cache.
+    /// What only the reader touches: the batch array, the partition of each message in it, and the topic-name
+    /// cache.
     private struct Reader: ~Copyable {
         let batch: UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?>
+        /// Unretained: a batch is decoded under the state lock, while `State.partitions` holds each one.
+        let owners: UnsafeMutablePointer<Unmanaged<PartitionState>?>
         var decoder = MessageDecoder()
         var isClosed = false
     }
@@ -95,12 +105,17 @@ final class ConsumerCore: Sendable {
     init(batchSize: Int, logger: Logger) {
         self.batchSize = min(max(batchSize, 1), Self.batchCapacity)
         self.logger = logger
-        self.reader = Mutex(Reader(batch: .allocate(capacity: Self.batchCapacity)))
+        let owners = UnsafeMutablePointer<Unmanaged<PartitionState>?>.allocate(capacity: Self.batchCapacity)
+        owners.initialize(repeating: nil, count: Self.batchCapacity)
+        self.reader = Mutex(Reader(batch: .allocate(capacity: Self.batchCapacity), owners: owners))
         (self.rebalances, self.rebalanceContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
     }
 
     deinit {
-        self.reader.withLock { $0.batch.deallocate() }
+        self.reader.withLock { reader in
+            reader.batch.deallocate()
+            reader.owners.deallocate()
+        }
     }
 
     /// Connects the core to its handle: takes the consumer queue and asks librdkafka to say when it becomes
@@ -243,7 +258,7 @@ final class ConsumerCore: Sendable {
             defer { for raw in raws { if let raw { rd_kafka_message_destroy(raw) } } }
             let errors = self.state.withLock { state in
                 self.storeDirty(&state, only: nil)
-                return self.append(raws, to: &state, decoder: &reader.decoder)
+                return self.append(raws, to: &state, owners: reader.owners, decoder: &reader.decoder)
             }
             for (code, text) in errors {
                 if code == .fatal {
@@ -259,10 +274,12 @@ final class ConsumerCore: Sendable {
     }
 
     func markProcessed(_ message: KafkaConsumerMessage) {
-        guard let partition = message.partitionState else { return }
         self.state.withLock { state in
-            guard !partition.isRevoked, partition.tracker.processed(message.offset) else { return }
-            partition.isDirty = true
+            // Used through the (borrowed) message, not copied out of it: no reference counting per message.
+            guard !message.partitionState.isRevoked, message.partitionState.tracker.processed(message.offset) else {
+                return
+            }
+            message.partitionState.isDirty = true
             state.hasDirty = true
             // Nobody is reading (the reader stores before each batch): store now.
             if state.isReaderIdle { self.storeDirty(&state, only: nil) }
@@ -408,16 +425,18 @@ final class ConsumerCore: Sendable {
     private func append(
         _ raws: UnsafeMutableBufferPointer<UnsafeMutablePointer<rd_kafka_message_t>?>,
         to state: inout State,
+        owners: UnsafeMutablePointer<Unmanaged<PartitionState>?>,
         decoder: inout MessageDecoder
     ) -> [(RDKafkaCode, String)] {
         var errors: [(RDKafkaCode, String)] = []
         var rewinds: [(KafkaTopicPartition, Int64?)] = []
         // The partition of the current run of messages (a batch holds runs from one partition each).
-        var run: (rkt: OpaquePointer?, partition: Int32, state: PartitionState?)?
+        // Unretained, like `owners`: `state.partitions` holds each one while the lock is held.
+        var run: (rkt: OpaquePointer?, partition: Int32, state: Unmanaged<PartitionState>?)?
         // First pass, in offset order: errors, partitions and their trackers. The partition of each message to
         // hand out (nil: skip it).
-        var owners = [PartitionState?](repeating: nil, count: raws.count)
         for (index, raw) in raws.enumerated() {
+            owners[index] = nil
             guard let raw else { continue }
             let code = RDKafkaCode(raw.pointee.err)
             guard code == .noError else {
@@ -435,28 +454,24 @@ final class ConsumerCore: Sendable {
                     }
                     partition = nil
                 }
-                run = (raw.pointee.rkt, raw.pointee.partition, partition)
+                run = (raw.pointee.rkt, raw.pointee.partition, partition.map { Unmanaged.passUnretained($0) })
             }
             guard let partition = run?.state else { continue }
-            partition.tracker.fetched(raw.pointee.offset)
+            // Used without retaining it (the dictionary holds it), unlike a strong local would be.
+            partition._withUnsafeGuaranteedRef { $0.tracker.fetched(raw.pointee.offset) }
             owners[index] = partition
         }
         // Second pass, backwards: the buffer is a stack whose last element is handed out first. Anything still
         // buffered (nothing, as the reader reads only when the buffer is empty) stays ahead of this batch.
-        var decoded: [KafkaConsumerMessage] = []
-        decoded.reserveCapacity(raws.count + state.buffer.count)
+        // Decoded straight into the buffer, whose storage is kept from batch to batch (handing out only pops).
+        var earlier: [KafkaConsumerMessage] = []
+        if !state.buffer.isEmpty { swap(&earlier, &state.buffer) }
+        state.buffer.reserveCapacity(raws.count + earlier.count)
         for index in raws.indices.reversed() {
             guard let partition = owners[index], let raw = raws[index] else { continue }
-            var message = decoder.decode(raw)
-            message.partitionState = partition
-            decoded.append(message)
+            state.buffer.append(decoder.decode(raw, partitionState: partition))
         }
-        if state.buffer.isEmpty {
-            state.buffer = decoded
-        } else {
-            decoded.append(contentsOf: state.buffer)
-            state.buffer = decoded
-        }
+        state.buffer.append(contentsOf: earlier)
         self.rewind(rewinds)
         return errors
     }
@@ -494,7 +509,7 @@ final class ConsumerCore: Sendable {
                 }
                 for key in keys {
                     state.partitions[key]?.isRevoked = true
-                    state.partitions[key] = PartitionState()
+                    state.partitions[key] = PartitionState(key)
                 }
             }
             self.logger.info("partitions assigned: \(keys.sorted().map(\.description).joined(separator: ", "))")
@@ -542,6 +557,8 @@ private struct MessageDecoder {
     private var topicNames: [OpaquePointer: String] = [:]
     /// The last topic seen: batches mostly come from one topic.
     private var lastTopic: (handle: OpaquePointer, name: String)?
+    /// ``headerLayout``, read once (a static is checked on every access).
+    private let headerLayout = Self.headerLayout
 
     /// Copies C bytes into a new array with one `memcpy`.
     @inline(__always)
@@ -550,6 +567,53 @@ private struct MessageDecoder {
             if count > 0 { buffer.baseAddress!.initialize(from: pointer.assumingMemoryBound(to: UInt8.self), count: count) }
             initialized = count
         }
+    }
+
+    /// Where librdkafka 2.8.0 keeps a consumed message's unparsed headers, or `nil` with any other version.
+    ///
+    /// `rd_kafka_message_headers` parses a consumed message's headers on first use, and for a record *without*
+    /// headers that parse still allocates and frees a reader (`rd_kafka_buf_new_shadow`) just to read the header
+    /// count 0: measured, about an eighth of the consuming thread's time. Most records have no headers, so the
+    /// decoder first looks at the unparsed bytes itself. They sit in librdkafka's private `rd_kafka_msg_t`, which
+    /// starts with the public `rd_kafka_message_t` (src/rdkafka_msg.h, 2.8.0):
+    ///
+    /// ```c
+    /// rd_kafka_message_t rkm_rkmessage;       // 72 bytes on 64-bit
+    /// TAILQ_ENTRY(rd_kafka_msg_s) rkm_link;   // two pointers
+    /// int rkm_flags; rd_kafka_timestamp_type_t rkm_tstype;
+    /// int64_t rkm_timestamp;
+    /// rd_kafka_headers_t *rkm_headers;        // parsed headers, if any
+    /// rd_kafka_msg_status_t rkm_status; int32_t rkm_broker_id;
+    /// union { ...; struct { rd_kafkap_bytes_t binhdrs; int32_t leader_epoch; } consumer; } rkm_u;
+    /// // rd_kafkap_bytes_t: { int32_t len; const void *data; ... }
+    /// ```
+    ///
+    /// The layout is private, so the shortcut is taken only with exactly the version it was read from (the one
+    /// `scripts/setup.sh` builds and links statically); any other version always asks librdkafka.
+    private static let headerLayout: (parsed: Int, length: Int, data: Int)? = {
+        guard rd_kafka_version() == 0x0208_00ff, MemoryLayout<UnsafeRawPointer>.size == 8,
+            MemoryLayout<rd_kafka_message_t>.size == 72
+        else { return nil }
+        let parsed = MemoryLayout<rd_kafka_message_t>.size + 2 * 8 + 4 + 4 + 8
+        let binaryHeaders = parsed + 8 + 4 + 4
+        return (parsed, binaryHeaders, binaryHeaders + 8)
+    }()
+
+    /// Whether a consumed message may have headers; `false` only when it certainly has none (the record's
+    /// header bytes are missing or just the count 0), so `rd_kafka_message_headers` can be skipped.
+    @inline(__always)
+    func mayHaveHeaders(_ raw: UnsafeMutablePointer<rd_kafka_message_t>) -> Bool {
+        guard let layout = self.headerLayout else { return true }
+        let message = UnsafeRawPointer(raw)
+        // Parsed already (nobody does, but then they are there).
+        if message.load(fromByteOffset: layout.parsed, as: UnsafeRawPointer?.self) != nil { return true }
+        let length = message.load(fromByteOffset: layout.length, as: Int32.self)
+        if length <= 0 { return false }
+        // More than one byte: a count other than 0 (librdkafka decides). One byte: the varint count itself.
+        guard length == 1, let data = message.load(fromByteOffset: layout.data, as: UnsafeRawPointer?.self) else {
+            return true
+        }
+        return data.load(as: UInt8.self) != 0
     }
 
     /// The name of a topic handle, cached.
@@ -567,14 +631,16 @@ private struct MessageDecoder {
         return name
     }
 
-    mutating func decode(_ raw: UnsafeMutablePointer<rd_kafka_message_t>) -> KafkaConsumerMessage {
+    mutating func decode(
+        _ raw: UnsafeMutablePointer<rd_kafka_message_t>,
+        partitionState: Unmanaged<ConsumerCore.PartitionState>
+    ) -> KafkaConsumerMessage {
         let message = raw.pointee
-        let topic = self.topicName(message.rkt)
         let value = message.payload.map { Self.bytes($0, message.len) } ?? []
         let key = message.key.map { Self.bytes($0, message.key_len) }
         var headers: [KafkaHeader] = []
         var list: OpaquePointer?
-        if rd_kafka_message_headers(raw, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list {
+        if self.mayHaveHeaders(raw), rd_kafka_message_headers(raw, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list {
             var index = 0
             var name: UnsafePointer<CChar>?
             var valuePointer: UnsafeRawPointer?
@@ -592,14 +658,12 @@ private struct MessageDecoder {
         var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let timestamp = rd_kafka_message_timestamp(raw, &timestampType)
         return KafkaConsumerMessage(
-            topic: topic,
-            partition: message.partition,
+            partitionState: partitionState.takeUnretainedValue(),
             offset: message.offset,
             key: key,
             value: value,
             headers: headers,
-            timestamp: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp,
-            partitionState: nil
+            timestamp: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp
         )
     }
 }
