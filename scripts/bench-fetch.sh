@@ -107,7 +107,7 @@ run_worker() { # kind count log → jobs/s (cpu µs/job in the log)
 run_curl() { # log → requests/s
     local start end ok
     start="$(date +%s%N)"
-    curl --parallel --parallel-max "$concurrency" --parallel-immediate --silent --config "$logs/urls.cfg" \
+    curl --parallel --parallel-max "$concurrency" --parallel-immediate --silent --no-progress-meter --config "$logs/urls.cfg" \
         --header 'Accept: application/json' --user-agent "$user_agent" --write-out '%{http_code}\n' >"$1" 2>&1 \
         || die "curl failed; see ${1#"$root"/}"
     end="$(date +%s%N)"
@@ -132,8 +132,9 @@ for round in $(seq 1 "$rounds"); do
         c=$(run_curl "$logs/r$round-curl.log"); f=$(run_worker detail "$jobs" "$logs/r$round-worker.log")
     fi
     workers+=("$f"); curls+=("$c"); ratios+=("$(ratio "$f" "$c")")
-    printf 'round %d: fetch=%s curl=%s ratio=%s (jobs/s; worker CPU %s µs/job)\n' \
-        "$round" "$f" "$c" "$(ratio "$f" "$c")" "$(field cpu_us_per_job "$logs/r$round-worker.log")"
+    w="$logs/r$round-worker.log"
+    printf 'round %d: fetch=%s curl=%s ratio=%s (jobs/s; worker: %s µs CPU/job, %s ms/job of which %s ms in the handler)\n' \
+        "$round" "$f" "$c" "$(ratio "$f" "$c")" "$(field cpu_us_per_job "$w")" "$(field job_ms "$w")" "$(field handler_ms "$w")"
 done
 
 # --- 2. CPU per job ---------------------------------------------------------------------------------------------

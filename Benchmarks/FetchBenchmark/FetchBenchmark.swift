@@ -32,7 +32,7 @@ struct FetchBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "FetchBenchmark",
         abstract: "Measure the fetch worker against the upstream emulator.",
-        subcommands: [PrintURLs.self, RunWorkload.self, RunRate.self]
+        subcommands: [PrintURLs.self, RunWorkload.self, RunRate.self, RunHTTP.self]
     )
 }
 
@@ -43,8 +43,14 @@ struct Options: ParsableArguments {
     @Option(help: "The topic prefix of this run (default: a fresh one).")
     var prefix: String = "bench-fetch.\(UUID().uuidString.prefix(8).lowercased())."
 
-    @Option(help: "Jobs in flight at once (stage concurrency, connections per host).")
+    @Option(help: "Requests in flight at once to the upstream (per-source limit, connections per host), as curl --parallel-max.")
     var concurrency = 32
+
+    @Option(help: "Jobs in flight at once in the stage (default: 4 × --concurrency, as marquee-fetch's 64 jobs and 16 a source).")
+    var stageConcurrency: Int?
+
+    @Option(help: "Partitions of each topic of the run.")
+    var partitions = 4
 
     var kafka: KafkaConfiguration {
         var kafka = KafkaConfiguration(brokers: self.brokers)
@@ -74,6 +80,9 @@ struct WorkloadOptions: ParsableArguments {
 
     @Option(help: "How many jobs.")
     var count = 2000
+
+    @Flag(help: "Diagnostics: drop the handler's outputs instead of producing them (leaves the producer out).")
+    var dropOutputs = false
 }
 
 struct PrintURLs: AsyncParsableCommand {
@@ -107,7 +116,9 @@ struct RunWorkload: AsyncParsableCommand {
         let jobs = try await Workload.jobs(self.workload.kind, count: self.workload.count, sources: sources, logger: self.options.logger)
         try await BenchStage.seed(jobs, options: self.options)
         let progress = Progress(target: jobs.count)
-        try await BenchStage.run(sources: sources, rate: nil, progress: progress, options: self.options) {
+        try await BenchStage.run(
+            sources: sources, rate: nil, progress: progress, dropsOutputs: self.workload.dropOutputs, options: self.options
+        ) {
             await progress.wait()
         }
         guard let result = progress.result() else { throw ValidationError("the run did not finish") }
@@ -115,7 +126,9 @@ struct RunWorkload: AsyncParsableCommand {
         print(
             "jobs_per_sec=\(Int((Double(jobs.count) / max(seconds, 1e-9)).rounded())) "
                 + "cpu_us_per_job=\(Int((result.cpu.seconds * 1e6 / Double(jobs.count)).rounded())) "
-                + "elapsed_ms=\(Int((seconds * 1000).rounded())) jobs=\(jobs.count) failed=\(result.failed)"
+                + "elapsed_ms=\(Int((seconds * 1000).rounded())) jobs=\(jobs.count) failed=\(result.failed) "
+                + "handler_ms=\(String(format2: result.handlerMilliseconds)) job_ms=\(String(format2: result.jobMilliseconds)) "
+                + "outputs_per_job=\(String(format2: result.outputsPerJob))"
         )
     }
 }
@@ -157,6 +170,52 @@ struct RunRate: AsyncParsableCommand {
     }
 }
 
+struct RunHTTP: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "http",
+        abstract: "Diagnostics: fetch the workload's URLs with the worker's HTTP client alone (no parsing, no Kafka)."
+    )
+    @OptionGroup var options: Options
+    @OptionGroup var workload: WorkloadOptions
+
+    func run() async throws {
+        let sources = try self.options.sources()
+        let jobs = try await Workload.jobs(self.workload.kind, count: self.workload.count, sources: sources, logger: self.options.logger)
+        let adapters = SourceAdapters(configuration: sources)
+        let requests = try jobs.map { job in
+            let request = try adapters.request(for: job)
+            var fetch = FetchRequest(url: request.url, headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }, purpose: .api)
+            fetch.isConditional = false
+            return fetch
+        }
+        var http = HTTPFetcherConfiguration()
+        http.allowsPrivateAddresses = true
+        http.maxConnectionsPerHost = self.options.concurrency
+        let fetcher = try HTTPFetcher(configuration: http, logger: self.options.logger)
+        let progress = Progress(target: requests.count)
+        let limiter = AsyncLimiter(limit: self.options.concurrency)
+        try await withThrowingDiscardingTaskGroup { group in
+            for request in requests {
+                _ = await limiter.acquire()
+                group.addTask {
+                    defer { limiter.release() }
+                    progress.started()
+                    let response = try await fetcher.fetch(request)
+                    progress.finished(response.status == 200 ? .succeeded(outputs: 0) : .deadLettered(.permanent))
+                }
+            }
+        }
+        await fetcher.shutdown()
+        guard let result = progress.result() else { throw ValidationError("the run did not finish") }
+        let seconds = result.elapsed.seconds
+        print(
+            "requests_per_sec=\(Int((Double(requests.count) / max(seconds, 1e-9)).rounded())) "
+                + "cpu_us_per_request=\(Int((result.cpu.seconds * 1e6 / Double(requests.count)).rounded())) "
+                + "elapsed_ms=\(Int((seconds * 1000).rounded())) failed=\(result.failed)"
+        )
+    }
+}
+
 /// Seeding and running the fetch stage as marquee-fetch runs it.
 enum BenchStage {
     /// The topics of a run: the fetch stage (one retry tier), its outputs, and a sink for follow-up fetch jobs.
@@ -172,7 +231,7 @@ enum BenchStage {
     /// keyed by the job's dedupe key).
     static func seed(_ jobs: [FetchJob], options: Options) async throws {
         let admin = try KafkaAdmin(configuration: options.kafka, logger: options.logger)
-        _ = try await StageTopics.createAll(Self.topics(prefix: options.prefix), partitions: 4, admin: admin)
+        _ = try await StageTopics.createAll(Self.topics(prefix: options.prefix), partitions: options.partitions, admin: admin)
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(kafka: options.kafka), logger: options.logger)
         let messages = jobs.map { job in
             KafkaProducerMessage(
@@ -197,30 +256,35 @@ enum BenchStage {
         sources: SourceConfiguration,
         rate: Double?,
         progress: Progress,
+        dropsOutputs: Bool = false,
         options: Options,
         _ body: () async throws -> Void
     ) async throws {
         var http = HTTPFetcherConfiguration()
         http.allowsPrivateAddresses = true
-        // Limits off: as many connections to the emulator as jobs in flight (marquee-fetch's default is 16 a host).
+        // Limits off but for concurrency: at most `concurrency` requests in flight to the upstream (marquee-fetch's
+        // --per-source-concurrency) over as many connections, while the stage may hold more jobs (parsing, or
+        // waiting for the broker's acknowledgement of their outputs), as marquee-fetch does.
         http.maxConnectionsPerHost = options.concurrency
         http.maxTotalConnections = max(http.maxTotalConnections, options.concurrency)
-        if let rate {
-            http.hostLimits[Source.tmdb.rawValue] = HostLimit(requestsPerSecond: rate, burst: 1, maxConcurrent: options.concurrency)
-        }
+        http.hostLimits[Source.tmdb.rawValue] = HostLimit(
+            requestsPerSecond: rate ?? .infinity,
+            burst: 1,
+            maxConcurrent: options.concurrency
+        )
         let worker = try FetchWorker(settings: FetchWorkerSettings(sources: sources, http: http), logger: options.logger)
 
         var configuration = StageConfiguration(
             stage: "fetch", kafka: options.kafka, prefix: options.prefix, retry: RetryPolicy(delays: [.seconds(1)])
         )
         configuration.groupID = "\(options.prefix)fetch"
-        configuration.concurrency = options.concurrency
+        configuration.concurrency = options.stageConcurrency ?? 4 * options.concurrency
         configuration.consumer = { consumer in
             consumer.sessionTimeout = .seconds(6)
             consumer.heartbeatInterval = .seconds(1)
         }
-        configuration.onJobFinished = { report in progress.finished(report.outcome) }
-        let stage = Stage(configuration: configuration, handler: SinkHandler(inner: worker.handler, progress: progress), logger: options.logger)
+        configuration.onJobFinished = { report in progress.finished(report.outcome, duration: report.duration) }
+        let stage = Stage(configuration: configuration, handler: SinkHandler(inner: worker.handler, progress: progress, dropsOutputs: dropsOutputs), logger: options.logger)
         // The stage is last: a group stops its services in reverse order, so the HTTP client outlives the jobs.
         let group = ServiceGroup(services: [worker, stage], logger: options.logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -243,10 +307,14 @@ struct SinkHandler: StageHandler {
     static let followUpStage = "followups"
     let inner: FetchHandler
     let progress: Progress
+    let dropsOutputs: Bool
 
     func handle(_ job: StageJob) async throws -> [StageOutput] {
         self.progress.started()
+        let start = ContinuousClock.now
         var outputs = try await self.inner.handle(job)
+        self.progress.handled(.now - start)
+        if self.dropsOutputs { return [] }
         for index in outputs.indices where outputs[index].stage == "fetch" {
             outputs[index].stage = Self.followUpStage
         }

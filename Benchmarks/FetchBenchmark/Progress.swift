@@ -15,11 +15,20 @@ final class Progress: Sendable {
         /// User + system CPU time of the whole process over ``elapsed``.
         var cpu: Duration
         var failed: Int
+        /// Mean time in the handler (fetch and parse), and from the handler's start to the job's durable outcome.
+        var handlerMilliseconds: Double
+        var jobMilliseconds: Double
+        /// Mean outputs (records, image jobs, follow-up fetch jobs) a job produced.
+        var outputsPerJob: Double
     }
 
     private struct State {
         var succeeded = 0
         var failed = 0
+        var handlerTime = Duration.zero
+        var handled = 0
+        var outputs = 0
+        var jobTime = Duration.zero
         var started: (wall: ContinuousClock.Instant, cpu: Duration)?
         var ended: (wall: ContinuousClock.Instant, cpu: Duration)?
         var finishWaiter: CheckedContinuation<Void, Never>?
@@ -45,19 +54,29 @@ final class Progress: Sendable {
     }
 
     /// A job reached its durable outcome. Only successes count towards the target (a retried job runs again).
-    func finished(_ outcome: StageOutcome) {
+    func finished(_ outcome: StageOutcome, duration: Duration = .zero) {
         let waiter: CheckedContinuation<Void, Never>? = self.state.withLock { state in
-            guard case .succeeded = outcome else {
+            guard case .succeeded(let outputs) = outcome else {
                 state.failed += 1
                 return nil
             }
+            state.outputs += outputs
             state.succeeded += 1
+            state.jobTime += duration
             guard state.succeeded == self.target else { return nil }
             state.ended = (.now, Self.cpuTime())
             defer { state.finishWaiter = nil }
             return state.finishWaiter
         }
         waiter?.resume()
+    }
+
+    /// A handler returned after `duration`.
+    func handled(_ duration: Duration) {
+        self.state.withLock { state in
+            state.handled += 1
+            state.handlerTime += duration
+        }
     }
 
     var finishedCount: Int { self.state.withLock { $0.succeeded } }
@@ -90,14 +109,25 @@ final class Progress: Sendable {
     func result() -> Result? {
         self.state.withLock { state in
             guard let started = state.started, let ended = state.ended else { return nil }
-            return Result(elapsed: ended.wall - started.wall, cpu: ended.cpu - started.cpu, failed: state.failed)
+            return Result(
+                elapsed: ended.wall - started.wall,
+                cpu: ended.cpu - started.cpu,
+                failed: state.failed,
+                handlerMilliseconds: state.handlerTime.seconds * 1000 / Double(max(state.handled, 1)),
+                jobMilliseconds: state.jobTime.seconds * 1000 / Double(max(state.succeeded, 1)),
+                outputsPerJob: Double(state.outputs) / Double(max(state.succeeded, 1))
+            )
         }
     }
 
     /// User + system CPU time of this process so far (every thread: tasks, the curl loop, librdkafka's threads).
     static func cpuTime() -> Duration {
         var usage = rusage()
+        #if canImport(Glibc)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
         getrusage(RUSAGE_SELF, &usage)
+        #endif
         func duration(_ time: timeval) -> Duration { .seconds(Int64(time.tv_sec)) + .microseconds(Int64(time.tv_usec)) }
         return duration(usage.ru_utime) + duration(usage.ru_stime)
     }
