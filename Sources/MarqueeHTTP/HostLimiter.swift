@@ -48,10 +48,10 @@ final class HostLimiter: Sendable {
         /// Grants waiters from the head while they are eligible; sets ``deadline`` for the first one that is not.
         mutating func pump(now: ContinuousClock.Instant, into granted: inout [Waiter]) {
             // A timed wait that fires late (the loop's millisecond poll timeout, a busy machine) is granted as of
-            // its deadline: refilling at `now` would drop the time past the deadline at the bucket's cap (with burst
-            // 1, every time), and the achieved rate would fall short of the limit by the average lateness (4–5 %
-            // at 50 req/s, measured by make bench-fetch). The lateness made up is at most a quarter of a token interval,
-            // so a one-second window sees at most rate + 1.25 grants (rate + 1 for whole rates), arrival jitter aside.
+            // its deadline: refilling at `now` would drop the time past the deadline at the bucket's cap (with
+            // burst 1, every time), and the achieved rate would fall short of the limit by the mean lateness (4–5 %
+            // at 50 req/s, measured by make bench-fetch). At most a quarter of a token's interval is made up, so
+            // a one-second window sees at most rate + 1.25 grants (rate + 1 for whole rates), arrival jitter aside.
             var refillAt = now
             if let due = self.deadline, due < now, let limit, limit.requestsPerSecond.isFinite {
                 refillAt = max(due, now - .seconds(0.25 / limit.requestsPerSecond))
