@@ -9,6 +9,11 @@
 //                                                        jobs_per_sec=… cpu_us_per_job=… elapsed_ms=… jobs=… failed=…
 //   FetchBenchmark rate --rate 50 --seconds 60           the stage under a client limit of 50 req/s (burst 1) for
 //                                                        a fixed window; prints achieved=… error_pct=… requests=…
+//   FetchBenchmark http --kind detail --count N          diagnostics: the worker's HTTP client alone, same URLs
+//
+// --concurrency N caps the requests in flight to the upstream (per-source HostLimit, connections per host), as
+// curl's --parallel-max; the stage holds up to --stage-concurrency jobs (default 4 N, as marquee-fetch's defaults of
+// 64 jobs and 16 a source). `run --drop-outputs` leaves the producer out (diagnostics).
 //
 // Upstream base URLs and keys come from the environment, as for marquee-fetch (`marquee-upstream --print-env`).
 // `run` is timed from the first job started to the Nth finished (fetched, parsed, records and follow-ups
