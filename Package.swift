@@ -227,6 +227,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The fetch worker (same code as marquee-fetch) against the emulator: jobs/s, CPU per job, rate accuracy.
+        .executableTarget(
+            name: "FetchBenchmark",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeFetchStage",
+                "MarqueeHTTP",
+                "MarqueeKafka",
+                "MarqueePipeline",
+                "MarqueeSources",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/FetchBenchmark",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Tests
 
         // A consumer-group member run as a separate process by the integration tests (kill -9 scenarios).

@@ -26,7 +26,14 @@ public struct ImageJob: Hashable, Sendable {
 
     /// - Throws: A ``PayloadError`` naming the wrong field.
     public static func decode(_ bytes: some Collection<UInt8>) throws(PayloadError) -> ImageJob {
-        var reader = try PayloadReader(try JSONValue.parse(bytes))
+        try Self.decode(json: try JSONValue.parse(bytes))
+    }
+
+    /// The job in a parsed payload, checked as ``decode(_:)`` checks it.
+    ///
+    /// - Throws: A ``PayloadError`` naming the wrong field.
+    public static func decode(json: JSONValue) throws(PayloadError) -> ImageJob {
+        var reader = try PayloadReader(json)
         let version = try reader.int("v", in: 0...Int64.max)
         guard version == FetchJob.version else {
             throw PayloadError(.unsupportedVersion, field: "v", "version \(version) is not supported")

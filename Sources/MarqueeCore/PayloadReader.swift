@@ -14,6 +14,11 @@ public struct PayloadReader {
         self.path = path
     }
 
+    /// Whether `scalar` is a control character (general category Cc: U+0000–001F, U+007F–009F).
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
     private func fieldPath(_ key: String) -> String { self.path.isEmpty ? key : "\(self.path).\(key)" }
 
     private mutating func value(_ key: String) -> JSONValue? {
@@ -42,11 +47,16 @@ public struct PayloadReader {
         guard case .string(let string) = value else {
             throw self.invalid(key, "expected \(expected ?? "a string"), got \(value.typeName)")
         }
-        if !allowEmpty && string.trimmingCharacters(in: .whitespaces).isEmpty {
+        // These checks run on every string of every payload a stage reads or a worker emits: each stops at the
+        // first character that decides it, and none looks up Unicode properties for ASCII (make bench-fetch).
+        if !allowEmpty && string.allSatisfy(\.isWhitespace) {
             throw self.invalid(key, "must not be empty")
         }
-        if string.count > maxLength { throw self.invalid(key, "longer than \(maxLength) characters") }
-        if string.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        // A string has at most as many characters as UTF-8 bytes: count characters only when that may exceed.
+        if string.utf8.count > maxLength && string.count > maxLength {
+            throw self.invalid(key, "longer than \(maxLength) characters")
+        }
+        if string.unicodeScalars.contains(where: Self.isControl) {
             throw self.invalid(key, "contains control characters")
         }
         if let check, !check(string) {
@@ -117,16 +127,4 @@ public struct PayloadReader {
             throw PayloadError(.unknownField, field: self.fieldPath(unknown), "unknown field")
         }
     }
-}
-
-extension String {
-    func trimmingCharacters(in set: CharacterSetLite) -> String {
-        String(self.drop(while: set.contains).reversed().drop(while: set.contains).reversed())
-    }
-}
-
-/// The few character classes the payload checks need (no Foundation `CharacterSet` round trips).
-struct CharacterSetLite: Sendable {
-    let contains: @Sendable (Character) -> Bool
-    static let whitespaces = CharacterSetLite { $0.isWhitespace }
 }

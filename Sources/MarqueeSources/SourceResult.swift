@@ -32,11 +32,11 @@ public struct SourceResult: Sendable, Hashable {
         }
     }
 
-    /// Adds an image job if it passes ``ImageJob/decode(_:)`` and is not already queued; otherwise notes it in
-    /// ``skipped``.
+    /// Adds an image job if it passes ``ImageJob/decode(json:)`` (the image stage's check, without a round trip
+    /// through bytes) and is not already queued; otherwise notes it in ``skipped``.
     mutating func add(_ job: ImageJob) {
         do {
-            let checked = try ImageJob.decode(job.encoded())
+            let checked = try ImageJob.decode(json: job.json)
             if !self.imageJobs.contains(checked) { self.imageJobs.append(checked) }
         } catch {
             self.skipped.append("image \(job.url.shortened(to: 120)): \(error)")
