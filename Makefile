@@ -7,7 +7,7 @@ export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
 SWIFT_BUILD_FLAGS ?=
 COUNT ?= 10000
 
-.PHONY: run test setup build up down status bench-kafka bench-stage clean
+.PHONY: run test setup build up down status bench-kafka bench-stage bench-images clean
 
 ## make run: set up, build, start the local stack, and show a message round trip through the broker.
 run: setup build up
@@ -42,6 +42,10 @@ bench-kafka: setup
 ## make bench-stage: the stage runtime vs a bare loop on the Kafka layer, same broker, same run.
 bench-stage: setup
 	scripts/bench-stage.sh
+
+## make bench-images: the imaging path vs vipsthumbnail and ImageMagick, same posters, same run.
+bench-images: setup
+	scripts/bench-images.sh
 
 clean:
 	rm -rf .build
