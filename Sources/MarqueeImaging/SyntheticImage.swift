@@ -21,6 +21,8 @@ import Cvips
         case png
         /// Lossy WebP at a quality.
         case webp(quality: Int)
+        /// GIF (one frame, palette).
+        case gif
     }
 
     /// A picture to render.
@@ -134,6 +136,8 @@ import Cvips
             return try image.encoded("vips_pngsave_buffer") { CMarqueeVips_pngsave_buffer($0, &$1, &$2, 6, strip) }
         case .webp(let quality):
             return try image.encoded("vips_webpsave_buffer") { CMarqueeVips_webpsave_buffer($0, &$1, &$2, Int32(quality), strip) }
+        case .gif:
+            return try image.encoded("vips_gifsave_buffer") { CMarqueeVips_image_write_to_buffer($0, ".gif", &$1, &$2) }
         }
     }
 

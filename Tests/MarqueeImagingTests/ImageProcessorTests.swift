@@ -119,6 +119,18 @@ struct ImageProcessorTests {
         }
     }
 
+    @Test func gifGivesVariantsFromItsFirstFrame() async throws {
+        let bytes = TestImages.render(
+            SyntheticImage.Spec(width: 240, height: 360, pattern: .split(top: [250, 250, 0], bottom: [0, 0, 0]), encoding: .gif))
+        let probe = try self.processor.probe(bytes)
+        #expect(probe.format == .gif && probe.width == 240 && probe.height == 360)
+        let image = try await self.withProcessor { try await $0.process(bytes) }
+        #expect(Self.webp(image).map(\.width) == [92, 185, 240])
+        let decoded = try DecodedImage(try #require(Self.jpeg(image).last).data)
+        let top = decoded.pixel(decoded.width / 2, decoded.height / 8)
+        #expect(top[0] > 200 && top[1] > 200 && top[2] < 60, "yellow top: \(top)")
+    }
+
     @Test func outputsCarryNoMetadata() async throws {
         let bytes = TestImages.jpeg(500, 750) {
             $0.orientation = 6
