@@ -7,7 +7,7 @@ export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
 SWIFT_BUILD_FLAGS ?=
 COUNT ?= 10000
 
-.PHONY: run test setup build up down status bench-kafka bench-stage bench-fetch clean
+.PHONY: run test setup build up down status bench-kafka bench-stage bench-fetch bench-images clean
 
 ## make run: set up, build, start the local stack, and show a message round trip through the broker.
 run: setup build up
@@ -46,6 +46,10 @@ bench-stage: setup
 ## make bench-fetch: the fetch worker vs curl --parallel on the same URLs (emulator), CPU per job, rate-limit accuracy.
 bench-fetch: setup
 	scripts/bench-fetch.sh
+
+## make bench-images: the imaging path vs vipsthumbnail and ImageMagick, same posters, same run.
+bench-images: setup
+	scripts/bench-images.sh
 
 clean:
 	rm -rf .build

@@ -171,6 +171,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The image worker's library: type sniffing, header-only probes and pixel caps, one shrink-on-load decode
+        // into WebP/JPEG variants, placeholders (dominant colour, BlurHash); libvips on a bounded thread pool.
+        .target(
+            name: "MarqueeImaging",
+            dependencies: [
+                "CMarqueeVips",
+                "Cvips",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MarqueeTestSupport",
             dependencies: [
@@ -242,6 +253,16 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Benchmarks/FetchBenchmark",
+            swiftSettings: swiftSettings
+        ),
+
+        .executableTarget(
+            name: "ImagingBenchmark",
+            dependencies: [
+                "MarqueeImaging",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/ImagingBenchmark",
             swiftSettings: swiftSettings
         ),
 
@@ -325,6 +346,11 @@ let package = Package(
         .testTarget(
             name: "MarqueeEmulatorTests",
             dependencies: ["MarqueeEmulator", "MarqueeTestSupport", "CMarqueeVips", "Cvips"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeImagingTests",
+            dependencies: ["MarqueeImaging", "CMarqueeVips", "Cvips"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

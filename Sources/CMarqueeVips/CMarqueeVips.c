@@ -77,3 +77,75 @@ int CMarqueeVips_pngsave_buffer(VipsImage *image, void **buf, size_t *len, int c
 int CMarqueeVips_webpsave_buffer(VipsImage *image, void **buf, size_t *len, int quality, int strip) {
     return vips_webpsave_buffer(image, buf, len, "Q", quality, "strip", strip ? TRUE : FALSE, NULL);
 }
+
+// MARK: - MarqueeImaging
+
+int CMarqueeVips_restrict_loaders(void) {
+    // vips_operation_block_set sets the state of a class and every subclass. In 8.14 it finds the class by its
+    // type name only (a nickname such as "jpegload_buffer" is silently ignored), so name the classes.
+    static const char *const allowed[] = {
+        "VipsForeignLoadJpegBuffer", "VipsForeignLoadPngBuffer", "VipsForeignLoadWebpBuffer",
+        "VipsForeignLoadNsgifBuffer"};
+    for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+        if (g_type_from_name(allowed[i]) == 0) {
+            vips_error("CMarqueeVips", "loader %s is not built into this libvips", allowed[i]);
+            return -1;
+        }
+    }
+    vips_operation_block_set("VipsForeignLoad", TRUE);
+    for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+        vips_operation_block_set(allowed[i], FALSE);
+    }
+    return 0;
+}
+
+static void CMarqueeVips_drop_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)domain;
+    (void)level;
+    (void)message;
+    (void)data;
+}
+
+void CMarqueeVips_silence_warnings(void) {
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, CMarqueeVips_drop_log, NULL);
+}
+
+int CMarqueeVips_colourspace(VipsImage *in, VipsImage **out, int space) {
+    return vips_colourspace(in, out, (VipsInterpretation)space, NULL);
+}
+
+int CMarqueeVips_flatten(VipsImage *in, VipsImage **out, double red, double green, double blue) {
+    double ink[3] = {red, green, blue};
+    // The array is copied into the operation's argument; we own (and drop) our reference.
+    VipsArrayDouble *background = vips_array_double_new(ink, 3);
+    int result = vips_flatten(in, out, "background", background, NULL);
+    vips_area_unref(VIPS_AREA(background));
+    return result;
+}
+
+int CMarqueeVips_premultiply(VipsImage *in, VipsImage **out) {
+    return vips_premultiply(in, out, NULL);
+}
+
+int CMarqueeVips_unpremultiply(VipsImage *in, VipsImage **out) {
+    return vips_unpremultiply(in, out, NULL);
+}
+
+int CMarqueeVips_copy_interpretation(VipsImage *in, VipsImage **out, int interpretation) {
+    return vips_copy(in, out, "interpretation", (VipsInterpretation)interpretation, NULL);
+}
+
+int CMarqueeVips_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile, const char *input_profile) {
+    if (input_profile) {
+        return vips_icc_transform(in, out, output_profile, "input_profile", input_profile, "embedded", TRUE, NULL);
+    }
+    return vips_icc_transform(in, out, output_profile, "embedded", TRUE, NULL);
+}
+
+int CMarqueeVips_gaussnoise(VipsImage **out, int width, int height, double mean, double sigma, int seed) {
+    return vips_gaussnoise(out, width, height, "mean", mean, "sigma", sigma, "seed", seed, NULL);
+}
+
+int CMarqueeVips_add(VipsImage *left, VipsImage *right, VipsImage **out) {
+    return vips_add(left, right, out, NULL);
+}

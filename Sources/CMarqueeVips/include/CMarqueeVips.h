@@ -91,4 +91,46 @@ int CMarqueeVips_pngsave_buffer(
 int CMarqueeVips_webpsave_buffer(
     VipsImage *_Nonnull image, void *_Nullable *_Nonnull buf, size_t *_Nonnull len, int quality, int strip);
 
+// MARK: - MarqueeImaging (the image worker's pipeline)
+
+/// Shrinks the loader attack surface: blocks every loader (`VipsForeignLoad` and below), then re-enables only the
+/// in-memory JPEG, PNG, WebP and GIF loaders (VipsForeignLoad{Jpeg,Png,Webp,Nsgif}Buffer, i.e. jpegload_buffer,
+/// pngload_buffer, webpload_buffer, gifload_buffer). Process-wide; call after CMarqueeVips_init. Returns 0 on
+/// success, -1 (nothing blocked) if one of those loaders is missing.
+int CMarqueeVips_restrict_loaders(void);
+
+/// Drops libvips' warnings (g_log domain "VIPS", level warning) instead of printing them on stderr: the
+/// failures they describe ("error in tile …", "Premature end of JPEG file") reach the caller as errors anyway.
+void CMarqueeVips_silence_warnings(void);
+
+/// Converts to another colour space (VipsInterpretation, e.g. VIPS_INTERPRETATION_sRGB); alpha is kept.
+int CMarqueeVips_colourspace(VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, int space);
+
+/// Flattens the alpha band onto the background colour (`red`, `green`, `blue`, 0…255).
+int CMarqueeVips_flatten(
+    VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, double red, double green, double blue);
+
+/// Premultiplies the colour bands by the alpha band (output is float).
+int CMarqueeVips_premultiply(VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out);
+
+/// Undoes CMarqueeVips_premultiply (output is float; cast back to the original format).
+int CMarqueeVips_unpremultiply(VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out);
+
+/// A copy (sharing the pixels) whose interpretation is `interpretation` (VipsInterpretation), e.g. to mark a
+/// 4-band image as CMYK.
+int CMarqueeVips_copy_interpretation(VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, int interpretation);
+
+/// Transforms to `output_profile` (a file or a built-in name: "srgb", "cmyk", "p3"), importing untagged images
+/// with `input_profile` (may be NULL); the output carries the output profile as "icc-profile-data".
+int CMarqueeVips_icc_transform(
+    VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, const char *_Nonnull output_profile,
+    const char *_Nullable input_profile);
+
+/// One band of Gaussian noise (float) of `width` × `height`, with `mean` and `sigma`, from a fixed `seed`.
+int CMarqueeVips_gaussnoise(VipsImage *_Nullable *_Nonnull out, int width, int height, double mean, double sigma,
+    int seed);
+
+/// `left` + `right`, pixel by pixel (a one-band operand is added to every band of the other).
+int CMarqueeVips_add(VipsImage *_Nonnull left, VipsImage *_Nonnull right, VipsImage *_Nullable *_Nonnull out);
+
 #endif

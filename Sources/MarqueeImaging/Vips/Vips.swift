@@ -1,0 +1,52 @@
+import CMarqueeVips
+import Cvips
+
+/// libvips' process-wide state for MarqueeImaging.
+enum Vips {
+    /// The outcome of starting libvips, computed once per process (a `static let` is initialised exactly once,
+    /// thread-safely): `vips_init`, `vips_concurrency_set(1)`, untrusted loaders blocked, then every loader
+    /// blocked but the JPEG/PNG/WebP/GIF buffer loaders, the operation cache off, and libvips' stderr
+    /// warnings dropped.
+    ///
+    /// Starting libvips twice is harmless (`vips_init` returns at once the second time), so this coexists with
+    /// the emulator's own initialisation in one test process; the loader restriction then applies to both (the
+    /// emulator only loads JPEG and PNG).
+    static let initialization: Result<Void, ImagingError> = {
+        guard CMarqueeVips_init("marquee", 1) == 0 else {
+            return .failure(ImagingError(code: .internal, reason: "vips_init failed: \(Self.lastError())"))
+        }
+        guard CMarqueeVips_restrict_loaders() == 0 else {
+            return .failure(ImagingError(code: .internal, reason: "restricting loaders failed: \(Self.lastError())"))
+        }
+        // The operation cache keeps recent operations — their inputs and outputs — alive for reuse. Every image
+        // here is new, so it would only hold memory (and pointers to buffers we free), so keep none.
+        vips_cache_set_max(0)
+        vips_cache_set_max_mem(0)
+        // Every failure reaches the caller as an ImagingError with libvips' error text; its warnings on stderr
+        // would only repeat them, unstructured, in the worker's logs.
+        CMarqueeVips_silence_warnings()
+        return .success(())
+    }()
+
+    /// libvips' error text on this thread (the buffer is per thread), cleared afterwards.
+    static func lastError() -> String {
+        // vips_error_buffer_copy returns a copy we own (g_free) and clears the buffer.
+        guard let text = vips_error_buffer_copy() else { return "unknown libvips error" }
+        defer { g_free(text) }
+        let message = String(cString: text).trimmingTrailingNewlines()
+        return message.isEmpty ? "unknown libvips error" : message
+    }
+}
+
+extension String {
+    fileprivate func trimmingTrailingNewlines() -> String {
+        var text = Substring(self)
+        while let last = text.last, last.isNewline || last == " " { text = text.dropLast() }
+        return String(text).replacingNewlines()
+    }
+
+    /// libvips joins several messages with newlines; a dead-letter header wants one line.
+    private func replacingNewlines() -> String {
+        String(self.map { $0.isNewline ? ";" : $0 })
+    }
+}
