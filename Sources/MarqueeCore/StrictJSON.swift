@@ -1,15 +1,13 @@
-import MarqueeCore
-
-/// A strict RFC 8259 JSON reader for upstream bodies.
+/// A strict RFC 8259 JSON reader, for payloads and upstream bodies alike.
 ///
 /// Foundation's decoder on Linux accepts some invalid documents (a trailing comma after the last element, as in
-/// hand-edited Kakao samples); an upstream body like that is damaged and must be classified as malformed, not
-/// half-trusted. Integers that fit `Int64` become ``JSONValue/integer(_:)``, other numbers
+/// hand-edited Kakao samples); a payload or an upstream body like that is damaged and must be refused, not
+/// half-trusted. It is also several times faster than decoding `JSONValue` through `Codable`. Integers that fit `Int64` become ``JSONValue/integer(_:)``, other numbers
 /// ``JSONValue/number(_:)``; a duplicate object key keeps its last value; a leading UTF-8 byte order mark is
 /// skipped.
-struct StrictJSON {
+public struct StrictJSON {
     /// Nesting deeper than this is refused, so a hostile body cannot exhaust the stack.
-    static let maxDepth = 256
+    public static let maxDepth = 256
 
     private let bytes: [UInt8]
     private var index = 0
@@ -20,7 +18,7 @@ struct StrictJSON {
 
     /// The document in `bytes`, or `nil` when it is not exactly one strict JSON value (surrounding whitespace
     /// allowed).
-    static func parse(_ bytes: some Collection<UInt8>) -> JSONValue? {
+    public static func parse(_ bytes: some Collection<UInt8>) -> JSONValue? {
         var reader = StrictJSON(Array(bytes))
         if reader.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.index = 3 }
         guard let value = reader.value(depth: 0) else { return nil }
