@@ -10,7 +10,9 @@
 ///
 /// Keys are always relative (no leading `/`), lowercase, and use only `[0-9a-z./]`, so they are safe as file
 /// paths and as S3 object names without escaping.
-public struct ImageKey: Hashable, Sendable, CustomStringConvertible {
+///
+/// `Codable` as its raw string (decoding validates it), so image records can carry keys.
+public struct ImageKey: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
     /// The key, e.g. `"ab/cd/abcd…ef/original"`.
     public let rawValue: String
 

@@ -1,6 +1,8 @@
 import MarqueeImageStore
 import Testing
 
+import Foundation
+
 @Suite struct ImageKeyTests {
     static let hash = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 
@@ -26,6 +28,14 @@ import Testing
             "/ba/78/\(Self.hash)/original", "ba/78/\(Self.hash)/342.WEBP", "ba/78/\(Self.hash.dropLast())/original",
         ]
         for raw in bad { #expect(ImageKey(rawValue: raw) == nil, "\(raw)") }
+    }
+
+    @Test func codesAsItsRawString() throws {
+        let key = ImageKey.variant(sha256: Self.hash, width: 342, format: "webp")
+        let data = try JSONEncoder().encode([key])
+        #expect(String(decoding: data, as: UTF8.self) == "[\"ba\\/78\\/\(Self.hash)\\/342.webp\"]")
+        #expect(try JSONDecoder().decode([ImageKey].self, from: data) == [key])
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([ImageKey].self, from: Data(#"["../etc/passwd"]"#.utf8)) }
     }
 }
 
