@@ -91,6 +91,12 @@ struct S3ImageStoreTests {
             try await store.put(key, Self.poster, contentType: "image/jpeg")
             #expect(s3.requests == before + 1, "exists first, no PUT")
 
+            // Over 1 MiB libcurl adds `Expect: 100-continue` (unsigned); the signature still holds.
+            let large: [UInt8] = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ ($0 >> 12)) }
+            let largeKey = ImageKey.original(sha256: ContentHash.sha256Hex(large))
+            try await store.put(largeKey, large, contentType: "image/png")
+            #expect(try await store.get(largeKey) == large)
+
             // Variants beside the original; an empty object is fine.
             let variant = ImageKey.variant(sha256: key.sha256, width: 342, format: "webp")
             try await store.put(variant, [0x52, 0x49, 0x46, 0x46], contentType: "image/webp")
