@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Test-only: the loopback HTTP server of MarqueeHTTPTests (connection counting, resets, trickled bodies).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // SHA-256 of image content (the image store's keys, S3 payload hashes).
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         // librdkafka ≥ 2.1, linked statically from the project-local build (scripts/setup.sh).
@@ -118,6 +120,18 @@ let package = Package(
                 "MarqueeCore",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The content-addressed image store: file:// (atomic, fan-out folders) and s3:// (SigV4 over MarqueeHTTP).
+        .target(
+            name: "MarqueeImageStore",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -331,10 +345,19 @@ let package = Package(
             name: "MarqueeHTTPTests",
             dependencies: [
                 "MarqueeHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeImageStoreTests",
+            dependencies: [
+                "MarqueeImageStore", "MarqueeHTTP",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -356,7 +379,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeKafka", "MarqueeObservability", "MarqueePipeline",
+                "MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStore", "MarqueeKafka", "MarqueeObservability", "MarqueePipeline",
                 "MarqueeSources", "MarqueeTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

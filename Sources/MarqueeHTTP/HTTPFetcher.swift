@@ -92,9 +92,12 @@ public final class HTTPFetcher: Sendable {
         await self.multi.stopped.wait()
     }
 
-    /// Fetches `request` with GET, following redirects.
+    /// Sends `request` (a GET unless it says otherwise), following redirects of unsigned GET and HEAD requests.
     ///
-    /// - Parameter request: What to fetch.
+    /// A `HEAD` returns without waiting for a body; a `PUT` uploads ``FetchRequest/body``; a request with
+    /// ``FetchRequest/awsSigV4`` is signed by libcurl and never follows a redirect.
+    ///
+    /// - Parameter request: What to send.
     /// - Returns: The final response, whatever its status (4xx and 5xx are responses, not errors). For a
     ///   `429` or `503` with `Retry-After`, the request's bucket admits nothing more until then.
     /// - Throws: An ``HTTPFetchError`` when there is no response: timeouts, connection failures, a body over the
@@ -102,9 +105,12 @@ public final class HTTPFetcher: Sendable {
     ///   of the calling task (``HTTPFetchError/Code/cancelled``) or ``shutdown()``.
     public func fetch(_ request: FetchRequest) async throws(HTTPFetchError) -> FetchResponse {
         let redactedURL = request.redactedURL(secretParameters: self.configuration.secretQueryParameters)
-        let secrets = URLRedaction.secrets(in: request.url, secretParameters: self.configuration.secretQueryParameters)
+        let secrets =
+            URLRedaction.secrets(in: request.url, secretParameters: self.configuration.secretQueryParameters)
+            + (request.awsSigV4?.secrets ?? [])
         var logger = self.logger
         logger[metadataKey: MarqueeHTTPLoggingKeys.url] = "\(redactedURL)"
+        if request.method != .get { logger[metadataKey: MarqueeHTTPLoggingKeys.method] = "\(request.method)" }
         do {
             let response = try await self.fetch(request, redactedURL: redactedURL, logger: logger)
             self.counters.withLock { counters in
@@ -141,6 +147,26 @@ public final class HTTPFetcher: Sendable {
         guard !Task.isCancelled else { throw .cancelled(url: redactedURL) }
         var url = try self.parse(request.url, redactedURL: redactedURL)
         if request.purpose == .image { try self.checkImageHost(url, redactedURL: redactedURL) }
+        if request.body != nil, request.method != .put {
+            throw HTTPFetchError(
+                code: .invalidRequest,
+                reason: "a \(request.method) request cannot carry a body (only PUT does)",
+                url: redactedURL
+            )
+        }
+        if let signing = request.awsSigV4 {
+            let fields = [signing.provider, signing.accessKeyID, signing.secretAccessKey, signing.sessionToken ?? ""]
+            guard !signing.provider.isEmpty, !signing.accessKeyID.isEmpty, !signing.secretAccessKey.isEmpty,
+                !fields.contains(where: { $0.contains(where: { $0.isNewline || $0 == "\0" }) })
+            else {
+                // Never name the values: they are credentials.
+                throw HTTPFetchError(
+                    code: .invalidRequest,
+                    reason: "AWS SigV4 credentials are empty or contain a line break or NUL",
+                    url: redactedURL
+                )
+            }
+        }
         for header in request.headers {
             guard !header.name.isEmpty, !(header.name + header.value).contains(where: \.isNewline),
                 !header.name.contains(":")
@@ -164,7 +190,8 @@ public final class HTTPFetcher: Sendable {
         let callerSetConditional = request.headers.contains {
             ["if-none-match", "if-modified-since"].contains($0.name.lowercased())
         }
-        if request.isConditional, !callerSetConditional, let cache = self.validatorCache,
+        let isConditional = request.isConditional && request.method == .get && request.awsSigV4 == nil
+        if isConditional, !callerSetConditional, let cache = self.validatorCache,
             let validators = await cache.validators(for: redactedURL)
         {
             if let etag = validators.etag { conditionalLines.append("If-None-Match: \(etag)") }
@@ -177,6 +204,16 @@ public final class HTTPFetcher: Sendable {
         let maxBodyBytes = request.maxBodyBytes ?? configuration.maxBodyBytes
         let restrictsAddresses = request.purpose == .image && !configuration.allowsPrivateAddresses
         let origin = url
+        // Signed requests never follow (the signature covers the host); nor do uploads and deletes.
+        let followsRedirects = request.awsSigV4 == nil && (request.method == .get || request.method == .head)
+        var extraLines: [String] = []
+        if let token = request.awsSigV4?.sessionToken, let prefix = request.awsSigV4?.headerPrefix {
+            extraLines.append("\(prefix)security-token: \(token)")
+        }
+        if request.method == .put, !request.headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+            // Without it libcurl would label the upload application/x-www-form-urlencoded.
+            extraLines.append("Content-Type: application/octet-stream")
+        }
         let deadline = ContinuousClock.now + configuration.totalTimeout
         var hopURL = request.url
         var redirects = 0
@@ -194,13 +231,17 @@ public final class HTTPFetcher: Sendable {
             }
             // Caller headers (credentials) go to the request's origin only.
             let sameOrigin = url.scheme == origin.scheme && url.host == origin.host && url.port == origin.port
-            let headerLines = (sameOrigin ? request.headers.map { "\($0.name): \($0.value)" } : []) + conditionalLines
+            let headerLines =
+                (sameOrigin ? request.headers.map { "\($0.name): \($0.value)" } + extraLines : []) + conditionalLines
             let job = TransferJob(
                 url: hopURL,
                 headerLines: headerLines,
                 timeout: remaining,
                 maxBodyBytes: maxBodyBytes,
-                restrictsAddresses: restrictsAddresses
+                restrictsAddresses: restrictsAddresses,
+                method: request.method,
+                body: request.body,
+                awsSigV4: request.awsSigV4
             )
             let hopRedactedURL = URLRedaction.redact(hopURL, secretParameters: configuration.secretQueryParameters)
             let outcome: TransferOutcome
@@ -214,7 +255,7 @@ public final class HTTPFetcher: Sendable {
             downloadedBytes += outcome.downloadedBytes
             newConnections += outcome.newConnections
 
-            if let location = outcome.redirectURL {
+            if let location = outcome.redirectURL, followsRedirects {
                 redirects += 1
                 guard redirects <= configuration.maxRedirects else {
                     throw HTTPFetchError(
@@ -257,7 +298,7 @@ public final class HTTPFetcher: Sendable {
                     metadata: [MarqueeHTTPLoggingKeys.limitKey: "\(limitKey)", "marquee.http.retry_after": "\(wait)"]
                 )
             }
-            if response.status == 200, request.isConditional, let cache = self.validatorCache,
+            if response.status == 200, isConditional, let cache = self.validatorCache,
                 let validators = response.validators
             {
                 await cache.store(validators, for: redactedURL)

@@ -2,6 +2,8 @@
 public enum MarqueeHTTPLoggingKeys {
     /// The redacted URL.
     public static let url = "marquee.url"
+    /// The request method, when not `GET`.
+    public static let method = "marquee.http.method"
     /// The response status.
     public static let status = "marquee.http.status"
     /// The rate-limit bucket.

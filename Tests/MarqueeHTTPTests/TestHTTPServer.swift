@@ -20,6 +20,10 @@ import Glibc
 /// - `/redirect?n=K`: `302` to `/redirect?n=K-1`, `200` at 0; `/redirect-to?url=U`: `302` to U.
 /// - `/reset`: resets the connection (RST).
 /// - `/echo`: the request headers, one `name: value` line each.
+/// - `/upload`: `201` with `stored N` (N: the request body's size); any method.
+///
+/// A `HEAD` request gets the route's status and headers (with its `Content-Length`) and no body. Each request's
+/// method and body are recorded by path.
 final class TestHTTPServer: Sendable {
     /// What the server observed; tests await conditions on it instead of sleeping.
     struct Snapshot: Sendable {
@@ -30,6 +34,8 @@ final class TestHTTPServer: Sendable {
         var peakInFlight = 0
         var lastHeaders: [String: [(String, String)]] = [:]
         var notModified = 0
+        var lastMethod: [String: String] = [:]
+        var lastBody: [String: [UInt8]] = [:]
 
         var totalRequests: Int { self.requests.values.reduce(0, +) }
     }
@@ -125,6 +131,8 @@ private final class Handler: ChannelInboundHandler, RemovableChannelHandler {
 
     private let server: TestHTTPServer
     private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var isHead = false
     private var answering = false
 
     init(server: TestHTTPServer) { self.server = server }
@@ -146,18 +154,25 @@ private final class Handler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch self.unwrapInboundIn(data) {
-        case .head(let head): self.head = head
-        case .body: break
+        case .head(let head):
+            self.head = head
+            self.body = []
+        case .body(let buffer): self.body.append(contentsOf: buffer.readableBytesView)
         case .end:
             guard let head = self.head else { return }
             self.head = nil
             let (path, query) = Self.split(head.uri)
             let headers = head.headers.map { ($0.name.lowercased(), $0.value) }
+            let body = self.body
+            self.body = []
             self.answering = true
+            self.isHead = head.method == .HEAD
             self.server.update { snapshot in
                 snapshot.requests[path, default: 0] += 1
                 snapshot.inFlight += 1
                 snapshot.lastHeaders[path] = headers
+                snapshot.lastMethod[path] = head.method.rawValue
+                snapshot.lastBody[path] = body
             }
             self.route(context: context, path: path, query: query, head: head)
         }
@@ -222,6 +237,9 @@ private final class Handler: ChannelInboundHandler, RemovableChannelHandler {
             } else {
                 channel.close(promise: nil)
             }
+        case "/upload":
+            let size = self.server.snapshot.lastBody[path]?.count ?? 0
+            self.respond(context: context, status: .created, body: Array("stored \(size)".utf8))
         case "/echo":
             let lines = head.headers.map { "\($0.name.lowercased()): \($0.value)\n" }.joined()
             self.respond(context: context, body: Array(lines.utf8))
@@ -258,7 +276,9 @@ private final class Handler: ChannelInboundHandler, RemovableChannelHandler {
             head.headers.add(name: "content-length", value: "\(body.count)")
         }
         context.write(self.wrapOutboundOut(.head(head)), promise: nil)
-        if chunked {
+        if self.isHead {
+            // The headers of the GET, no body.
+        } else if chunked {
             var offset = 0
             while offset < body.count {
                 let end = min(offset + 1000, body.count)

@@ -56,6 +56,27 @@ final class CurlEasyHandle {
         try self.check(code, option)
     }
 
+    /// Sets a `curl_off_t` option (e.g. `CURLOPT_POSTFIELDSIZE_LARGE`).
+    func set(_ option: CURLoption, offset value: Int64) throws(HTTPFetchError) {
+        try self.check(CMarqueeCurl_easy_setopt_off_t(self.raw, option, curl_off_t(value)), option)
+    }
+
+    /// Sets the upload body: `CURLOPT_POSTFIELDSIZE_LARGE`, then `CURLOPT_COPYPOSTFIELDS` (libcurl copies the bytes,
+    /// so the array need not outlive the call). An empty body points at a static empty string instead (a NULL
+    /// would make libcurl read the body from a read callback).
+    func setUploadBody(_ body: [UInt8]) throws(HTTPFetchError) {
+        try self.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(body.count))
+        if body.isEmpty {
+            let empty: StaticString = ""
+            try self.set(CURLOPT_POSTFIELDS, pointer: UnsafeMutableRawPointer(mutating: empty.utf8Start))
+            return
+        }
+        let code = body.withUnsafeBytes { bytes in
+            CMarqueeCurl_easy_setopt_ptr(self.raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+        }
+        try self.check(code, CURLOPT_COPYPOSTFIELDS)
+    }
+
     /// Sets a pointer option; the pointee must outlive the transfer (libcurl does not copy it).
     func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws(HTTPFetchError) {
         try self.check(CMarqueeCurl_easy_setopt_ptr(self.raw, option, pointer), option)

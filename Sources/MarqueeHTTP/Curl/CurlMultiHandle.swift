@@ -208,7 +208,30 @@ final class CurlMultiHandle: @unchecked Sendable {
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
         // Signals are process-wide; libcurl must not use them (alarm-based DNS timeouts) from this thread.
         try easy.set(CURLOPT_NOSIGNAL, true)
-        try easy.set(CURLOPT_HTTPGET, true)
+        switch job.method {
+        case .get:
+            try easy.set(CURLOPT_HTTPGET, true)
+        case .head:
+            // A HEAD: libcurl reads the headers and completes without waiting for a body.
+            try easy.set(CURLOPT_NOBODY, true)
+            transfer.isHead = true
+        case .put:
+            // The body as POST fields under a PUT method: libcurl sends Content-Length, hashes exactly these bytes
+            // into a SigV4 signature (7.88 does not hash a CURLOPT_UPLOAD read callback's data), and adds
+            // `Expect: 100-continue` only above 1 MiB (it would for every CURLOPT_UPLOAD).
+            try easy.setUploadBody(job.body ?? [])
+            try easy.set(CURLOPT_CUSTOMREQUEST, "PUT")
+        case .delete:
+            try easy.set(CURLOPT_HTTPGET, true)
+            try easy.set(CURLOPT_CUSTOMREQUEST, "DELETE")
+        }
+        if let signing = job.awsSigV4 {
+            // libcurl signs the final request (method, path, query, the headers set here, the body's SHA-256) and
+            // adds Authorization and X-Amz-Date. USERNAME and PASSWORD instead of USERPWD: no ':' splitting.
+            try easy.set(CURLOPT_AWS_SIGV4, signing.provider)
+            try easy.set(CURLOPT_USERNAME, signing.accessKeyID)
+            try easy.set(CURLOPT_PASSWORD, signing.secretAccessKey)
+        }
         try easy.set(CURLOPT_FOLLOWLOCATION, false)  // HTTPFetcher follows, applying the policy at every hop
         try easy.set(CURLOPT_TIMEOUT_MS, max(1, job.timeout.roundedUpMilliseconds))
         try easy.set(

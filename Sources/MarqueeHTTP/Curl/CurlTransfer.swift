@@ -20,6 +20,12 @@ struct TransferJob: Sendable {
     var maxBodyBytes: Int
     /// Whether the address policy applies (image requests unless private addresses are allowed).
     var restrictsAddresses: Bool
+    /// The HTTP method.
+    var method: FetchRequest.Method = .get
+    /// The upload of a `PUT`.
+    var body: [UInt8]? = nil
+    /// Signing credentials (libcurl computes the signature).
+    var awsSigV4: AWSSigV4? = nil
 }
 
 /// The response of one hop.
@@ -69,6 +75,8 @@ final class CurlTransfer {
     var tooLargeReason: String?
     /// The non-public address the policy refused, if it did.
     var refusedAddress: String?
+    /// A `HEAD` request: no body follows, and `Content-Length` is not held to the cap.
+    var isHead = false
 
     init(ticket: TransferTicket, continuation: TransferContinuation, easy: CurlEasyHandle, maxBodyBytes: Int) {
         self.ticket = ticket
@@ -125,7 +133,7 @@ final class CurlTransfer {
 
     /// Whether the current status has a body that is kept (so its `Content-Length` counts against the cap).
     private var announcesBody: Bool {
-        !(100..<200).contains(self.status) && self.status != 204 && self.status != 304 && !self.isRedirect
+        !self.isHead && !(100..<200).contains(self.status) && self.status != 204 && self.status != 304 && !self.isRedirect
     }
 
     /// Checks an address libcurl is about to connect to (or has connected to) against the policy.
