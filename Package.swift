@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .executable(name: "marquee", targets: ["MarqueeCLI"]),
         .executable(name: "marquee-fetch", targets: ["MarqueeFetch"]),
+        .executable(name: "marquee-images", targets: ["MarqueeImages"]),
         .executable(name: "marquee-upstream", targets: ["MarqueeUpstream"]),
     ],
     dependencies: [
@@ -196,6 +197,33 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The image stage's handler: download (smallest sufficient rendition) → imaging → image store → records.
+        .target(
+            name: "MarqueeImageStage",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeHTTP",
+                "MarqueeImageStore",
+                "MarqueeImaging",
+                "MarqueePipeline",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "MarqueeImages",
+            dependencies: [
+                "MarqueeHTTP",
+                "MarqueeImageStage",
+                "MarqueeImageStore",
+                "MarqueeImaging",
+                "MarqueeWorker",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MarqueeTestSupport",
             dependencies: [
@@ -334,6 +362,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "MarqueeImageStageTests",
+            dependencies: ["MarqueeImageStage"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "MarqueeWorkerTests",
             dependencies: [
                 "MarqueeKafka", "MarqueePipeline", "MarqueeWorker",
@@ -379,7 +412,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStore", "MarqueeKafka", "MarqueeObservability", "MarqueePipeline",
+                "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
+                "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeObservability", "MarqueePipeline",
                 "MarqueeSources", "MarqueeTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -226,6 +226,20 @@ public final class Emulator: Sendable {
             return immediate("stats", .emulator) { .json(self.state.statsJSON()) }
         case "_control":
             return immediate("control", .emulator) { self.control(request) }
+        case "_files":
+            // Test files served as uploaded, whatever they hold (hostile images for the image worker's tests).
+            guard parts.count == 2 else { return notFound }
+            let name = parts[1]
+            if request.method == "PUT" {
+                return immediate("files.put", .emulator) {
+                    self.state.putFile(name, bytes: request.body, contentType: request.header("content-type") ?? "application/octet-stream")
+                    return .json(.object([("stored", .string(name)), ("bytes", .int(request.body.count))]))
+                }
+            }
+            return immediate("files", .emulator) {
+                guard let file = self.state.file(name) else { return Self.imageNotFound }
+                return EmulatorResponse(status: 200, contentType: file.contentType, body: file.bytes, kind: .other)
+            }
         case "tmdb":
             return self.tmdbRoute(parts, request, host: host, immediate: immediate) ?? notFound
         case "tmdb-images":

@@ -51,6 +51,8 @@ final class EmulatorState: Sendable {
         var settings: EmulatorSettings
         var buckets: [String: Bucket] = [:]
         var quota: [String: (day: Int, calls: Int)] = [:]
+        /// Files uploaded with `PUT /_files/<name>`: bytes and content type.
+        var files: [String: (bytes: [UInt8], contentType: String)] = [:]
         var counters = Counters()
         var requestNumber: UInt64 = 0
     }
@@ -66,6 +68,16 @@ final class EmulatorState: Sendable {
     static func now() -> UInt64 { DispatchClock.uptimeNanoseconds() }
 
     var settings: EmulatorSettings { self.state.withLock { $0.settings } }
+
+    /// Keeps an uploaded file (at most 64 of them: the oldest names are not tracked, so the store is bounded).
+    func putFile(_ name: String, bytes: [UInt8], contentType: String) {
+        self.state.withLock { state in
+            if state.files.count >= 64, state.files[name] == nil, let any = state.files.keys.first { state.files[any] = nil }
+            state.files[name] = (bytes, contentType)
+        }
+    }
+
+    func file(_ name: String) -> (bytes: [UInt8], contentType: String)? { self.state.withLock { $0.files[name] } }
 
     /// Applies a control body; `resetQuota`/`resetRateLimits` also clear those counters.
     func control(_ object: [String: Any]) throws(ControlError) -> EmulatorSettings {

@@ -6,6 +6,7 @@
 /// ```
 /// ab/cd/abcd…ef/original        the downloaded bytes
 /// ab/cd/abcd…ef/342.webp        a variant: width 342, WebP
+/// ab/cd/abcd…ef/manifest.json   what processing the original produced (written last: the variants are complete)
 /// ```
 ///
 /// Keys are always relative (no leading `/`), lowercase, and use only `[0-9a-z./]`, so they are safe as file
@@ -30,7 +31,7 @@ public struct ImageKey: RawRepresentable, Codable, Hashable, Sendable, CustomStr
             parts[1] == parts[2].dropFirst(2).prefix(2)
         else { return nil }
         let name = parts[3]
-        if name != "original" {
+        if name != "original" && name != "manifest.json" {
             let pieces = name.split(separator: ".", omittingEmptySubsequences: false)
             guard pieces.count == 2, let width = Int(pieces[0]), String(width) == pieces[0],
                 Self.isValidWidth(width), Self.isValidFormat(pieces[1])
@@ -48,6 +49,16 @@ public struct ImageKey: RawRepresentable, Codable, Hashable, Sendable, CustomStr
     public static func original(sha256: String) -> ImageKey {
         let hash = Self.checkedHash(sha256)
         return ImageKey(unchecked: "\(Self.folder(of: hash))/original")
+    }
+
+    /// The key of the manifest of an original: what processing it produced, written after every variant, so
+    /// its presence says the variants are complete.
+    ///
+    /// - Returns: `"<h0h1>/<h2h3>/<sha256>/manifest.json"`.
+    /// - Precondition: `sha256` is 64 hex digits.
+    public static func manifest(sha256: String) -> ImageKey {
+        let hash = Self.checkedHash(sha256)
+        return ImageKey(unchecked: "\(Self.folder(of: hash))/manifest.json")
     }
 
     /// The key of a variant of an original.

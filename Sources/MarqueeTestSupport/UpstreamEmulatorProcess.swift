@@ -122,6 +122,15 @@ public final class UpstreamEmulatorProcess: Sendable {
         try await self.call("POST", "/_control", body: try JSONSerialization.data(withJSONObject: json))
     }
 
+    /// `PUT /_files/<name>`: the emulator then serves `bytes` at ``fileURL(_:)`` with `contentType`, whatever
+    /// they hold (hostile images for the image worker's tests). At most 1 MiB.
+    public func putFile(_ name: String, _ bytes: [UInt8], contentType: String) async throws {
+        _ = try await self.call("PUT", "/_files/\(name)", body: Data(bytes), contentType: contentType)
+    }
+
+    /// Where ``putFile(_:_:contentType:)`` serves a file.
+    public func fileURL(_ name: String) -> String { self.baseURL + "/_files/" + name }
+
     /// Stops the emulator (SIGTERM) and waits for it to exit.
     public func terminate() {
         guard self.process.isRunning else { return }
@@ -129,11 +138,12 @@ public final class UpstreamEmulatorProcess: Sendable {
         self.process.waitUntilExit()
     }
 
-    private func call(_ method: String, _ path: String, body: Data?) async throws -> [String: Any] {
+    private func call(_ method: String, _ path: String, body: Data?, contentType: String? = nil) async throws -> [String: Any] {
         guard let url = URL(string: self.baseURL + path) else { throw Failure(description: "bad URL \(path)") }
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.httpBody = body
+        if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         let session = URLSession(configuration: configuration)

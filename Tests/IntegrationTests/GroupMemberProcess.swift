@@ -165,6 +165,15 @@ final class ChildProcess: Sendable {
         _ = kill(self.process.processIdentifier, signal)
     }
 
+    /// The child's peak resident set size (`VmHWM` in /proc), in bytes, while it runs.
+    var peakResidentBytes: Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(self.process.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+
     /// The exit status (or the signal that ended it).
     func waitForExit() async -> Int32 {
         await withCheckedContinuation { continuation in

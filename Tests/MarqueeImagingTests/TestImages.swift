@@ -71,42 +71,9 @@ enum TestImages {
         return Self.render(spec)
     }
 
-    /// A decompression bomb written by hand: a valid PNG signature and IHDR declaring `width` × `height` RGB
-    /// pixels, one small IDAT with a valid zlib stream (a stored block holding the first row's start), IEND. A
-    /// few hundred bytes that would need width × height × 3 bytes decoded.
+    /// A decompression bomb written by hand (``SyntheticImage/bombPNG(width:height:)``).
     static func bombPNG(width: UInt32 = 50_000, height: UInt32 = 50_000) -> [UInt8] {
-        func be32(_ value: UInt32) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
-        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
-            let body = Array(type.utf8) + data
-            return be32(UInt32(data.count)) + body + be32(crc32(body))
-        }
-        let ihdr = be32(width) + be32(height) + [8, 2, 0, 0, 0]  // 8-bit, RGB, deflate, adaptive filter, no interlace
-        let raw = [UInt8](repeating: 0, count: 256)  // filter byte 0 and black samples
-        var zlib: [UInt8] = [0x78, 0x01]  // deflate, 32 KB window, no dictionary
-        zlib += [0x01] + [UInt8(raw.count & 0xFF), UInt8(raw.count >> 8)]
-        zlib += [UInt8(~raw.count & 0xFF), UInt8((~raw.count >> 8) & 0xFF)]
-        zlib += raw + be32(adler32(raw))
-        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", zlib)
-            + chunk("IEND", [])
-    }
-
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        return ~crc
-    }
-
-    static func adler32(_ bytes: [UInt8]) -> UInt32 {
-        var a: UInt32 = 1
-        var b: UInt32 = 0
-        for byte in bytes {
-            a = (a + UInt32(byte)) % 65521
-            b = (b + a) % 65521
-        }
-        return b << 16 | a
+        SyntheticImage.bombPNG(width: width, height: height)
     }
 }
 

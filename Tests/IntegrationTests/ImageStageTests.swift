@@ -1,0 +1,206 @@
+@_spi(Testing) import MarqueeImaging
+import Logging
+import MarqueeCore
+import MarqueeHTTP
+import MarqueeImageStage
+import MarqueeImageStore
+import MarqueeKafka
+import MarqueePipeline
+import MarqueeTestSupport
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+import struct Foundation.URL
+import class Foundation.FileManager
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Outcomes of an image stage's jobs, awaitable.
+final class ImageLedger: Sendable {
+    struct Snapshot: Sendable {
+        var succeeded = 0
+        var retried = 0
+        var deadLettered = 0
+        var finished: Int { self.succeeded + self.deadLettered }
+    }
+
+    private let observed = Mutex<(Snapshot, [(@Sendable (Snapshot) -> Bool, CheckedContinuation<Void, Never>)])>((Snapshot(), []))
+
+    var snapshot: Snapshot { self.observed.withLock { $0.0 } }
+
+    func record(_ outcome: StageOutcome) {
+        let ready: [CheckedContinuation<Void, Never>] = self.observed.withLock { state in
+            switch outcome {
+            case .succeeded: state.0.succeeded += 1
+            case .retried: state.0.retried += 1
+            case .deadLettered: state.0.deadLettered += 1
+            }
+            let snapshot = state.0
+            var ready: [CheckedContinuation<Void, Never>] = []
+            state.1.removeAll { waiter in
+                guard waiter.0(snapshot) else { return false }
+                ready.append(waiter.1)
+                return true
+            }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Waits until `condition` holds (the suite's time limit bounds the wait).
+    func wait(until condition: @escaping @Sendable (Snapshot) -> Bool) async {
+        await withCheckedContinuation { continuation in
+            let now: Bool = self.observed.withLock { state in
+                if condition(state.0) { return true }
+                state.1.append((condition, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}
+
+/// An image stage in this process against `emulator`, storing into a fresh folder, while `body` runs.
+func withImageStage<T>(
+    emulator: UpstreamEmulatorProcess,
+    _ body: (StageTopics, ImageLedger, URL) async throws -> T
+) async throws -> T {
+    var configuration = testStageConfiguration(retry: RetryPolicy(delays: [.milliseconds(300), .milliseconds(600)], jitter: 0.1))
+    configuration = StageConfiguration(stage: "images", kafka: configuration.kafka, prefix: configuration.topics.prefix, retry: configuration.retry)
+    configuration.groupID = TestEnvironment.uniqueName("images")
+    configuration.consumer = { consumer in
+        consumer.sessionTimeout = .seconds(6)
+        consumer.heartbeatInterval = .seconds(1)
+        consumer.commitInterval = .milliseconds(200)
+    }
+    configuration.concurrency = 4
+    configuration.shutdownTimeout = .seconds(10)
+    let ledger = ImageLedger()
+    configuration.onJobFinished = { ledger.record($0.outcome) }
+    let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+    _ = try await StageTopics.createAll(
+        [configuration.topics, StageTopics(stage: "records", prefix: configuration.topics.prefix, tiers: 0)],
+        partitions: 2,
+        admin: admin
+    )
+    let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent(TestEnvironment.uniqueName("marquee-images"))
+    defer { try? FileManager.default.removeItem(at: folder) }
+    var http = HTTPFetcherConfiguration()
+    http.allowsPrivateAddresses = true
+    http.imageHostAllowlist = ["127.0.0.1"]
+    let worker = try ImageWorker(
+        settings: ImageWorkerSettings(imaging: ImagingConfiguration(), http: http, storeLocation: "file://" + folder.path),
+        environment: [:],
+        logger: .marqueeTest
+    )
+    let stage = Stage(configuration: configuration, handler: worker.handler, logger: .marqueeTest)
+    let group = ServiceGroup(services: [worker, stage], logger: .marqueeTest)
+    let running = Task { try await group.run() }
+    do {
+        let result = try await body(configuration.topics, ledger, folder)
+        await group.triggerGracefulShutdown()
+        try await running.value
+        return result
+    } catch {
+        await group.triggerGracefulShutdown()
+        _ = try? await running.value
+        throw error
+    }
+}
+
+/// Enqueues an image job as a root job.
+func enqueue(_ job: ImageJob, to topics: StageTopics) async throws {
+    _ = try await withProducer { producer in
+        try await producer.send(
+            KafkaProducerMessage(topic: topics.main, key: Array(job.dedupeKey.utf8), value: job.encoded(), headers: Envelope.root().kafkaHeaders)
+        )
+    }
+}
+
+/// The files below `folder` whose name is `name`.
+func files(named name: String, below folder: URL) -> [String] {
+    let enumerator = FileManager.default.enumerator(atPath: folder.path)
+    var found: [String] = []
+    while let path = enumerator?.nextObject() as? String {
+        if path.hasSuffix("/" + name) { found.append(path) }
+    }
+    return found
+}
+
+/// The original-size URL of the first poster in the emulator's popular list.
+func firstPosterURL(_ emulator: UpstreamEmulatorProcess) throws -> String {
+    let list = try httpGet(emulator.tmdbBaseURL + "/movie/popular?api_key=marquee-emulator&language=en-US").1
+    let posterPath = try #require(
+        StrictJSON.parse(Array(list.utf8)).flatMap { json -> String? in
+            guard case .object(let page) = json, case .array(let results)? = page["results"] else { return nil }
+            return results.lazy.compactMap { movie -> String? in
+                guard case .object(let fields) = movie, case .string(let path)? = fields["poster_path"] else { return nil }
+                return path
+            }.first
+        }
+    )
+    return emulator.tmdbImageBaseURL + "/original" + posterPath
+}
+
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct ImageStageTests {
+    /// A TMDB poster is downloaded at the smallest rendition that covers 500 px, stored once however often it
+    /// is enqueued, and two URLs with the same bytes share one stored image; each job gets its image record.
+    @Test func postersAreStoredOnceAndRecordedPerOwner() async throws {
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "9", "--movies", "40"])
+        defer { emulator.terminate() }
+        let poster = try firstPosterURL(emulator)
+        let same = try SyntheticImage.render(.init(width: 600, height: 900, pattern: .random(seed: 4), encoding: .jpeg(quality: 85)))
+        try await emulator.putFile("a.jpg", same, contentType: "image/jpeg")
+        try await emulator.putFile("b.jpg", same, contentType: "image/jpeg")
+
+        try await withImageStage(emulator: emulator) { topics, ledger, folder in
+            try await enqueue(ImageJob(url: poster, owner: "tmdb:movie:1", role: .poster), to: topics)
+            try await enqueue(ImageJob(url: poster, owner: "tmdb:movie:1", role: .poster), to: topics)
+            try await enqueue(ImageJob(url: emulator.fileURL("a.jpg"), owner: "openlibrary:work:OL1W", role: .cover), to: topics)
+            try await enqueue(ImageJob(url: emulator.fileURL("b.jpg"), owner: "openlibrary:work:OL2W", role: .cover), to: topics)
+            await ledger.wait { $0.finished == 4 }
+            #expect(ledger.snapshot.succeeded == 4)
+
+            #expect(files(named: "manifest.json", below: folder).count == 2, "two distinct originals, each stored once")
+            #expect(files(named: "500.webp", below: folder).count == 2)
+            #expect(files(named: "92.jpg", below: folder).count + files(named: "92.jpeg", below: folder).count == 2)
+
+            let records = try await read(4, from: topics.topic(ofStage: "records")).map { try Record.decode($0.value) }
+            #expect(Set(records.map(\.key)) == ["tmdb:movie:1:poster", "openlibrary:work:OL1W:cover", "openlibrary:work:OL2W:cover"])
+            let posterRecord = try #require(records.first { $0.key == "tmdb:movie:1:poster" })
+            #expect(posterRecord.data["rendition"] == .string("w500"), "not the 2000×3000 original")
+            guard case .array(let variants)? = posterRecord.data["variants"] else {
+                Issue.record("no variants in \(posterRecord.data)")
+                return
+            }
+            let widths = variants.compactMap { variant -> Int64? in
+                guard case .object(let fields) = variant, case .integer(let width)? = fields["width"] else { return nil }
+                return width
+            }
+            #expect(Set(widths) == [92, 185, 342, 500])
+            let covers = records.filter { $0.key.hasSuffix(":cover") }
+            #expect(covers.count == 2)
+            #expect(Set(covers.map { $0.data["sha256"] }).count == 1, "the same bytes under two URLs are one image")
+        }
+    }
+
+    /// A download that fails transiently goes through the retry tiers and then succeeds.
+    @Test func aTransientDownloadFailureIsRetried() async throws {
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "9", "--movies", "10"])
+        defer { emulator.terminate() }
+        let poster = try firstPosterURL(emulator)
+        try await emulator.control(["fault5xx": 1.0])  // every upstream answer is a 5xx for now
+        try await withImageStage(emulator: emulator) { topics, ledger, folder in
+            try await enqueue(ImageJob(url: poster, owner: "tmdb:movie:2", role: .poster), to: topics)
+            await ledger.wait { $0.retried >= 1 }
+            try await emulator.control(["fault5xx": 0.0])
+            await ledger.wait { $0.finished == 1 }
+            #expect(ledger.snapshot.succeeded == 1)
+            #expect(files(named: "manifest.json", below: folder).count == 1)
+        }
+    }
+}
