@@ -12,83 +12,31 @@ import class Foundation.ProcessInfo
 import struct Foundation.URL
 
 /// What the group members reported: which member processed which ids, from which partitions.
-final class GroupObserver: Sendable {
-    struct Snapshot: Sendable {
-        var processed: [String: Set<Int>] = [:]
-        var partitions: [String: Set<Int32>] = [:]
-        var lines: [String: Int] = [:]
+struct GroupReport: Sendable, CustomStringConvertible {
+    var processed: [String: Set<Int>] = [:]
+    var partitions: [String: Set<Int32>] = [:]
+    var lines: [String: Int] = [:]
 
-        var allProcessed: Set<Int> { self.processed.values.reduce(into: Set()) { $0.formUnion($1) } }
+    var allProcessed: Set<Int> { self.processed.values.reduce(into: Set()) { $0.formUnion($1) } }
+
+    var description: String {
+        "processed: \(self.allProcessed.count), lines per member: \(self.lines), partitions per member: \(self.partitions)"
     }
+}
 
-    private struct Waiter {
-        let condition: @Sendable (Snapshot) -> Bool
-        let continuation: CheckedContinuation<Void, Never>
-    }
+typealias GroupObserver = Observed<GroupReport>
 
-    private let state = Mutex<(snapshot: Snapshot, waiters: [Waiter])>((Snapshot(), []))
+extension Observed where Snapshot == GroupReport {
+    convenience init() { self.init(GroupReport()) }
 
-    var snapshot: Snapshot { self.state.withLock { $0.snapshot } }
-
+    /// Records one `<partition> <id>` line of a member.
     func record(member: String, line: Substring) {
         let parts = line.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, let partition = Int32(parts[0]), let id = Int(parts[1]) else { return }
-        let ready: [CheckedContinuation<Void, Never>] = self.state.withLock { state in
-            state.snapshot.processed[member, default: []].insert(id)
-            state.snapshot.partitions[member, default: []].insert(partition)
-            state.snapshot.lines[member, default: 0] += 1
-            let snapshot = state.snapshot
-            var ready: [CheckedContinuation<Void, Never>] = []
-            state.waiters.removeAll { waiter in
-                guard waiter.condition(snapshot) else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            return ready
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    /// Waits until `condition` holds for what the members reported; fails the test after `timeout`.
-    func wait(
-        _ what: String,
-        timeout: Duration = .seconds(60),
-        until condition: @escaping @Sendable (Snapshot) -> Bool
-    ) async throws {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    let now: Bool = self.state.withLock { state in
-                        if condition(state.snapshot) { return true }
-                        state.waiters.append(Waiter(condition: condition, continuation: continuation))
-                        return false
-                    }
-                    if now { continuation.resume() }
-                }
-                return true
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)  // a deadline, not synchronisation
-                return false
-            }
-            let met = try await group.next() ?? false
-            group.cancelAll()
-            if !met {
-                // Release the waiter so the task group can finish.
-                let waiters = self.state.withLock { state in
-                    defer { state.waiters = [] }
-                    return state.waiters
-                }
-                for waiter in waiters { waiter.continuation.resume() }
-                let snapshot = self.snapshot
-                Issue.record(
-                    """
-                    timed out after \(timeout) waiting until \(what); processed: \(snapshot.allProcessed.count), \
-                    lines per member: \(snapshot.lines), partitions per member: \(snapshot.partitions)
-                    """
-                )
-                throw CancellationError()
-            }
+        self.update { report in
+            report.processed[member, default: []].insert(id)
+            report.partitions[member, default: []].insert(partition)
+            report.lines[member, default: 0] += 1
         }
     }
 }

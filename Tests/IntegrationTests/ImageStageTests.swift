@@ -18,50 +18,23 @@ import class Foundation.FileManager
 import Glibc
 #endif
 
-/// Outcomes of an image stage's jobs, awaitable.
-final class ImageLedger: Sendable {
-    struct Snapshot: Sendable {
-        var succeeded = 0
-        var retried = 0
-        var deadLettered = 0
-        var finished: Int { self.succeeded + self.deadLettered }
-    }
+/// Outcomes of an image stage's jobs.
+struct ImageReport: Sendable {
+    var succeeded = 0
+    var retried = 0
+    var deadLettered = 0
+    var finished: Int { self.succeeded + self.deadLettered }
 
-    private let observed = Mutex<(Snapshot, [(@Sendable (Snapshot) -> Bool, CheckedContinuation<Void, Never>)])>((Snapshot(), []))
-
-    var snapshot: Snapshot { self.observed.withLock { $0.0 } }
-
-    func record(_ outcome: StageOutcome) {
-        let ready: [CheckedContinuation<Void, Never>] = self.observed.withLock { state in
-            switch outcome {
-            case .succeeded: state.0.succeeded += 1
-            case .retried: state.0.retried += 1
-            case .deadLettered: state.0.deadLettered += 1
-            }
-            let snapshot = state.0
-            var ready: [CheckedContinuation<Void, Never>] = []
-            state.1.removeAll { waiter in
-                guard waiter.0(snapshot) else { return false }
-                ready.append(waiter.1)
-                return true
-            }
-            return ready
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    /// Waits until `condition` holds (the suite's time limit bounds the wait).
-    func wait(until condition: @escaping @Sendable (Snapshot) -> Bool) async {
-        await withCheckedContinuation { continuation in
-            let now: Bool = self.observed.withLock { state in
-                if condition(state.0) { return true }
-                state.1.append((condition, continuation))
-                return false
-            }
-            if now { continuation.resume() }
+    mutating func record(_ outcome: StageOutcome) {
+        switch outcome {
+        case .succeeded: self.succeeded += 1
+        case .retried: self.retried += 1
+        case .deadLettered: self.deadLettered += 1
         }
     }
 }
+
+typealias ImageLedger = Observed<ImageReport>
 
 /// An image stage in this process against `emulator`, storing into a fresh folder, while `body` runs.
 func withImageStage<T>(
@@ -78,8 +51,8 @@ func withImageStage<T>(
     }
     configuration.concurrency = 4
     configuration.shutdownTimeout = .seconds(10)
-    let ledger = ImageLedger()
-    configuration.onJobFinished = { ledger.record($0.outcome) }
+    let ledger = ImageLedger(ImageReport())
+    configuration.onJobFinished = { report in ledger.update { $0.record(report.outcome) } }
     let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
     _ = try await StageTopics.createAll(
         [configuration.topics, StageTopics(stage: "records", prefix: configuration.topics.prefix, tiers: 0)],
@@ -162,7 +135,7 @@ struct ImageStageTests {
             try await enqueue(ImageJob(url: poster, owner: "tmdb:movie:1", role: .poster), to: topics)
             try await enqueue(ImageJob(url: emulator.fileURL("a.jpg"), owner: "openlibrary:work:OL1W", role: .cover), to: topics)
             try await enqueue(ImageJob(url: emulator.fileURL("b.jpg"), owner: "openlibrary:work:OL2W", role: .cover), to: topics)
-            await ledger.wait { $0.finished == 4 }
+            try await ledger.wait("four jobs finished") { $0.finished == 4 }
             #expect(ledger.snapshot.succeeded == 4)
 
             #expect(files(named: "manifest.json", below: folder).count == 2, "two distinct originals, each stored once")
@@ -196,9 +169,9 @@ struct ImageStageTests {
         try await emulator.control(["fault5xx": 1.0])  // every upstream answer is a 5xx for now
         try await withImageStage(emulator: emulator) { topics, ledger, folder in
             try await enqueue(ImageJob(url: poster, owner: "tmdb:movie:2", role: .poster), to: topics)
-            await ledger.wait { $0.retried >= 1 }
+            try await ledger.wait("a retry") { $0.retried >= 1 }
             try await emulator.control(["fault5xx": 0.0])
-            await ledger.wait { $0.finished == 1 }
+            try await ledger.wait("the job finished") { $0.finished == 1 }
             #expect(ledger.snapshot.succeeded == 1)
             #expect(files(named: "manifest.json", below: folder).count == 1)
         }
