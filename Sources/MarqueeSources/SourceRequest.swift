@@ -39,3 +39,24 @@ public struct SourceRequest: Sendable, CustomStringConvertible {
     /// `GET <redactedURL>`.
     public var description: String { "GET \(self.redactedURL)" }
 }
+
+extension SourceRequest {
+    /// A JSON GET of `path` below `base` with `query` (secret items redacted in ``redactedURL``), sending
+    /// `Accept: application/json`, the configured User-Agent and `headers`.
+    static func json(
+        _ source: Source,
+        base: String,
+        path: [String],
+        query: [QueryItem],
+        userAgent: String,
+        headers: [(name: String, value: String)] = []
+    ) -> SourceRequest {
+        let (url, redacted) = URLBuilder.build(base: base, path: path, query: query)
+        return SourceRequest(
+            source: source,
+            url: url,
+            redactedURL: redacted,
+            headers: headers + [(name: "Accept", value: "application/json"), (name: "User-Agent", value: userAgent)]
+        )
+    }
+}

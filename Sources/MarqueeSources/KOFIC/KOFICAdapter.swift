@@ -48,15 +48,12 @@ public struct KOFICAdapter: SourceAdapter {
         guard let key = self.configuration.koficAPIKey else {
             throw SourceError(.missingKey(.kofic), "KOFIC_API_KEY is not configured")
         }
-        let items = [QueryItem("key", key.revealed, isSecret: true)] + query
-        let (url, redacted) = URLBuilder.build(base: self.configuration.koficBaseURL, path: path, query: items)
-        return SourceRequest(
-            source: .kofic,
-            url: url,
-            redactedURL: redacted,
-            headers: [
-                (name: "Accept", value: "application/json"), (name: "User-Agent", value: self.configuration.userAgent),
-            ]
+        return .json(
+            .kofic,
+            base: self.configuration.koficBaseURL,
+            path: path,
+            query: [QueryItem("key", key.revealed, isSecret: true)] + query,
+            userAgent: self.configuration.userAgent
         )
     }
 

@@ -37,22 +37,16 @@ public struct KakaoAdapter: SourceAdapter {
         guard let key = self.configuration.kakaoAPIKey else {
             throw SourceError(.missingKey(.kakao), "KAKAO_REST_API_KEY is not configured")
         }
-        let (url, redacted) = URLBuilder.build(
+        return .json(
+            .kakao,
             base: self.configuration.kakaoBaseURL,
             path: ["v2", "search", "image"],
             query: [
                 QueryItem("query", query), QueryItem("sort", "accuracy"), QueryItem("page", "1"),
                 QueryItem("size", String(Self.pageSize)),
-            ]
-        )
-        return SourceRequest(
-            source: .kakao,
-            url: url,
-            redactedURL: redacted,
-            headers: [
-                (name: "Authorization", value: "KakaoAK \(key.revealed)"), (name: "Accept", value: "application/json"),
-                (name: "User-Agent", value: self.configuration.userAgent),
-            ]
+            ],
+            userAgent: self.configuration.userAgent,
+            headers: [(name: "Authorization", value: "KakaoAK \(key.revealed)")]
         )
     }
 

@@ -44,14 +44,12 @@ public struct OpenLibraryAdapter: SourceAdapter {
                 "a \(job.kind) job is not an Open Library job"
             )
         }
-        let (url, redacted) = URLBuilder.build(base: self.configuration.openLibraryBaseURL, path: path, query: query)
-        return SourceRequest(
-            source: .openLibrary,
-            url: url,
-            redactedURL: redacted,
-            headers: [
-                (name: "Accept", value: "application/json"), (name: "User-Agent", value: self.configuration.userAgent),
-            ]
+        return .json(
+            .openLibrary,
+            base: self.configuration.openLibraryBaseURL,
+            path: path,
+            query: query,
+            userAgent: self.configuration.userAgent
         )
     }
 

@@ -67,15 +67,12 @@ public struct TMDBAdapter: SourceAdapter {
         guard let key = self.configuration.tmdbAPIKey else {
             throw SourceError(.missingKey(.tmdb), "TMDB_API_KEY is not configured")
         }
-        let items = [QueryItem("api_key", key.revealed, isSecret: true)] + query
-        let (url, redacted) = URLBuilder.build(base: self.configuration.tmdbBaseURL, path: path, query: items)
-        return SourceRequest(
-            source: .tmdb,
-            url: url,
-            redactedURL: redacted,
-            headers: [
-                (name: "Accept", value: "application/json"), (name: "User-Agent", value: self.configuration.userAgent),
-            ]
+        return .json(
+            .tmdb,
+            base: self.configuration.tmdbBaseURL,
+            path: path,
+            query: [QueryItem("api_key", key.revealed, isSecret: true)] + query,
+            userAgent: self.configuration.userAgent
         )
     }
 
