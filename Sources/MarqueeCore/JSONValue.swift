@@ -64,23 +64,37 @@ public enum JSONValue: Hashable, Sendable {
     }
 
     private static func write(string: String, to output: inout [UInt8]) {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
         output.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x00..<0x20:
-                output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0x0F)])
-            default: output.append(byte)
+        var string = string
+        // Over the contiguous UTF-8 bytes: runs that need no escape are appended whole.
+        string.withUTF8 { bytes in
+            var runStart = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                Self.writeEscape(byte, to: &output)
+                runStart = index + 1
             }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    private static func writeEscape(_ byte: UInt8, to output: inout [UInt8]) {
+        let backslash = UInt8(ascii: "\\")
+        switch byte {
+        case UInt8(ascii: "\""): output.append(contentsOf: [backslash, UInt8(ascii: "\"")])
+        case backslash: output.append(contentsOf: [backslash, backslash])
+        case 0x0A: output.append(contentsOf: [backslash, UInt8(ascii: "n")])
+        case 0x0D: output.append(contentsOf: [backslash, UInt8(ascii: "r")])
+        case 0x09: output.append(contentsOf: [backslash, UInt8(ascii: "t")])
+        default:
+            let hex = Array("0123456789abcdef".utf8)
+            output.append(contentsOf: [backslash, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+            output.append(hex[Int(byte >> 4)])
+            output.append(hex[Int(byte & 0x0F)])
+        }
     }
 
     /// A short name of the value's JSON type, for error messages.

@@ -32,6 +32,9 @@ import Testing
         #expect(JSONValue.string("").trimmedText == nil)
         #expect(JSONValue.string("2021-MF03006 ").trimmedText == "2021-MF03006")
         #expect(JSONValue.string(" keep  inner ").text == " keep  inner ")
+        #expect(JSONValue.string("\u{00A0}\t\u{3000}").text == nil, "Unicode whitespace is blank too")
+        #expect(JSONValue.string("기생충\u{3000}").trimmedText == "기생충")
+        #expect(JSONValue.string("Parasite").trimmedText == "Parasite")
         #expect(JSONValue.object(["a": .null])["a"] == nil)
     }
 }

@@ -24,7 +24,7 @@ extension JSONValue {
 
     /// The string as sent, if this is a string that is not blank; `nil` for `""`, `" "` and non-strings.
     var text: String? {
-        guard case .string(let string) = self, !string.trimmingASCIIWhitespace().isEmpty else { return nil }
+        guard case .string(let string) = self, !string.isBlank else { return nil }
         return string
     }
 

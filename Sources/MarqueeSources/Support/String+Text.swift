@@ -1,6 +1,28 @@
 extension StringProtocol {
+    /// Whether the text is empty or only whitespace (ASCII or Unicode). Decided by the first character that is
+    /// not whitespace, without Unicode property lookups for ASCII.
+    var isBlank: Bool {
+        for scalar in self.unicodeScalars {
+            if scalar.isASCII {
+                switch scalar.value {
+                case 0x20, 0x09...0x0D: continue
+                default: return false
+                }
+            }
+            if !scalar.properties.isWhitespace { return false }
+        }
+        return true
+    }
+
     /// The text without leading and trailing ASCII and Unicode whitespace (spaces, tabs, newlines, NBSP …).
     func trimmingASCIIWhitespace() -> String {
+        // Most values start and end with a visible ASCII character: nothing to trim, nothing to look up.
+        let utf8 = self.utf8
+        if let first = utf8.first, (0x21...0x7E).contains(first), !utf8.isEmpty,
+            (0x21...0x7E).contains(utf8[utf8.index(utf8.endIndex, offsetBy: -1)])
+        {
+            return String(self)
+        }
         let scalars = self.unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
         guard let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
