@@ -102,6 +102,17 @@ public struct FetchHandler: StageHandler {
             if error.code == .quotaExhausted { self.koficBudget?.spend() }
             throw Self.stageError(error, source: source)
         }
+        if !result.skipped.isEmpty {
+            // Follow-ups the adapter left out because the next stage would refuse them (an edition key where a
+            // work id is needed, …): worth a line, not a failure.
+            self.logger.notice(
+                "follow-ups left out",
+                metadata: [
+                    MarqueeLoggingKeys.jobID: "\(job.envelope.id)", MarqueeLoggingKeys.kind: "\(fetchJob.kind)",
+                    "marquee.skipped": "\(result.skipped.joined(separator: "; "))",
+                ]
+            )
+        }
         if let validators = response.validators, let cache = self.validators {
             await cache.store(validators, for: request.redactedURL)
         }

@@ -85,7 +85,9 @@ public struct ImageHandler: StageHandler {
         let manifestKey = ImageKey.manifest(sha256: hash)
         do {
             if let manifest = try await self.store.get(manifestKey), let outcome = ImageOutcome(manifest: manifest) {
-                return outcome  // the same bytes were processed before: nothing new to store
+                // The same bytes were processed before: nothing new to store.
+                self.logger.debug("image already stored", metadata: ["marquee.image.sha256": "\(hash)", "marquee.url": "\(url)"])
+                return outcome
             }
         } catch {
             throw Self.storeDown(error)
