@@ -115,18 +115,7 @@ func withFetchStage<T>(
     let worker = try FetchWorker(settings: FetchWorkerSettings(sources: sources, http: http), logger: .marqueeTest)
     let stage = Stage(configuration: configuration, handler: LedgerHandler(inner: worker.handler, ledger: ledger), logger: .marqueeTest)
     // The stage is last: a group stops its services in reverse order, so the HTTP client outlives the jobs.
-    let group = ServiceGroup(services: [worker, stage], logger: .marqueeTest)
-    let running = Task { try await group.run() }
-    do {
-        let result = try await body(configuration.topics, ledger, stage)
-        await group.triggerGracefulShutdown()
-        try await running.value
-        return result
-    } catch {
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
-        throw error
-    }
+    return try await whileRunning([worker, stage]) { try await body(configuration.topics, ledger, stage) }
 }
 
 /// Enqueues root jobs and counts them in the ledger.

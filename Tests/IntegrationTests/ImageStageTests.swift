@@ -41,14 +41,10 @@ func withImageStage<T>(
     emulator: UpstreamEmulatorProcess,
     _ body: (StageTopics, ImageLedger, URL) async throws -> T
 ) async throws -> T {
-    var configuration = testStageConfiguration(retry: RetryPolicy(delays: [.milliseconds(300), .milliseconds(600)], jitter: 0.1))
-    configuration = StageConfiguration(stage: "images", kafka: configuration.kafka, prefix: configuration.topics.prefix, retry: configuration.retry)
-    configuration.groupID = TestEnvironment.uniqueName("images")
-    configuration.consumer = { consumer in
-        consumer.sessionTimeout = .seconds(6)
-        consumer.heartbeatInterval = .seconds(1)
-        consumer.commitInterval = .milliseconds(200)
-    }
+    var configuration = testStageConfiguration(
+        stage: "images",
+        retry: RetryPolicy(delays: [.milliseconds(300), .milliseconds(600)], jitter: 0.1)
+    )
     configuration.concurrency = 4
     configuration.shutdownTimeout = .seconds(10)
     let ledger = ImageLedger(ImageReport())
@@ -70,18 +66,7 @@ func withImageStage<T>(
         logger: .marqueeTest
     )
     let stage = Stage(configuration: configuration, handler: worker.handler, logger: .marqueeTest)
-    let group = ServiceGroup(services: [worker, stage], logger: .marqueeTest)
-    let running = Task { try await group.run() }
-    do {
-        let result = try await body(configuration.topics, ledger, folder)
-        await group.triggerGracefulShutdown()
-        try await running.value
-        return result
-    } catch {
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
-        throw error
-    }
+    return try await whileRunning([worker, stage]) { try await body(configuration.topics, ledger, folder) }
 }
 
 /// Enqueues an image job as a root job.

@@ -56,10 +56,16 @@ func withStage<T>(
     let records = StageTopics(stage: "records", prefix: prefix, tiers: 0)
     _ = try await StageTopics.createAll([configuration.topics, records], partitions: 2, admin: admin)
     let stage = Stage(configuration: configuration, handler: ClosureHandler(body: handler), logger: .marqueeTest)
-    let group = ServiceGroup(services: [stage], logger: .marqueeTest)
+    return try await whileRunning([stage]) { try await body(configuration.topics) }
+}
+
+/// Runs `services` in a service group while `body` runs, then shuts the group down gracefully (also when `body`
+/// throws). A group stops its services in reverse order: put what the others need first.
+func whileRunning<T>(_ services: [any Service], _ body: () async throws -> T) async throws -> T {
+    let group = ServiceGroup(services: services, logger: .marqueeTest)
     let running = Task { try await group.run() }
     do {
-        let result = try await body(configuration.topics)
+        let result = try await body()
         await group.triggerGracefulShutdown()
         try await running.value
         return result
@@ -70,10 +76,10 @@ func withStage<T>(
     }
 }
 
-/// A `fetch` stage under a fresh topic prefix and group, with the test broker's fast-join consumer settings.
-func testStageConfiguration(retry: RetryPolicy = RetryPolicy()) -> StageConfiguration {
+/// A stage (default `fetch`) under a fresh topic prefix and group, with the test broker's fast-join consumer settings.
+func testStageConfiguration(stage: String = "fetch", retry: RetryPolicy = RetryPolicy()) -> StageConfiguration {
     var configuration = StageConfiguration(
-        stage: "fetch", kafka: TestEnvironment.kafka, prefix: TestEnvironment.uniqueName("mq") + ".", retry: retry
+        stage: stage, kafka: TestEnvironment.kafka, prefix: TestEnvironment.uniqueName("mq") + ".", retry: retry
     )
     configuration.groupID = TestEnvironment.uniqueName("stage")
     configuration.consumer = { consumer in
