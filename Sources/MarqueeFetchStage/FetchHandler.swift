@@ -131,11 +131,8 @@ public struct FetchHandler: StageHandler {
     public static func stageError(_ error: SourceError, source: Source) -> StageError {
         let code = error.code
         if code.isSameKind(as: .missingKey(source)) || code.isSameKind(as: .unauthorized(source)) {
-            return .dependencyDown(
-                source.displayName,
-                "\(error.reason) (set \(source.keyVariable), or \(source.keyVariable)_FILE)",
-                retryAfter: error.retryAfter
-            )
+            let hint = source.keyVariable.map { " (set \($0), or \($0)_FILE)" } ?? ""
+            return .dependencyDown(source.displayName, error.reason + hint, retryAfter: error.retryAfter)
         }
         if code == .invalidConfiguration { return .dependencyDown(source.displayName, error.reason) }
         return error.isRetriable ? .transient(error.reason, minimumWait: error.retryAfter) : .permanent(error.reason)
@@ -153,13 +150,13 @@ extension Source {
         }
     }
 
-    /// The environment variable that holds the source's key.
-    public var keyVariable: String {
+    /// The environment variable that holds the source's key; `nil` for Open Library, which needs none.
+    public var keyVariable: String? {
         switch self {
         case .tmdb: "TMDB_API_KEY"
         case .kofic: "KOFIC_API_KEY"
         case .kakao: "KAKAO_REST_API_KEY"
-        case .openLibrary: "OPENLIBRARY_BASE_URL"
+        case .openLibrary: nil
         }
     }
 }

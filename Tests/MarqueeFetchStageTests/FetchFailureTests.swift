@@ -14,6 +14,10 @@ import Testing
         }
         let kakao = FetchHandler.stageError(SourceError(.unauthorized(.kakao), source: .kakao, "wrong appKey"), source: .kakao)
         #expect(kakao.reason.contains("KAKAO_REST_API_KEY"))
+        // Open Library takes no key: a refusal names no variable to set.
+        let openLibrary = FetchHandler.stageError(SourceError(.unauthorized(.openLibrary), source: .openLibrary, "HTTP 403"), source: .openLibrary)
+        #expect(openLibrary.dependency == "Open Library")
+        #expect(openLibrary.reason == "HTTP 403")
     }
 
     @Test func retriableAnswersAreTransientWithTheirWait() {
