@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "marquee", targets: ["MarqueeCLI"]),
         .executable(name: "marquee-fetch", targets: ["MarqueeFetch"]),
         .executable(name: "marquee-images", targets: ["MarqueeImages"]),
+        .executable(name: "marquee-index", targets: ["MarqueeIndex"]),
         .executable(name: "marquee-upstream", targets: ["MarqueeUpstream"]),
     ],
     dependencies: [
@@ -31,6 +32,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         // SHA-256 of image content (the image store's keys, S3 payload hashes).
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        // The store's engines: PostgreSQL (shared, distributed runs) and SQLite (the embedded default).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // librdkafka ≥ 2.1, linked statically from the project-local build (scripts/setup.sh).
@@ -224,6 +229,41 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The catalogue store: one schema on PostgreSQL or SQLite, migrations, batched idempotent upserts of
+        // records, the queries of `marquee query`, the shared HTTP validator cache.
+        .target(
+            name: "MarqueeStore",
+            dependencies: [
+                "MarqueeCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The index stage's handler: records gathered into batches, one store transaction per batch.
+        .target(
+            name: "MarqueeIndexStage",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueePipeline",
+                "MarqueeStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "MarqueeIndex",
+            dependencies: [
+                "MarqueeIndexStage",
+                "MarqueeStore",
+                "MarqueeWorker",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MarqueeTestSupport",
             dependencies: [
@@ -392,6 +432,11 @@ let package = Package(
                 "MarqueeImageStore", "MarqueeHTTP",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeStoreTests",
+            dependencies: ["MarqueeCore", "MarqueeStore", "MarqueeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

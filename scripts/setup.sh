@@ -22,7 +22,7 @@ as_root() {
 debs=(
     build-essential pkg-config curl ca-certificates xz-utils
     libssl-dev libsasl2-dev libzstd-dev liblz4-dev zlib1g-dev
-    libcurl4-openssl-dev libvips-dev
+    libcurl4-openssl-dev libvips-dev libsqlite3-dev
     postgresql postgresql-contrib
 )
 missing=()

@@ -81,6 +81,7 @@ public struct Record: Hashable, Sendable {
         case koficMovie = "kofic.movie"
         case book
         case image
+        case jobOutcome = "job.outcome"
     }
 
     public var kind: Kind

@@ -1,0 +1,127 @@
+import Logging
+import NIOSSL
+import PostgresNIO
+
+/// The shared engine: PostgreSQL through postgres-nio's connection pool (`PostgresClient`), which this engine
+/// runs in a task of its own from ``init(location:logger:)`` to ``close()``.
+final class PostgresEngine: SQLEngine {
+    let dialect = SQLDialect.postgres
+    private let client: PostgresClient
+    private let runner: Task<Void, Never>
+    private let logger: Logger
+    private let endpoint: String
+
+    init(
+        host: String, port: Int, user: String, password: String?, database: String,
+        tls: StoreLocation.TLSMode, maximumConnections: Int, logger: Logger
+    ) throws(StoreError) {
+        let tlsMode: PostgresClient.Configuration.TLS
+        switch tls {
+        case .disable: tlsMode = .disable
+        case .prefer: tlsMode = .prefer(.makeClientConfiguration())
+        case .require: tlsMode = .require(.makeClientConfiguration())
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: user, password: password, database: database, tls: tlsMode
+        )
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.additionalStartupParameters = [("application_name", "marquee")]
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        self.logger = logger
+        self.endpoint = "\(host):\(port)/\(database)"
+        self.runner = Task { await client.run() }
+    }
+
+    func transaction<T: Sendable>(_ body: (any SQLSession) async throws -> T) async throws -> T {
+        do {
+            return try await self.client.withTransaction(logger: self.logger) { connection in
+                try await body(Session(connection: connection, logger: self.logger))
+            }
+        } catch {
+            throw self.storeError(error)
+        }
+    }
+
+    func read(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
+        do {
+            return try await Self.rows(self.client.query(Self.query(sql, binds), logger: self.logger))
+        } catch {
+            throw self.storeError(error)
+        }
+    }
+
+    func ping() async throws { _ = try await self.read("SELECT 1", []) }
+
+    func close() async {
+        self.runner.cancel()
+        await self.runner.value
+    }
+
+    private struct Session: SQLSession {
+        let connection: PostgresConnection
+        let logger: Logger
+
+        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
+            try await PostgresEngine.rows(self.connection.query(PostgresEngine.query(sql, binds), logger: self.logger))
+        }
+
+        func execute(_ sql: String, _ binds: [SQLValue]) async throws {
+            for try await _ in try await self.connection.query(PostgresEngine.query(sql, binds), logger: self.logger) {}
+        }
+    }
+
+    static func query(_ sql: String, _ values: [SQLValue]) -> PostgresQuery {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values {
+            switch value {
+            case .null: binds.appendNull()
+            case .int(let value): binds.append(value)
+            case .real(let value): binds.append(value)
+            case .text(let value): binds.append(value)
+            }
+        }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    static func rows(_ sequence: PostgresRowSequence) async throws -> [[SQLValue]] {
+        var rows: [[SQLValue]] = []
+        for try await row in sequence {
+            var values: [SQLValue] = []
+            values.reserveCapacity(row.count)
+            for cell in row {
+                guard cell.bytes != nil else {
+                    values.append(.null)
+                    continue
+                }
+                switch cell.dataType {
+                case .int8, .int4, .int2: values.append(.int(try cell.decode(Int64.self)))
+                case .float8, .float4, .numeric: values.append(.real(try cell.decode(Double.self)))
+                case .bool: values.append(.int(try cell.decode(Bool.self) ? 1 : 0))
+                default: values.append(.text(try cell.decode(String.self)))
+                }
+            }
+            rows.append(values)
+        }
+        return rows
+    }
+
+    /// PostgreSQL's errors: no connection, a server shutting down or refusing connections, a login or
+    /// database that does not work (SQLSTATE classes 08, 28, 3D, 53, 57) mean the store is unavailable now; 40001/40P01 are conflicts a retry resolves; other server
+    /// errors reject the data.
+    private func storeError(_ error: any Error) -> any Error {
+        guard let error = error as? PSQLError else { return error }
+        if error.code == .server, let state = error.serverInfo?[.sqlState] {
+            let message = "PostgreSQL (\(self.endpoint)): \(error.serverInfo?[.message] ?? "error") [\(state)]"
+            if ["08", "28", "3D", "53", "57"].contains(state.prefix(2)) {
+                return StoreError(.unavailable, message)
+            }
+            if state == "40001" || state == "40P01" { return StoreError(.conflict, message) }
+            return StoreError(.rejected, message)
+        }
+        var reason = "\(error.code)"
+        if let underlying = error.underlying { reason += ": \(underlying)" }
+        return StoreError(.unavailable, "PostgreSQL (\(self.endpoint)) is unreachable: \(reason)")
+    }
+}

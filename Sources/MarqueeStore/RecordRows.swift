@@ -1,0 +1,546 @@
+import MarqueeCore
+import Foundation
+
+/// A record the store refuses: a field of the wrong type, a key that does not match its data, a missing
+/// required field. It can never be stored as it is (the indexer sends it to the DLQ with this description).
+public struct InvalidRecord: Error, CustomStringConvertible, Sendable {
+    public var kind: String
+    public var key: String
+    /// The field at fault (`nil` when the record as a whole is wrong).
+    public var field: String?
+    public var reason: String
+
+    public var description: String {
+        let field = self.field.map { " field '\($0)':" } ?? ":"
+        return "invalid \(self.kind) record '\(self.key.prefix(200))':\(field) \(self.reason)"
+    }
+}
+
+/// One row to upsert, with the child rows that replace the row's children when the row wins.
+struct RowWrite: Sendable {
+    var table: Table
+    var values: [String: JSONValue]
+    var fetchedAt: Int64
+    var children: [ChildRows] = []
+
+    /// The natural key as one string (columns joined by U+001F), as the upsert's `RETURNING` writes it.
+    var key: String { Self.key(of: self.values, columns: self.table.key) }
+
+    static func key(of values: [String: JSONValue], columns: [Column]) -> String {
+        var key = ""
+        for (index, column) in columns.enumerated() {
+            if index > 0 { key.append("\u{1F}") }
+            switch values[column.name] {
+            case .integer(let value): key.append(String(value))
+            case .string(let value): key.append(value)
+            default: break
+            }
+        }
+        return key
+    }
+}
+
+struct ChildRows: Sendable {
+    var table: Table
+    var rows: [[String: JSONValue]]
+}
+
+/// Turns records into rows (docs/records.md is the contract), checking every field it reads.
+///
+/// Unknown fields are ignored (a newer fetch stage may send more); a field of the wrong type, a missing required
+/// field or a key that does not match the data make the record invalid. Strings lose any U+0000 (PostgreSQL's
+/// text cannot hold it); dates must be real calendar days.
+enum RecordRows {
+    static func rows(for record: Record) throws(InvalidRecord) -> [RowWrite] {
+        var fields = Fields(record: record)
+        switch record.kind {
+        case .movie: return try self.movie(&fields)
+        case .movieLocalized: return try self.movieLocalized(&fields)
+        case .genre: return try self.genre(&fields)
+        case .review: return try self.review(&fields)
+        case .boxOfficeEntry: return try self.boxOffice(&fields)
+        case .koficMovie: return try self.koficMovie(&fields)
+        case .book: return try self.book(&fields)
+        case .image: return try self.image(&fields)
+        case .jobOutcome: return try self.jobOutcome(&fields)
+        }
+    }
+
+    private static let movieDetailFields = [
+        "runtime", "budget", "revenue", "imdb_id", "status", "collection_id", "production_countries",
+        "spoken_languages", "origin_country",
+    ]
+
+    private static func movie(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+        let id = try f.requiredInt("movie_id")
+        try f.expectKey("tmdb:movie:\(id)")
+        let genreIDs = try f.intArray("genre_ids")
+        let originalTitle = try f.text("original_title")
+        let releaseDate = try f.date("release_date")
+        var rows = [
+            f.row(
+                Tables.movies,
+                [
+                    "movie_id": .integer(id), "original_title": originalTitle.json,
+                    "original_title_norm": TitleMatching.fold(originalTitle).json,
+                    "original_language": try f.text("original_language").json,
+                    "release_date": releaseDate.json, "release_year": Fields.year(of: releaseDate).json,
+                    "adult": try f.bool("adult").json, "video": try f.bool("video").json,
+                    "popularity": try f.number("popularity").json, "vote_average": try f.number("vote_average").json,
+                    "vote_count": try f.int("vote_count").json, "genre_ids": .array(genreIDs.map { .integer($0) }),
+                    "poster_path": try f.text("poster_path").json, "backdrop_path": try f.text("backdrop_path").json,
+                ],
+                children: [
+                    ChildRows(
+                        table: Tables.movieGenres,
+                        rows: Set(genreIDs).sorted().map { ["movie_id": .integer(id), "genre_id": .integer($0)] }
+                    )
+                ]
+            )
+        ]
+        if f.hasAny(of: self.movieDetailFields) {
+            rows.append(
+                f.row(
+                    Tables.movieDetails,
+                    [
+                        "movie_id": .integer(id), "runtime": try f.int("runtime").json, "budget": try f.int("budget").json,
+                        "revenue": try f.int("revenue").json, "imdb_id": try f.text("imdb_id").json,
+                        "status": try f.text("status").json, "collection_id": try f.int("collection_id").json,
+                        "production_countries": try f.array("production_countries"),
+                        "spoken_languages": try f.array("spoken_languages"),
+                        "origin_country": try f.array("origin_country"),
+                    ]
+                )
+            )
+        }
+        return rows
+    }
+
+    private static func movieLocalized(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+        let id = try f.requiredInt("movie_id")
+        let language = try f.requiredText("language")
+        try f.expectKey("tmdb:movie:\(id):\(language)")
+        let title = try f.text("title")
+        var rows = [
+            f.row(
+                Tables.movieTranslations,
+                [
+                    "movie_id": .integer(id), "language": .string(language), "title": title.json,
+                    "title_norm": TitleMatching.fold(title).json, "overview": try f.text("overview").json,
+                ]
+            )
+        ]
+        if f.hasAny(of: ["tagline", "homepage", "poster_path"]) {
+            rows.append(
+                f.row(
+                    Tables.movieTranslationDetails,
+                    [
+                        "movie_id": .integer(id), "language": .string(language), "tagline": try f.text("tagline").json,
+                        "homepage": try f.text("homepage").json, "poster_path": try f.text("poster_path").json,
+                    ]
+                )
+            )
+        }
+        return rows
+    }
+
+    private static func genre(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+        let id = try f.requiredInt("genre_id")
+        let language = try f.requiredText("language")
+        try f.expectKey("tmdb:genre:\(id):\(language)")
+        return [
+            f.row(Tables.genres, ["genre_id": .integer(id), "language": .string(language), "name": try f.text("name").json])
+        ]
+    }
+
+    private static func review(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+        let id = try f.requiredText("review_id")
+        try f.expectKey("tmdb:review:\(id)")
+        return [
+            f.row(
+                Tables.reviews,
+                [
+                    "review_id": .string(id), "movie_id": .integer(try f.requiredInt("movie_id")),
+                    "author": try f.text("author").json, "author_name": try f.text("author_name").json,
+                    "username": try f.text("username").json, "avatar_url": try f.text("avatar_url").json,
+                    "rating": try f.number("rating").json, "content": try f.text("content").json,
+                    "url": try f.text("url").json, "created_at": try f.text("created_at").json,
+                    "updated_at": try f.text("updated_at").json, "language": try f.text("language").json,
+                ]
+            )
+        ]
+    }
+
+    private static let periods: Set<String> = ["daily", "week", "weekend", "weekdays"]
+
+    private static func boxOffice(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+        let period = try f.requiredText("period")
+        guard self.periods.contains(period) else {
+            throw f.invalid("period", "'\(period.prefix(40))' is not daily, week, weekend or weekdays")
+        }
+        let rank = try f.requiredInt("rank")
+        // kofic:<period>:<day or yearWeekTime>:<rank>: the middle part tells the day or week apart.
+        let parts = f.record.key.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "kofic", parts[1] == period, parts[3] == "\(rank)", !parts[2].isEmpty,
+            parts[2].allSatisfy(\.isASCII), parts[2].allSatisfy(\.isNumber)
+        else {
+            throw f.invalid(nil, "the key does not match kofic:\(period):<date or week>:\(rank)")
+        }
+        var values: [String: JSONValue] = [
+            "period": .string(period), "period_key": .string(String(parts[2])), "rank": .integer(rank),
+            "date": try f.date("date").json, "year_week": try f.text("year_week").json,
+            "show_range": try f.text("show_range").json, "show_range_start": try f.date("show_range_start").json,
+            "show_range_end": try f.date("show_range_end").json, "rank_change": try f.int("rank_change").json,
+            "is_new": try f.bool("is_new").json, "movie_cd": try f.text("movie_cd").json,
+            "movie_name": try f.text("movie_name").json, "open_date": try f.date("open_date").json,
+        ]
+        for name in ["sales_amount", "sales_change", "sales_accumulated", "audience_count", "audience_change",
+            "audience_accumulated", "screen_count", "show_count"]
+        {
+            values[name] = try f.int(name).json
+        }
+        for name in ["sales_share", "sales_change_rate", "audience_change_rate"] {
+            values[name] = try f.number(name).json
+        }
+        return [f.row(Tables.boxOffice, values)]
+    }
+
+    private static func koficMovie(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+        let code = try f.requiredText("movie_cd")
+        try f.expectKey("kofic:movie:\(code)")
+        let title = try f.text("title")
+        let titleEnglish = try f.text("title_en")
+        let openDate = try f.date("open_date")
+        let productionYear = try f.int("production_year")
+        var values: [String: JSONValue] = [
+            "movie_cd": .string(code), "title": title.json, "title_norm": TitleMatching.fold(title).json,
+            "title_en": titleEnglish.json, "title_en_norm": TitleMatching.fold(titleEnglish).json,
+            "title_original": try f.text("title_original").json, "production_year": productionYear.json,
+            "open_date": openDate.json, "year": (Fields.year(of: openDate) ?? productionYear).json,
+            "runtime": try f.int("runtime").json, "production_status": try f.text("production_status").json,
+            "type": try f.text("type").json, "actor_count": try f.int("actor_count").json,
+        ]
+        for name in ["nations", "genres", "directors", "actors", "show_types", "companies", "audits"] {
+            values[name] = try f.array(name)
+        }
+        return [f.row(Tables.koficMovies, values)]
+    }
+
+    private static func book(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+        let key = f.record.key
+        let workID = try f.text("work_id")
+        let editionID = try f.text("edition_id")
+        if let workID {
+            try f.expectKey("openlibrary:work:\(workID)")
+        } else if let editionID {
+            try f.expectKey("openlibrary:edition:\(editionID)")
+        } else {
+            throw f.invalid("work_id", "a book needs a work_id or an edition_id")
+        }
+        let title = try f.text("title")
+        var rows = [
+            f.row(
+                Tables.books,
+                [
+                    "book_key": .string(key), "work_id": workID.json, "edition_id": editionID.json, "title": title.json,
+                    "title_norm": TitleMatching.fold(title).json, "cover_id": try f.int("cover_id").json,
+                    "subjects": try f.array("subjects"),
+                ]
+            )
+        ]
+        if f.hasAny(of: ["authors", "isbn", "first_publish_year", "edition_count", "languages"]) {
+            var authors: [[String: JSONValue]] = []
+            for (position, author) in try f.objectArray("authors").enumerated() {
+                let name = try f.text(author["name"], field: "authors[\(position)].name")
+                let authorKey = try f.text(author["key"], field: "authors[\(position)].key")
+                authors.append([
+                    "book_key": .string(key), "position": .integer(Int64(position)), "author_key": authorKey.json,
+                    "name": name.json, "name_norm": TitleMatching.fold(name).json,
+                ])
+                if let authorKey {
+                    rows.append(
+                        f.row(
+                            Tables.authors,
+                            ["author_key": .string(authorKey), "name": name.json, "name_norm": TitleMatching.fold(name).json]
+                        )
+                    )
+                }
+            }
+            rows.append(
+                f.row(
+                    Tables.bookSearchFacts,
+                    [
+                        "book_key": .string(key), "first_publish_year": try f.int("first_publish_year").json,
+                        "isbn": try f.array("isbn"), "languages": try f.array("languages"),
+                        "edition_count": try f.int("edition_count").json,
+                    ],
+                    children: [ChildRows(table: Tables.bookAuthors, rows: authors)]
+                )
+            )
+        }
+        if f.hasAny(of: ["description", "author_keys", "first_publish_date", "covers"]) {
+            rows.append(
+                f.row(
+                    Tables.bookWorkFacts,
+                    [
+                        "book_key": .string(key), "description": try f.text("description").json,
+                        "first_publish_date": try f.text("first_publish_date").json,
+                        "author_keys": try f.array("author_keys"), "covers": try f.array("covers"),
+                    ]
+                )
+            )
+        }
+        return rows
+    }
+
+    private static let roles: Set<String> = ["poster", "backdrop", "cover"]
+
+    private static func image(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+        let owner = try f.requiredText("owner")
+        let role = try f.requiredText("role")
+        guard self.roles.contains(role) else { throw f.invalid("role", "'\(role.prefix(40))' is not poster, backdrop or cover") }
+        try f.expectKey("\(owner):\(role)")
+        let sha256 = try f.requiredText("sha256")
+        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            throw f.invalid("sha256", "not 64 lowercase hex digits")
+        }
+        guard case .object(let original)? = f.record.data["original"] else {
+            throw f.invalid("original", "expected an object")
+        }
+        var variants: [[String: JSONValue]] = []
+        for (index, variant) in try f.objectArray("variants").enumerated() {
+            let field = "variants[\(index)]"
+            variants.append([
+                "sha256": .string(sha256),
+                "width": .integer(try f.requiredInt(variant["width"], field: "\(field).width")),
+                "format": .string(try f.requiredText(variant["format"], field: "\(field).format")),
+                "height": .integer(try f.requiredInt(variant["height"], field: "\(field).height")),
+                "bytes": .integer(try f.requiredInt(variant["bytes"], field: "\(field).bytes")),
+                "store_key": .string(try f.requiredText(variant["key"], field: "\(field).key")),
+                "url": try f.text(variant["url"], field: "\(field).url").json,
+            ])
+        }
+        return [
+            f.row(
+                Tables.images,
+                [
+                    "sha256": .string(sha256),
+                    "format": .string(try f.requiredText(original["format"], field: "original.format")),
+                    "width": .integer(try f.requiredInt(original["width"], field: "original.width")),
+                    "height": .integer(try f.requiredInt(original["height"], field: "original.height")),
+                    "bytes": .integer(try f.requiredInt(original["bytes"], field: "original.bytes")),
+                    "dominant_color": try f.text("dominant_color").json, "blurhash": try f.text("blurhash").json,
+                ],
+                children: [ChildRows(table: Tables.imageVariants, rows: variants)]
+            ),
+            f.row(
+                Tables.entityImages,
+                [
+                    "owner": .string(owner), "role": .string(role), "sha256": .string(sha256),
+                    "source_url": .string(try f.requiredText("source_url")),
+                    "downloaded_url": try f.text("downloaded_url").json, "rendition": try f.text("rendition").json,
+                ]
+            ),
+        ]
+    }
+
+    private static func jobOutcome(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+        let id = try f.requiredText("job_id")
+        try f.expectKey(id)
+        let outputs: JSONValue
+        switch f.record.data["outputs"] {
+        case .object(let counts)?: outputs = .object(counts.mapValues { Fields.sanitized($0) })
+        case nil, .null?: outputs = .object([:])
+        default: throw f.invalid("outputs", "expected an object")
+        }
+        return [
+            f.row(
+                Tables.jobOutcomes,
+                [
+                    "job_id": .string(id), "root_id": .string(try f.requiredText("root_id")),
+                    "parent_id": try f.text("parent_id").json, "stage": .string(try f.requiredText("stage")),
+                    "kind": .string(try f.requiredText("kind")), "attempt": .integer(try f.requiredInt("attempt")),
+                    "outcome": .string(try f.requiredText("outcome")), "tier": try f.int("tier").json,
+                    "error_kind": try f.text("error_kind").json, "error": try f.text("error").json,
+                    "outputs": outputs, "spawned": try f.array("spawned"), "source": try f.text("source").json,
+                ]
+            )
+        ]
+    }
+}
+
+/// Reads a record's `data`, checking types, and builds rows.
+struct Fields {
+    let record: Record
+
+    func row(_ table: Table, _ values: [String: JSONValue], children: [ChildRows] = []) -> RowWrite {
+        var values = values
+        values["fetched_at"] = .integer(self.record.fetchedAt)
+        return RowWrite(table: table, values: values, fetchedAt: self.record.fetchedAt, children: children)
+    }
+
+    func invalid(_ field: String?, _ reason: String) -> InvalidRecord {
+        InvalidRecord(kind: self.record.kind.rawValue, key: self.record.key, field: field, reason: reason)
+    }
+
+    func expectKey(_ expected: String) throws(InvalidRecord) {
+        guard self.record.key == expected else {
+            throw self.invalid(nil, "the key does not match its data (expected '\(expected.prefix(200))')")
+        }
+    }
+
+    func hasAny(of names: [String]) -> Bool { names.contains { self.record.data[$0] != nil } }
+
+    private static func typeName(_ value: JSONValue) -> String {
+        switch value {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .integer, .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    func int(_ name: String) throws(InvalidRecord) -> Int64? { try self.int(self.record.data[name], field: name) }
+
+    func int(_ value: JSONValue?, field: String) throws(InvalidRecord) -> Int64? {
+        switch value {
+        case nil, .null?: return nil
+        case .integer(let value)?: return value
+        case .number(let value)? where value.rounded() == value && abs(value) < 9.0e15: return Int64(value)
+        case let value?: throw self.invalid(field, "expected an integer, got \(Self.typeName(value))")
+        }
+    }
+
+    func requiredInt(_ name: String) throws(InvalidRecord) -> Int64 { try self.requiredInt(self.record.data[name], field: name) }
+
+    func requiredInt(_ value: JSONValue?, field: String) throws(InvalidRecord) -> Int64 {
+        guard let value = try self.int(value, field: field) else { throw self.invalid(field, "required, missing or null") }
+        return value
+    }
+
+    func number(_ name: String) throws(InvalidRecord) -> Double? {
+        switch self.record.data[name] {
+        case nil, .null?: return nil
+        case .integer(let value)?: return Double(value)
+        case .number(let value)?: return value
+        case let value?: throw self.invalid(name, "expected a number, got \(Self.typeName(value))")
+        }
+    }
+
+    func bool(_ name: String) throws(InvalidRecord) -> Bool? {
+        switch self.record.data[name] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        case let value?: throw self.invalid(name, "expected a boolean, got \(Self.typeName(value))")
+        }
+    }
+
+    func text(_ name: String) throws(InvalidRecord) -> String? { try self.text(self.record.data[name], field: name) }
+
+    func text(_ value: JSONValue?, field: String) throws(InvalidRecord) -> String? {
+        switch value {
+        case nil, .null?: return nil
+        case .string(let value)?: return Self.sanitized(value)
+        case let value?: throw self.invalid(field, "expected a string, got \(Self.typeName(value))")
+        }
+    }
+
+    func requiredText(_ name: String) throws(InvalidRecord) -> String { try self.requiredText(self.record.data[name], field: name) }
+
+    func requiredText(_ value: JSONValue?, field: String) throws(InvalidRecord) -> String {
+        guard let text = try self.text(value, field: field), !text.isEmpty else {
+            throw self.invalid(field, "required, missing or empty")
+        }
+        return text
+    }
+
+    /// A `YYYY-MM-DD` calendar day, or `nil`.
+    func date(_ name: String) throws(InvalidRecord) -> String? {
+        guard let text = try self.text(name) else { return nil }
+        guard Self.isCalendarDay(text) else { throw self.invalid(name, "'\(text.prefix(40))' is not a YYYY-MM-DD day") }
+        return text
+    }
+
+    static func isCalendarDay(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return false }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for byte in bytes[range] {
+                guard (48...57).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), year >= 1,
+            (1...12).contains(month), day >= 1
+        else { return false }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return day <= days
+    }
+
+    static func year(of date: String?) -> Int64? { date.flatMap { Int64($0.prefix(4)) } }
+
+    /// An array field as JSON (absent or null → `[]`).
+    func array(_ name: String) throws(InvalidRecord) -> JSONValue {
+        switch self.record.data[name] {
+        case nil, .null?: return .array([])
+        case .array(let values)?: return .array(values.map(Self.sanitized))
+        case let value?: throw self.invalid(name, "expected an array, got \(Self.typeName(value))")
+        }
+    }
+
+    func intArray(_ name: String) throws(InvalidRecord) -> [Int64] {
+        guard case .array(let values) = try self.array(name) else { return [] }
+        var result: [Int64] = []
+        for (index, value) in values.enumerated() {
+            result.append(try self.requiredInt(value, field: "\(name)[\(index)]"))
+        }
+        return result
+    }
+
+    func objectArray(_ name: String) throws(InvalidRecord) -> [[String: JSONValue]] {
+        guard case .array(let values) = try self.array(name) else { return [] }
+        var result: [[String: JSONValue]] = []
+        for (index, value) in values.enumerated() {
+            guard case .object(let members) = value else {
+                throw self.invalid("\(name)[\(index)]", "expected an object, got \(Self.typeName(value))")
+            }
+            result.append(members)
+        }
+        return result
+    }
+
+    static func sanitized(_ text: String) -> String {
+        text.utf8.contains(0) ? String(text.unicodeScalars.filter { $0 != "\u{0}" }.map(Character.init)) : text
+    }
+
+    static func sanitized(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .string(let text): .string(self.sanitized(text))
+        case .array(let values): .array(values.map(self.sanitized))
+        case .object(let members):
+            .object(Dictionary(members.map { (self.sanitized($0.key), self.sanitized($0.value)) }, uniquingKeysWith: { first, _ in first }))
+        default: value
+        }
+    }
+}
+
+extension Optional where Wrapped == String {
+    var json: JSONValue { self.map { .string($0) } ?? .null }
+}
+
+extension Optional where Wrapped == Int64 {
+    var json: JSONValue { self.map { .integer($0) } ?? .null }
+}
+
+extension Optional where Wrapped == Double {
+    var json: JSONValue { self.map { .number($0) } ?? .null }
+}
+
+extension Optional where Wrapped == Bool {
+    var json: JSONValue { self.map { .bool($0) } ?? .null }
+}

@@ -1,0 +1,299 @@
+/// The store's schema: versioned migrations written once for both engines.
+///
+/// Each migration's SQL uses type placeholders that ``StoreEngine`` fills in (`{int}` is `BIGINT` on PostgreSQL
+/// and `INTEGER` on SQLite, `{json}` is `JSONB` or `TEXT` …), so the two engines have the same tables, columns,
+/// keys and indexes. Migrations are applied in order on start, each in its own transaction, and recorded in
+/// `schema_migrations`; applying them again on an up-to-date store does nothing. A released migration is never
+/// edited: a change is a new migration appended here.
+enum Schema {
+    struct Migration: Sendable {
+        var version: Int
+        var name: String
+        var sql: String
+    }
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "catalogue", sql: catalogue),
+    ]
+
+    /// The latest version (what an up-to-date store reports).
+    static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// `schema_migrations` is created outside the numbered migrations: it records them.
+    static let migrationsTable = """
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+            version {int} PRIMARY KEY,
+            name {text} NOT NULL,
+            applied_at {int} NOT NULL
+        )
+        """
+
+    /// Version 1: every table of the catalogue.
+    ///
+    /// Conventions: natural keys are the primary keys; every table written from records has `fetched_at`
+    /// (epoch ms of the fetch), and an upsert replaces a row only when its `fetched_at` is newer. Facts that only
+    /// one endpoint gives (TMDB details, Open Library works) live in their own table with their own `fetched_at`,
+    /// so a later list record never erases what details wrote, and an older details record still lands.
+    /// `*_norm` columns hold titles folded for matching (``TitleMatching``).
+    private static let catalogue = """
+        CREATE TABLE movies (
+            movie_id {int} PRIMARY KEY,
+            original_title {text},
+            original_title_norm {text},
+            original_language {text},
+            release_date {date},
+            release_year {int},
+            adult {bool},
+            video {bool},
+            popularity {real},
+            vote_average {real},
+            vote_count {int},
+            genre_ids {json} NOT NULL,
+            poster_path {text},
+            backdrop_path {text},
+            fetched_at {int} NOT NULL
+        );
+        CREATE INDEX movies_original_title_norm ON movies (original_title_norm);
+
+        CREATE TABLE movie_details (
+            movie_id {int} PRIMARY KEY,
+            runtime {int},
+            budget {int},
+            revenue {int},
+            imdb_id {text},
+            status {text},
+            collection_id {int},
+            production_countries {json} NOT NULL,
+            spoken_languages {json} NOT NULL,
+            origin_country {json} NOT NULL,
+            fetched_at {int} NOT NULL
+        );
+
+        CREATE TABLE movie_genres (
+            movie_id {int} NOT NULL,
+            genre_id {int} NOT NULL,
+            PRIMARY KEY (movie_id, genre_id)
+        );
+        CREATE INDEX movie_genres_genre ON movie_genres (genre_id);
+
+        CREATE TABLE movie_translations (
+            movie_id {int} NOT NULL,
+            language {text} NOT NULL,
+            title {text},
+            title_norm {text},
+            overview {text},
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (movie_id, language)
+        );
+        CREATE INDEX movie_translations_title_norm ON movie_translations (title_norm);
+
+        CREATE TABLE movie_translation_details (
+            movie_id {int} NOT NULL,
+            language {text} NOT NULL,
+            tagline {text},
+            homepage {text},
+            poster_path {text},
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (movie_id, language)
+        );
+
+        CREATE TABLE genres (
+            genre_id {int} NOT NULL,
+            language {text} NOT NULL,
+            name {text},
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (genre_id, language)
+        );
+
+        CREATE TABLE reviews (
+            review_id {text} PRIMARY KEY,
+            movie_id {int} NOT NULL,
+            author {text},
+            author_name {text},
+            username {text},
+            avatar_url {text},
+            rating {real},
+            content {text},
+            url {text},
+            created_at {text},
+            updated_at {text},
+            language {text},
+            fetched_at {int} NOT NULL
+        );
+        CREATE INDEX reviews_movie ON reviews (movie_id);
+
+        CREATE TABLE kofic_movies (
+            movie_cd {text} PRIMARY KEY,
+            title {text},
+            title_norm {text},
+            title_en {text},
+            title_en_norm {text},
+            title_original {text},
+            production_year {int},
+            open_date {date},
+            year {int},
+            runtime {int},
+            production_status {text},
+            type {text},
+            nations {json} NOT NULL,
+            genres {json} NOT NULL,
+            directors {json} NOT NULL,
+            actors {json} NOT NULL,
+            actor_count {int},
+            show_types {json} NOT NULL,
+            companies {json} NOT NULL,
+            audits {json} NOT NULL,
+            fetched_at {int} NOT NULL
+        );
+        CREATE INDEX kofic_movies_title_norm ON kofic_movies (title_norm);
+        CREATE INDEX kofic_movies_title_en_norm ON kofic_movies (title_en_norm);
+
+        CREATE TABLE box_office (
+            period {text} NOT NULL,
+            period_key {text} NOT NULL,
+            rank {int} NOT NULL,
+            date {date},
+            year_week {text},
+            show_range {text},
+            show_range_start {date},
+            show_range_end {date},
+            rank_change {int},
+            is_new {bool},
+            movie_cd {text},
+            movie_name {text},
+            open_date {date},
+            sales_amount {int},
+            sales_share {real},
+            sales_change {int},
+            sales_change_rate {real},
+            sales_accumulated {int},
+            audience_count {int},
+            audience_change {int},
+            audience_change_rate {real},
+            audience_accumulated {int},
+            screen_count {int},
+            show_count {int},
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (period, period_key, rank)
+        );
+        CREATE INDEX box_office_date ON box_office (date);
+        CREATE INDEX box_office_year_week ON box_office (year_week);
+        CREATE INDEX box_office_movie ON box_office (movie_cd);
+
+        CREATE TABLE movie_links (
+            movie_cd {text} NOT NULL,
+            movie_id {int} NOT NULL,
+            method {text} NOT NULL,
+            linked_at {int} NOT NULL,
+            PRIMARY KEY (movie_cd, movie_id)
+        );
+        CREATE INDEX movie_links_movie ON movie_links (movie_id);
+
+        CREATE TABLE books (
+            book_key {text} PRIMARY KEY,
+            work_id {text},
+            edition_id {text},
+            title {text},
+            title_norm {text},
+            cover_id {int},
+            subjects {json} NOT NULL,
+            fetched_at {int} NOT NULL
+        );
+        CREATE INDEX books_title_norm ON books (title_norm);
+
+        CREATE TABLE book_search_facts (
+            book_key {text} PRIMARY KEY,
+            first_publish_year {int},
+            isbn {json} NOT NULL,
+            languages {json} NOT NULL,
+            edition_count {int},
+            fetched_at {int} NOT NULL
+        );
+
+        CREATE TABLE book_work_facts (
+            book_key {text} PRIMARY KEY,
+            description {text},
+            first_publish_date {text},
+            author_keys {json} NOT NULL,
+            covers {json} NOT NULL,
+            fetched_at {int} NOT NULL
+        );
+
+        CREATE TABLE authors (
+            author_key {text} PRIMARY KEY,
+            name {text},
+            name_norm {text},
+            fetched_at {int} NOT NULL
+        );
+
+        CREATE TABLE book_authors (
+            book_key {text} NOT NULL,
+            position {int} NOT NULL,
+            author_key {text},
+            name {text},
+            name_norm {text},
+            PRIMARY KEY (book_key, position)
+        );
+        CREATE INDEX book_authors_name_norm ON book_authors (name_norm);
+
+        CREATE TABLE images (
+            sha256 {text} PRIMARY KEY,
+            format {text} NOT NULL,
+            width {int} NOT NULL,
+            height {int} NOT NULL,
+            bytes {int} NOT NULL,
+            dominant_color {text},
+            blurhash {text},
+            fetched_at {int} NOT NULL
+        );
+
+        CREATE TABLE image_variants (
+            sha256 {text} NOT NULL,
+            width {int} NOT NULL,
+            format {text} NOT NULL,
+            height {int} NOT NULL,
+            bytes {int} NOT NULL,
+            store_key {text} NOT NULL,
+            url {text},
+            PRIMARY KEY (sha256, width, format)
+        );
+
+        CREATE TABLE entity_images (
+            owner {text} NOT NULL,
+            role {text} NOT NULL,
+            sha256 {text} NOT NULL,
+            source_url {text} NOT NULL,
+            downloaded_url {text},
+            rendition {text},
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (owner, role)
+        );
+        CREATE INDEX entity_images_sha256 ON entity_images (sha256);
+
+        CREATE TABLE http_validators (
+            url {text} PRIMARY KEY,
+            etag {text},
+            last_modified {text},
+            updated_at {int} NOT NULL
+        );
+
+        CREATE TABLE job_outcomes (
+            job_id {text} PRIMARY KEY,
+            root_id {text} NOT NULL,
+            parent_id {text},
+            stage {text} NOT NULL,
+            kind {text} NOT NULL,
+            attempt {int} NOT NULL,
+            outcome {text} NOT NULL,
+            tier {int},
+            error_kind {text},
+            error {text},
+            outputs {json} NOT NULL,
+            spawned {json} NOT NULL,
+            source {text},
+            fetched_at {int} NOT NULL
+        );
+        CREATE INDEX job_outcomes_root ON job_outcomes (root_id);
+        CREATE INDEX job_outcomes_parent ON job_outcomes (parent_id);
+        """
+}

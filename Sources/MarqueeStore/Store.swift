@@ -1,0 +1,230 @@
+public import Logging
+public import MarqueeCore
+import Foundation
+
+/// The catalogue store (DESIGN §6): the same schema on PostgreSQL or SQLite.
+///
+/// - ``migrate()`` brings the schema up to date (safe to run again, and from several processes at once).
+/// - ``write(_:)`` upserts a batch of records in **one transaction**: rows keyed by their natural keys, a row
+///   replaced only by a newer `fetched_at` (a duplicate or an older record changes nothing), then the children of
+///   the rows that changed (genre links, a book's authors, an image's variants) and the KOFIC↔TMDB links.
+/// - The queries of `marquee query` (``StoreQueries``) and the shared HTTP validator cache.
+public final class Store: Sendable {
+    public let location: StoreLocation
+    let engine: any SQLEngine
+
+    init(location: StoreLocation, engine: any SQLEngine) {
+        self.location = location
+        self.engine = engine
+    }
+
+    /// Opens the store (PostgreSQL connections are made on first use; an SQLite file and its folder are created).
+    ///
+    /// - Parameter maximumConnections: PostgreSQL's pool size (ignored for SQLite).
+    public static func open(_ location: StoreLocation, maximumConnections: Int = 4, logger: Logger) throws(StoreError) -> Store {
+        switch location.engine {
+        case .sqlite(let path):
+            return Store(location: location, engine: try SQLiteEngine(path: path))
+        case .postgres(let host, let port, let user, let password, let database, let tls):
+            let engine = try PostgresEngine(
+                host: host, port: port, user: user, password: password, database: database, tls: tls,
+                maximumConnections: maximumConnections, logger: logger
+            )
+            return Store(location: location, engine: engine)
+        }
+    }
+
+    /// Closes connections (PostgreSQL) or the file (SQLite).
+    public func close() async { await self.engine.close() }
+
+    /// Whether the store answers now.
+    public func ping() async throws { try await self.engine.ping() }
+
+    // MARK: - Migrations
+
+    /// What ``migrate()`` did.
+    public struct MigrationReport: Hashable, Sendable {
+        /// The versions applied now (empty when the store was up to date).
+        public var applied: [Int]
+        /// The store's version afterwards.
+        public var version: Int
+    }
+
+    /// Applies the migrations the store has not seen, in one transaction; concurrent callers wait for each other
+    /// (PostgreSQL: an advisory lock; SQLite: the write lock).
+    ///
+    /// - Throws: ``StoreError`` `migration` when the store's schema is newer than this program's.
+    public func migrate() async throws -> MigrationReport {
+        let dialect = self.engine.dialect
+        return try await self.engine.transaction { session in
+            if dialect == .postgres {
+                try await session.execute("SELECT pg_advisory_xact_lock(7406514001)", [])
+            }
+            try await session.execute(dialect.ddl(Schema.migrationsTable), [])
+            let seen = Set(try await session.query("SELECT version FROM schema_migrations", []).compactMap { $0.first?.int })
+            if let newest = seen.max(), newest > Schema.latestVersion {
+                throw StoreError(
+                    .migration,
+                    "the store's schema is version \(newest), newer than this program's (\(Schema.latestVersion)): upgrade Marquee"
+                )
+            }
+            var applied: [Int] = []
+            for migration in Schema.migrations where !seen.contains(Int64(migration.version)) {
+                for statement in Self.statements(dialect.ddl(migration.sql)) {
+                    try await session.execute(statement, [])
+                }
+                try await session.execute(
+                    dialect.placeholders("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+                    [.int(Int64(migration.version)), .text(migration.name), .int(Int64(JobID.nowMilliseconds()))]
+                )
+                applied.append(migration.version)
+            }
+            return MigrationReport(applied: applied, version: max(Int(seen.max() ?? 0), applied.max() ?? 0))
+        }
+    }
+
+    /// A migration's statements, split at the `;` that end lines.
+    static func statements(_ sql: String) -> [String] {
+        sql.split(separator: ";\n").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+    }
+
+    // MARK: - Writing records
+
+    /// Checks a record against its kind's schema without writing it.
+    ///
+    /// - Throws: ``InvalidRecord`` naming the field at fault.
+    public static func validate(_ record: Record) throws(InvalidRecord) {
+        _ = try RecordRows.rows(for: record)
+    }
+
+    /// What one ``write(_:)`` did.
+    public struct WriteSummary: Hashable, Sendable {
+        public var records = 0
+        /// Rows inserted or replaced by a newer version.
+        public var rowsWritten = 0
+        /// Rows left alone because the store had the same or a newer version.
+        public var rowsUnchanged = 0
+        /// KOFIC↔TMDB links made.
+        public var links = 0
+    }
+
+    /// Upserts `records` in one transaction.
+    ///
+    /// - Throws: ``InvalidRecord`` before anything is written when a record is invalid (check with
+    ///   ``validate(_:)`` first to set such records aside); ``StoreError`` when the transaction failed (nothing
+    ///   of the batch was written).
+    public func write(_ records: [Record]) async throws -> WriteSummary {
+        var summary = WriteSummary(records: records.count)
+        // The newest version of each row (a batch may hold the same entity twice).
+        var latest: [String: [String: RowWrite]] = [:]
+        for record in records {
+            for row in try RecordRows.rows(for: record) {
+                let key = row.key
+                if let existing = latest[row.table.name]?[key], existing.fetchedAt > row.fetchedAt {
+                    summary.rowsUnchanged += 1
+                    continue
+                }
+                if latest[row.table.name]?[key] != nil { summary.rowsUnchanged += 1 }
+                latest[row.table.name, default: [:]][key] = row
+            }
+        }
+        guard !latest.isEmpty else { return summary }
+        let dialect = self.engine.dialect
+        let now = Int64(JobID.nowMilliseconds())
+        return try await self.engine.transaction { session in
+            var summary = summary
+            var koficCodes: [JSONValue] = []
+            var movieIDs: [JSONValue] = []
+            for table in Tables.gated {
+                guard let rows = latest[table.name], !rows.isEmpty else { continue }
+                let written = Set(
+                    try await session.query(dialect.upsert(table), [Self.json(rows.values.map(\.values))])
+                        .compactMap { $0.first?.text }
+                )
+                summary.rowsWritten += written.count
+                summary.rowsUnchanged += rows.count - written.count
+                let winners = rows.filter { written.contains($0.key) }.map(\.value)
+                try await Self.replaceChildren(of: winners, in: table, session: session, dialect: dialect)
+                switch table.name {
+                case Tables.koficMovies.name: koficCodes += winners.compactMap { $0.values["movie_cd"] }
+                case Tables.movies.name, Tables.movieTranslations.name:
+                    movieIDs += winners.compactMap { $0.values["movie_id"] }
+                default: break
+                }
+            }
+            if !koficCodes.isEmpty || !movieIDs.isEmpty {
+                let before = try await Self.count(session, "movie_links")
+                try await session.execute(
+                    dialect.linkMovies,
+                    [Self.json(koficCodes.map { $0 }), Self.json(Array(Set(movieIDs))), .int(now)]
+                )
+                summary.links = try await Self.count(session, "movie_links") - before
+            }
+            return summary
+        }
+    }
+
+    private static func replaceChildren(
+        of winners: [RowWrite],
+        in table: Table,
+        session: any SQLSession,
+        dialect: SQLDialect
+    ) async throws {
+        var parents: [String: [[String: JSONValue]]] = [:]
+        var children: [String: (Table, [[String: JSONValue]])] = [:]
+        for row in winners {
+            for child in row.children {
+                let parentKey = Dictionary(uniqueKeysWithValues: table.key.map { ($0.name, row.values[$0.name] ?? .null) })
+                parents[child.table.name, default: []].append(parentKey)
+                children[child.table.name, default: (child.table, [])].1 += child.rows
+            }
+        }
+        for (name, keys) in parents.sorted(by: { $0.key < $1.key }) {
+            guard let (child, rows) = children[name] else { continue }
+            try await session.execute(dialect.deleteChildren(child, parentKey: table.key), [Self.json(keys)])
+            if !rows.isEmpty {
+                try await session.execute(dialect.insertChildren(child), [Self.json(rows)])
+            }
+        }
+    }
+
+    private static func count(_ session: any SQLSession, _ table: String) async throws -> Int {
+        Int(try await session.query("SELECT COUNT(*) FROM \(table)", []).first?.first?.int ?? 0)
+    }
+
+    static func json(_ rows: [[String: JSONValue]]) -> SQLValue {
+        .text(String(decoding: JSONValue.array(rows.map { .object($0) }).encoded(), as: UTF8.self))
+    }
+
+    static func json(_ values: [JSONValue]) -> SQLValue {
+        .text(String(decoding: JSONValue.array(values).encoded(), as: UTF8.self))
+    }
+
+    // MARK: - HTTP validator cache
+
+    /// The validators (`ETag`, `Last-Modified`) stored for a URL (redacted: no keys), if any.
+    public func validators(for url: String) async throws -> (etag: String?, lastModified: String?)? {
+        let rows = try await self.engine.read(
+            self.engine.dialect.placeholders("SELECT etag, last_modified FROM http_validators WHERE url = ?"), [.text(url)]
+        )
+        guard let row = rows.first else { return nil }
+        return (row[0].text, row[1].text)
+    }
+
+    /// Stores (replaces) a URL's validators.
+    public func storeValidators(etag: String?, lastModified: String?, for url: String) async throws {
+        let dialect = self.engine.dialect
+        let sql = dialect.placeholders(
+            """
+            INSERT INTO http_validators (url, etag, last_modified, updated_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified,
+            updated_at = excluded.updated_at
+            """
+        )
+        let binds: [SQLValue] = [
+            .text(url), etag.map { .text($0) } ?? .null, lastModified.map { .text($0) } ?? .null,
+            .int(Int64(JobID.nowMilliseconds())),
+        ]
+        try await self.engine.transaction { session in try await session.execute(sql, binds) }
+    }
+}
