@@ -111,6 +111,10 @@ final class PostgresEngine: SQLEngine {
     /// database that does not work (SQLSTATE classes 08, 28, 3D, 53, 57) mean the store is unavailable now; 40001/40P01 are conflicts a retry resolves; other server
     /// errors reject the data.
     private func storeError(_ error: any Error) -> any Error {
+        if let error = error as? PostgresTransactionError {
+            // The body's own error (a StoreError, InvalidRecord …) first; else what BEGIN or COMMIT met.
+            if let cause = error.closureError ?? error.beginError ?? error.commitError { return self.storeError(cause) }
+        }
         guard let error = error as? PSQLError else { return error }
         if error.code == .server, let state = error.serverInfo?[.sqlState] {
             let message = "PostgreSQL (\(self.endpoint)): \(error.serverInfo?[.message] ?? "error") [\(state)]"
