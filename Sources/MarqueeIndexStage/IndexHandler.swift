@@ -1,1 +1,231 @@
-import MarqueeStore
+public import Logging
+import MarqueeCore
+public import MarqueePipeline
+public import MarqueeStore
+import Synchronization
+
+/// How the indexer gathers records into store transactions.
+public struct IndexSettings: Sendable {
+    /// The most records in one transaction. Default: 500.
+    public var batchSize = 500
+    /// How long the first record of a batch waits for others before the batch is written anyway. Default: 200 ms.
+    public var maxWait: Duration = .milliseconds(200)
+    /// Test fault: after this many committed batches, the process kills itself (SIGKILL) before handing the
+    /// batch's offsets to the consumer — the crash between the store commit and the offset commit.
+    public var crashAfterCommits: Int? = nil
+
+    public init() {}
+}
+
+/// The index stage's handler: each record joins a batch, the batch is upserted in one store transaction, and
+/// every job of the batch returns only after that transaction committed — so the stage commits an offset only
+/// for records already in the store (DESIGN §4).
+///
+/// | what | outcome |
+/// |---|---|
+/// | a payload that is not a record | poison (DLQ, bytes untouched) |
+/// | a record its kind's schema refuses (``InvalidRecord``) | permanent (DLQ with the field at fault) |
+/// | the store unreachable, refusing connections, or its schema newer than this program | the stage pauses (not ready); nothing goes to the DLQ; the jobs run again when it is back |
+/// | the store rejects a batch's data | each record is written alone, so only the records at fault are dead-lettered |
+/// | a write conflict (serialization failure, deadlock) | transient (retry tier) |
+///
+/// The schema is migrated before the first batch (and again after the store was down).
+public final class IndexHandler: StageHandler {
+    private let store: Store
+    private let batcher: Batcher
+    private let logger: Logger
+
+    public init(store: Store, settings: IndexSettings = IndexSettings(), logger: Logger) {
+        self.store = store
+        self.logger = logger
+        self.batcher = Batcher(store: store, settings: settings, logger: logger)
+    }
+
+    public func handle(_ job: StageJob) async throws -> [StageOutput] {
+        let record: Record
+        do {
+            record = try Record.decode(job.payload)
+        } catch {
+            throw error.code == .notJSON ? StageError.poison(error) : StageError.permanent(error.description)
+        }
+        do {
+            try Store.validate(record)
+        } catch {
+            throw StageError.permanent(error.description)
+        }
+        try await self.batcher.submit(record)
+        return []
+    }
+
+    /// Batches written so far, and the rows they wrote (for logs and tests).
+    public var totals: (batches: Int, rowsWritten: Int, rowsUnchanged: Int) { self.batcher.totals }
+}
+
+/// Gathers submitted records and writes them in batches, one transaction at a time.
+final class Batcher: Sendable {
+    private struct Waiting {
+        var record: Record
+        var continuation: CheckedContinuation<Void, any Error>
+        var arrived: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var waiting: [Waiting] = []
+        /// A batch is being written (submitters of a full batch start the next write when it ends).
+        var writing = false
+        /// Set while a timer waits to write a partial batch.
+        var timerArmed = false
+        var migrated = false
+        var batches = 0
+        var rowsWritten = 0
+        var rowsUnchanged = 0
+    }
+
+    private let store: Store
+    private let settings: IndexSettings
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    init(store: Store, settings: IndexSettings, logger: Logger) {
+        self.store = store
+        self.settings = settings
+        self.logger = logger
+    }
+
+    var totals: (batches: Int, rowsWritten: Int, rowsUnchanged: Int) {
+        self.state.withLock { ($0.batches, $0.rowsWritten, $0.rowsUnchanged) }
+    }
+
+    /// Returns when the record's batch committed; throws the ``StageError`` its job should end with.
+    func submit(_ record: Record) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let action = self.state.withLock { state -> Action in
+                state.waiting.append(Waiting(record: record, continuation: continuation, arrived: .now))
+                return self.nextAction(&state)
+            }
+            self.perform(action)
+        }
+    }
+
+    private enum Action {
+        case none
+        case write([Waiting])
+        case armTimer(ContinuousClock.Instant)
+    }
+
+    /// What to do now: write a full (or overdue) batch if no write runs, else arm the timer for a partial one.
+    private func nextAction(_ state: inout State) -> Action {
+        guard !state.writing, let oldest = state.waiting.first?.arrived else { return .none }
+        let deadline = oldest + self.settings.maxWait
+        if state.waiting.count >= self.settings.batchSize || deadline <= .now {
+            state.writing = true
+            let count = min(state.waiting.count, self.settings.batchSize)
+            let batch = Array(state.waiting.prefix(count))
+            state.waiting.removeFirst(count)
+            return .write(batch)
+        }
+        guard !state.timerArmed else { return .none }
+        state.timerArmed = true
+        return .armTimer(deadline)
+    }
+
+    private func perform(_ action: Action) {
+        switch action {
+        case .none: break
+        case .write(let batch):
+            Task { await self.write(batch) }
+        case .armTimer(let deadline):
+            Task {
+                try? await Task.sleep(until: deadline)
+                let next = self.state.withLock { state -> Action in
+                    state.timerArmed = false
+                    return self.nextAction(&state)
+                }
+                self.perform(next)
+            }
+        }
+    }
+
+    private func write(_ batch: [Waiting]) async {
+        await self.writeBatch(batch)
+        let next = self.state.withLock { state -> Action in
+            state.writing = false
+            return self.nextAction(&state)
+        }
+        self.perform(next)
+    }
+
+    private func writeBatch(_ batch: [Waiting]) async {
+        do {
+            try await self.migrateOnce()
+            let summary = try await self.store.write(batch.map(\.record))
+            let batches = self.state.withLock { state in
+                state.batches += 1
+                state.rowsWritten += summary.rowsWritten
+                state.rowsUnchanged += summary.rowsUnchanged
+                return state.batches
+            }
+            if let crash = self.settings.crashAfterCommits, batches >= crash {
+                self.logger.critical("test fault: killing the process after the store commit, before the offset commit")
+                crashNow()
+            }
+            if self.logger.logLevel <= .debug {
+                self.logger.debug(
+                    "batch stored",
+                    metadata: [
+                        "marquee.batch.records": "\(batch.count)", "marquee.batch.rows_written": "\(summary.rowsWritten)",
+                        "marquee.batch.rows_unchanged": "\(summary.rowsUnchanged)", "marquee.batch.links": "\(summary.links)",
+                    ]
+                )
+            }
+            for waiting in batch { waiting.continuation.resume() }
+        } catch let error as StoreError where error.kind == .rejected && batch.count > 1 {
+            // Find the records at fault: each alone (the others commit), the faulty ones to the DLQ.
+            self.logger.warning(
+                "the store rejected a batch; writing its \(batch.count) records one by one",
+                metadata: ["marquee.error": "\(error.message)"]
+            )
+            for waiting in batch { await self.writeBatch([waiting]) }
+        } catch {
+            let stageError = self.stageError(error)
+            for waiting in batch { waiting.continuation.resume(throwing: stageError) }
+        }
+    }
+
+    private func migrateOnce() async throws {
+        guard !self.state.withLock({ $0.migrated }) else { return }
+        let report = try await self.store.migrate()
+        self.state.withLock { $0.migrated = true }
+        self.logger.notice(
+            "store ready",
+            metadata: [
+                "marquee.store": "\(self.store.location)", "marquee.store.version": "\(report.version)",
+                "marquee.store.applied": "\(report.applied.map(String.init).joined(separator: ","))",
+            ]
+        )
+    }
+
+    private func stageError(_ error: any Error) -> StageError {
+        switch error {
+        case let error as StoreError:
+            switch error.kind {
+            case .unavailable, .migration, .invalidLocation:
+                self.state.withLock { $0.migrated = false }  // it may come back empty (a new database)
+                return .dependencyDown("the store", error.message)
+            case .rejected: return .permanent(error.message)
+            case .conflict: return .transient(error.message)
+            }
+        case let error as InvalidRecord: return .permanent(error.description)
+        default: return .transient(String(describing: error))
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+
+private func crashNow() -> Never {
+    kill(getpid(), SIGKILL)
+    fatalError("SIGKILL did not stop the process")
+}
+#endif
