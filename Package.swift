@@ -459,7 +459,7 @@ let package = Package(
             dependencies: [
                 "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
                 "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeObservability", "MarqueePipeline",
-                "MarqueeSources", "MarqueeTestSupport",
+                "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

@@ -1,4 +1,5 @@
 import Logging
+import MarqueeCore
 import NIOSSL
 import PostgresNIO
 
@@ -8,6 +9,8 @@ final class PostgresEngine: SQLEngine {
     let dialect = SQLDialect.postgres
     private let client: PostgresClient
     private let runner: Task<Void, Never>
+    /// Fired when the runner task starts the client (leasing before that makes postgres-nio warn).
+    private let running = OneShotSignal()
     private let logger: Logger
     private let endpoint: String
 
@@ -31,10 +34,14 @@ final class PostgresEngine: SQLEngine {
         self.client = client
         self.logger = logger
         self.endpoint = "\(host):\(port)/\(database)"
-        self.runner = Task { await client.run() }
+        self.runner = Task { [running] in
+            running.fire()
+            await client.run()
+        }
     }
 
     func transaction<T: Sendable>(_ body: (any SQLSession) async throws -> T) async throws -> T {
+        await self.running.wait()
         do {
             return try await self.client.withTransaction(logger: self.logger) { connection in
                 try await body(Session(connection: connection, logger: self.logger))
@@ -45,6 +52,7 @@ final class PostgresEngine: SQLEngine {
     }
 
     func read(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
+        await self.running.wait()
         do {
             return try await Self.rows(self.client.query(Self.query(sql, binds), logger: self.logger))
         } catch {

@@ -71,6 +71,19 @@ public struct StoreLocation: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The location as `MARQUEE_STORE` takes it, password included: for handing to a child process only —
+    /// never log it (``description`` is the redacted form).
+    public var connectionString: String {
+        switch self.engine {
+        case .sqlite(let path): return "sqlite:\(path)"
+        case .postgres(let host, let port, let user, let password, let database, let tls):
+            let allowed = CharacterSet.urlUserAllowed.subtracting(CharacterSet(charactersIn: ":@/"))
+            let secret = password.map { ":" + ($0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0) } ?? ""
+            let name = user.addingPercentEncoding(withAllowedCharacters: allowed) ?? user
+            return "postgres://\(name)\(secret)@\(host):\(port)/\(database)?sslmode=\(tls.rawValue)"
+        }
+    }
+
     /// The engine's name for logs and metrics: `sqlite` or `postgres`.
     public var engineName: String {
         switch self.engine {

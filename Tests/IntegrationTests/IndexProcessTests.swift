@@ -1,0 +1,187 @@
+import MarqueeCore
+import MarqueeKafka
+import MarqueePipeline
+import MarqueeTestSupport
+import Testing
+
+@testable import MarqueeStore
+
+import struct Foundation.URL
+import class Foundation.FileManager
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `marquee-index` executable against a real broker and real stores: crashes between the store commit and
+/// the offset commit, PostgreSQL stopped mid-stream, invalid records.
+@Suite(.serialized, .timeLimit(.minutes(4)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct IndexProcessTests {
+    @Test func killMinus9BetweenTheStoreCommitAndTheOffsetCommitChangesNothingOnRedelivery() async throws {
+        let location = try await freshPostgresDatabase()
+        let topics = try await indexTopics()
+        let records = (1...300).map { movieRecord(Int64($0), fetchedAt: 1_000) }
+        try await produce(records, to: topics)
+
+        // The first worker stores a batch, then kills itself before the stage may mark its offsets.
+        let group = TestEnvironment.uniqueName("index")
+        let crashing = try await IndexWorker.start(
+            topics: topics, group: group, store: location,
+            environment: ["MARQUEE_INDEX_CRASH_AFTER_COMMITS": "1", "MARQUEE_INDEX_BATCH_SIZE": "100"]
+        )
+        #expect(await crashing.process.waitForExit() == SIGKILL)
+
+        let store = try Store.open(location, logger: .marqueeTest)
+        let before = try await store.engine.read("SELECT movie_id, xmin::text, fetched_at FROM movies ORDER BY movie_id", [])
+        #expect(before.count == 100, "the committed batch is in the store")
+
+        // The second worker gets the same records again (none of their offsets were committed).
+        let worker = try await IndexWorker.start(topics: topics, group: group, store: location)
+        try await worker.stored.wait("every record handled again", timeout: .seconds(90)) { $0 >= 300 }
+        let after = try await store.engine.read("SELECT movie_id, xmin::text, fetched_at FROM movies ORDER BY movie_id", [])
+        #expect(after.count == 300)
+        // The redelivered rows were not rewritten: the same row versions (xmin), the same data.
+        #expect(Array(after.filter { row in before.contains { $0[0] == row[0] } }) == before)
+        #expect(try await store.engine.read("SELECT COUNT(*) FROM movie_genres", []) == [[.int(300)]])
+        #expect(worker.written.snapshot == 200, "only the records not stored before were written")
+        await store.close()
+        await worker.stop()
+    }
+
+    @Test func invalidRecordsAndPoisonGoToTheDLQWithTheirReasonAndTheRestIsStored() async throws {
+        let path = "/tmp/\(TestEnvironment.uniqueName("marquee-index")).db"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let location = try StoreLocation(parsing: "sqlite:\(path)")
+        let topics = try await indexTopics()
+        let worker = try await IndexWorker.start(topics: topics, group: TestEnvironment.uniqueName("index"), store: location)
+
+        var wrongType = movieRecord(2, fetchedAt: 1_000)
+        wrongType.data["vote_count"] = .string("many")
+        var wrongKey = movieRecord(3, fetchedAt: 1_000)
+        wrongKey.key = "tmdb:movie:33"
+        try await produce([movieRecord(1, fetchedAt: 1_000), wrongType, wrongKey, movieRecord(4, fetchedAt: 1_000)], to: topics)
+        _ = try await withProducer { producer in
+            try await producer.send(
+                KafkaProducerMessage(topic: topics.main, key: Array("junk".utf8), value: Array("{not json".utf8), headers: Envelope.root().kafkaHeaders)
+            )
+        }
+
+        let dead = try await read(3, from: topics.dlq)
+        let reasons = dead.map { ($0.headers.string(Envelope.Header.errorKind) ?? "", $0.headers.string(Envelope.Header.error) ?? "") }
+        #expect(reasons.contains { $0.0 == "permanent" && $0.1.contains("'vote_count': expected an integer, got a string") }, "\(reasons)")
+        #expect(reasons.contains { $0.0 == "permanent" && $0.1.contains("the key does not match its data") }, "\(reasons)")
+        #expect(reasons.contains { $0.0 == "poison" }, "\(reasons)")
+        try await worker.stored.wait("the valid records stored") { $0 >= 2 }
+        let store = try Store.open(location, logger: .marqueeTest)
+        #expect(try await store.engine.read("SELECT movie_id FROM movies ORDER BY movie_id", []) == [[.int(1)], [.int(4)]])
+        await store.close()
+        await worker.stop()
+    }
+}
+
+/// A `marquee-index` child process; counts what it stores from its debug log lines.
+struct IndexWorker {
+    let process: ChildProcess
+    /// `/readyz`, `/metrics` without the path.
+    let base: String
+    /// Records in committed batches.
+    let stored: Observed<Int>
+    /// Rows written (inserted or replaced) by committed batches.
+    let written: Observed<Int>
+    /// Whether the stage is paused for a down store now.
+    let paused: Observed<Bool>
+
+    static func start(
+        topics: StageTopics,
+        group: String,
+        store: StoreLocation,
+        environment: [String: String] = [:]
+    ) async throws -> IndexWorker {
+        let stored = Observed(0)
+        let written = Observed(0)
+        let paused = Observed(false)
+        let started = AsyncStream<String>.makeStream()
+        let process = try ChildProcess(
+            "marquee-index",
+            arguments: [],
+            environment: [
+                "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": topics.prefix, "MARQUEE_GROUP": group,
+                "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0", "MARQUEE_SESSION_TIMEOUT": "6s", "MARQUEE_RETRY_DELAYS": "200ms",
+                "MARQUEE_SHUTDOWN_TIMEOUT": "5s", "MARQUEE_LOG_LEVEL": "debug", "MARQUEE_STORE": store.connectionString,
+                "MARQUEE_INDEX_BATCH_WAIT_MS": "100",
+            ].merging(environment) { $1 },
+            readsStandardError: true
+        ) { line in
+            guard line.hasPrefix("{"), case .object(let entry)? = try? JSONValue.parse(Array(line.utf8)) else { return }
+            func field(_ name: String) -> String? {
+                if case .string(let value)? = entry[name] { return value }
+                return nil
+            }
+            switch field("msg") {
+            case "records worker started":
+                if let url = field("marquee.metrics") { started.continuation.yield(String(url.dropLast("/metrics".count))) }
+            case "batch stored":
+                let records = Int(field("marquee.batch.records") ?? "") ?? 0
+                let rows = Int(field("marquee.batch.rows_written") ?? "") ?? 0
+                stored.update { $0 += records }
+                written.update { $0 += rows }
+            case let message? where message.contains("is down: pausing the stage"):
+                paused.update { $0 = true }
+            case let message? where message.contains("is back"):
+                paused.update { $0 = false }
+            default: break
+            }
+        }
+        var iterator = started.stream.makeAsyncIterator()
+        let base = try #require(await iterator.next(), "marquee-index logs where its metrics are")
+        return IndexWorker(process: process, base: base, stored: stored, written: written, paused: paused)
+    }
+
+    func stop() async {
+        self.process.signal(SIGTERM)
+        #expect(await self.process.waitForExit() == 0)
+    }
+}
+
+/// The records stage's topics under a unique prefix.
+func indexTopics() async throws -> StageTopics {
+    let topics = StageTopics(stage: "records", prefix: TestEnvironment.uniqueName("mqx") + ".", tiers: 1)
+    let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+    _ = try await StageTopics.createAll([topics], partitions: 2, admin: admin)
+    return topics
+}
+
+func produce(_ records: [Record], to topics: StageTopics) async throws {
+    _ = try await withProducer { producer in
+        try await producer.send(
+            records.map {
+                KafkaProducerMessage(topic: topics.main, key: Array($0.dedupeKey.utf8), value: $0.encoded(), headers: Envelope.root().kafkaHeaders)
+            }
+        )
+    }
+}
+
+/// A TMDB list-style movie record.
+func movieRecord(_ id: Int64, fetchedAt: Int64) -> Record {
+    Record(
+        kind: .movie, key: "tmdb:movie:\(id)", fetchedAt: fetchedAt,
+        data: [
+            "movie_id": .integer(id), "original_title": .string("Movie \(id)"), "original_language": .string("ko"),
+            "release_date": .string("2020-01-01"), "adult": .bool(false), "video": .bool(false), "popularity": .number(1.5),
+            "vote_average": .number(7.5), "vote_count": .integer(10), "genre_ids": .array([.integer(18)]),
+            "poster_path": .null, "backdrop_path": .null,
+        ]
+    )
+}
+
+/// A new database on the local stack's PostgreSQL (`MARQUEE_TEST_POSTGRES`).
+func freshPostgresDatabase() async throws -> StoreLocation {
+    let url = ProcessInfo.processInfo.environment["MARQUEE_TEST_POSTGRES"] ?? "postgres://marquee@127.0.0.1:15432/marquee"
+    let name = TestEnvironment.uniqueName("marquee_test").replacingOccurrences(of: "-", with: "_")
+    let admin = try Store.open(try StoreLocation(parsing: url), maximumConnections: 1, logger: .marqueeTest)
+    _ = try await admin.engine.read("CREATE DATABASE \(name)", [])
+    await admin.close()
+    return try StoreLocation(parsing: String(url[..<url.lastIndex(of: "/")!]) + "/\(name)?sslmode=disable")
+}
+
+import class Foundation.ProcessInfo
