@@ -338,6 +338,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The store's batched upserts vs PostgreSQL's COPY of the same rows, and the SQLite figure.
+        .executableTarget(
+            name: "IndexBenchmark",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Benchmarks/IndexBenchmark",
+            swiftSettings: swiftSettings
+        ),
+
         .executableTarget(
             name: "ImagingBenchmark",
             dependencies: [

@@ -65,6 +65,10 @@ postgres_up() {
     fi
     ln -sfn "$pg_dir/postgres.log" "$state/postgres.log"
     if as_postgres "$bin/pg_ctl" -D "$pg_dir/data" status >/dev/null 2>&1; then return 0; fi
+    if port_open "$pg_port"; then
+        say "port $pg_port is taken by another process; using it as PostgreSQL (it needs the role and database marquee)"
+        return 0
+    fi
     say "starting PostgreSQL on 127.0.0.1:$pg_port (log: var/stack/postgres.log)"
     as_postgres "$bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/postgres.log" -w -t 30 \
         -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
@@ -100,6 +104,8 @@ status() {
     if port_open "$kafka_port"; then echo "kafka      up    127.0.0.1:$kafka_port"; else echo "kafka      down"; ok=1; fi
     if as_postgres "$(pg_bin)/pg_ctl" -D "$pg_dir/data" status >/dev/null 2>&1; then
         echo "postgres   up    postgres://marquee@127.0.0.1:$pg_port/marquee"
+    elif port_open "$pg_port"; then
+        echo "postgres   up    postgres://marquee@127.0.0.1:$pg_port/marquee (another process's server)"
     else
         echo "postgres   down"; ok=1
     fi

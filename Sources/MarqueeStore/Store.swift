@@ -228,3 +228,38 @@ public final class Store: Sendable {
         try await self.engine.transaction { session in try await session.execute(sql, binds) }
     }
 }
+
+extension Store {
+    /// The rows `records` become, by table (children included), each row's values in `columns` order — what
+    /// ``write(_:)`` sends, for the benchmark's `COPY` of the same rows. Duplicates are not removed.
+    @_spi(Benchmarking)
+    public static func tableRows(_ records: [Record]) throws -> [(table: String, columns: [String], rows: [[JSONValue]])] {
+        var byTable: [String: (columns: [String], rows: [[JSONValue]])] = [:]
+        var order: [String] = []
+        func add(_ table: Table, _ values: [String: JSONValue]) {
+            let columns = table.columns.map(\.name)
+            if byTable[table.name] == nil {
+                byTable[table.name] = (columns, [])
+                order.append(table.name)
+            }
+            byTable[table.name]!.rows.append(columns.map { values[$0] ?? .null })
+        }
+        for record in records {
+            for row in try RecordRows.rows(for: record) {
+                add(row.table, row.values)
+                for child in row.children {
+                    for values in child.rows { add(child.table, values) }
+                }
+            }
+        }
+        return order.map { (table: $0, columns: byTable[$0]!.columns, rows: byTable[$0]!.rows) }
+    }
+}
+
+extension Store {
+    /// Runs one statement outside a transaction (the benchmark's CREATE/DROP DATABASE, scratch tables, counts).
+    @_spi(Benchmarking)
+    public func sql(_ statement: String) async throws -> [[SQLValue]] {
+        try await self.engine.read(statement, [])
+    }
+}
