@@ -161,6 +161,7 @@ let package = Package(
                 "MarqueeFetchStage",
                 "MarqueeHTTP",
                 "MarqueeSources",
+                "MarqueeStore",
                 "MarqueeWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

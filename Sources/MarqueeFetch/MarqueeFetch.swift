@@ -4,6 +4,7 @@ import MarqueeCore
 import MarqueeFetchStage
 import MarqueeHTTP
 import MarqueeSources
+import MarqueeStore
 import MarqueeWorker
 
 import class Foundation.ProcessInfo
@@ -70,7 +71,28 @@ struct MarqueeFetch: AsyncParsableCommand {
     )
     var allowPrivateAddresses = Self.environment["MARQUEE_ALLOW_PRIVATE_ADDRESSES"] == "1"
 
+    @Option(
+        help: ArgumentHelp(
+            "Where ETag/Last-Modified validators are kept: memory (this process) or store (the shared cache in MARQUEE_STORE, kept across restarts and shared by workers).",
+            discussion: "Env: MARQUEE_VALIDATOR_CACHE."
+        )
+    )
+    var validatorCache: String = Self.environment["MARQUEE_VALIDATOR_CACHE"] ?? "memory"
+
+    @Option(help: ArgumentHelp("The store holding the shared validator cache (with --validator-cache store).", discussion: "Env: MARQUEE_STORE."))
+    var store: String = Self.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
+
     func validate() throws {
+        guard ["memory", "store"].contains(self.validatorCache) else {
+            throw ValidationError("--validator-cache must be memory or store, not '\(self.validatorCache)'")
+        }
+        if self.validatorCache == "store" {
+            do {
+                _ = try StoreLocation(parsing: self.store)
+            } catch {
+                throw ValidationError("--store: \(error.message)")
+            }
+        }
         _ = try FetchWorkerSettings.parseRateLimits(self.rateLimits)
         guard self.perSourceConcurrency >= 1 else { throw ValidationError("--per-source-concurrency must be at least 1") }
         guard self.koficDailyBudget >= 0 else { throw ValidationError("--kofic-daily-budget cannot be negative") }
@@ -96,18 +118,30 @@ struct MarqueeFetch: AsyncParsableCommand {
                 maxConcurrent: self.perSourceConcurrency
             )
         }
-        let settings = FetchWorkerSettings(
+        var settings = FetchWorkerSettings(
             sources: sources,
             http: http,
             koficDailyBudget: self.koficDailyBudget == 0 ? nil : self.koficDailyBudget
         )
+        var store: Store?
+        if self.validatorCache == "store" {
+            let opened = try Store.open(try StoreLocation(parsing: self.store), maximumConnections: 2, logger: logger)
+            settings.validatorCache = StoreValidatorCache(store: opened, logger: logger)
+            store = opened
+        }
         let worker = try FetchWorker(settings: settings, logger: logger)
-        try await WorkerRunner.run(
-            configuration: try self.worker.stageConfiguration(stage: "fetch", defaultConcurrency: 64),
-            handler: worker.handler,
-            metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9101),
-            services: [worker],
-            logger: logger
-        )
+        do {
+            try await WorkerRunner.run(
+                configuration: try self.worker.stageConfiguration(stage: "fetch", defaultConcurrency: 64),
+                handler: worker.handler,
+                metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9101),
+                services: [worker],
+                logger: logger
+            )
+        } catch {
+            await store?.close()
+            throw error
+        }
+        await store?.close()
     }
 }

@@ -11,8 +11,11 @@ public struct FetchWorkerSettings: Sendable {
     public var http: HTTPFetcherConfiguration
     /// The KOFIC key's daily call budget; `nil` for none. Default: 3,000.
     public var koficDailyBudget: Int? = 3000
-    /// Conditional requests (ETag / Last-Modified) from an in-memory validator cache. Default: on.
+    /// Conditional requests (ETag / Last-Modified). Default: on.
     public var sendsConditionalRequests = true
+    /// Where validators are kept: `nil` for this process's memory; the store's shared cache
+    /// (`StoreValidatorCache` in marquee-fetch) so restarts and other workers reuse them.
+    public var validatorCache: (any ValidatorCache)? = nil
 
     public init(sources: SourceConfiguration, http: HTTPFetcherConfiguration, koficDailyBudget: Int? = 3000) {
         self.sources = sources
@@ -53,7 +56,7 @@ public final class FetchWorker: Service, Sendable {
         self.handler = FetchHandler(
             adapters: SourceAdapters(configuration: settings.sources, imageHostAllowed: { http.isImageHostAllowed($0) }),
             fetcher: self.fetcher,
-            validators: settings.sendsConditionalRequests ? InMemoryValidatorCache() : nil,
+            validators: settings.sendsConditionalRequests ? settings.validatorCache ?? InMemoryValidatorCache() : nil,
             koficBudget: settings.koficDailyBudget.map { DailyBudget(limit: $0, now: { Int64(JobID.nowMilliseconds()) }) },
             logger: logger
         )
