@@ -81,6 +81,8 @@ public struct Record: Hashable, Sendable {
         case koficMovie = "kofic.movie"
         case book
         case image
+        /// What became of one job (``JobOutcome``): lineage, not an entity.
+        case jobOutcome = "job.outcome"
     }
 
     public var kind: Kind
