@@ -81,6 +81,7 @@ public struct Record: Hashable, Sendable {
         case koficMovie = "kofic.movie"
         case book
         case image
+        /// What became of one job (``JobOutcome``): lineage, not an entity.
         case jobOutcome = "job.outcome"
     }
 

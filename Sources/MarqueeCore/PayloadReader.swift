@@ -116,6 +116,13 @@ public struct PayloadReader {
         return object
     }
 
+    /// A field kept as a raw JSON array, for the caller to check element by element.
+    public mutating func rawArray(_ key: String) throws(PayloadError) -> [JSONValue] {
+        guard let value = self.value(key) else { throw self.missing(key) }
+        guard case .array(let array) = value else { throw self.invalid(key, "expected an array, got \(value.typeName)") }
+        return array
+    }
+
     /// Marks fields as read without reading them.
     public mutating func ignore(_ keys: String...) {
         self.consumed.formUnion(keys)

@@ -18,6 +18,9 @@ import Glibc
 /// - Permanent failure: the dead-letter topic at once. Poison (unreadable headers or payload): the dead-letter
 ///   topic with the original bytes and headers, plus the error headers.
 ///
+/// With ``StageConfiguration/outcomeStage`` set, each finished job also emits a `job.outcome` record
+/// (``JobOutcome``), delivered together with its outputs or its hop.
+///
 /// A retry tier's job whose time has not come is handed back to the consumer (its partition pauses) and runs
 /// when due; other partitions go on. On graceful shutdown the stage stops taking jobs, lets in-flight ones finish
 /// within ``StageConfiguration/shutdownTimeout`` (what does not finish is left uncommitted, so it runs again
@@ -52,7 +55,12 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         )
     }
 
+    /// - Precondition: ``StageConfiguration/outcomeStage`` is not this stage (its outcomes would never end).
     public init(configuration: StageConfiguration, handler: Handler, logger: Logger) {
+        precondition(
+            configuration.outcomeStage != configuration.topics.stage,
+            "stage '\(configuration.topics.stage)' cannot emit job outcomes to its own topic: each would be a job with an outcome"
+        )
         self.configuration = configuration
         self.handler = handler
         var logger = logger
@@ -130,7 +138,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             envelope = try Envelope(headers: message.headers.map { ($0.key, $0.stringValue) })
         } catch {
             group.addTask {
-                try await self.deadLetterPoison(message, reason: error.description, consumer: consumer, producer: producer)
+                try await self.deadLetterPoison(message, envelope: nil, reason: error.description, consumer: consumer, producer: producer)
             }
             return nil
         }
@@ -186,18 +194,35 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             )
             return
         }
-        let messages = outputs.map { output in
-            KafkaProducerMessage(
-                topic: self.configuration.topics.topic(ofStage: output.stage),
-                key: Array(output.key.utf8),
-                value: output.payload,
-                headers: envelope.child().kafkaHeaders
+        let outcomeStage = self.configuration.outcomeStage
+        var messages: [KafkaProducerMessage] = []
+        messages.reserveCapacity(outputs.count + 1)
+        // Each output's child envelope is made once: the ids sent are the ids the outcome lists as spawned.
+        var counts: [String: Int] = [:]
+        var spawned: [JobID] = []
+        for output in outputs {
+            let child = envelope.child()
+            messages.append(
+                KafkaProducerMessage(
+                    topic: self.configuration.topics.topic(ofStage: output.stage),
+                    key: Array(output.key.utf8),
+                    value: output.payload,
+                    headers: child.kafkaHeaders
+                )
             )
+            if let outcomeStage {
+                counts[output.stage, default: 0] += 1
+                if output.stage != outcomeStage { spawned.append(child.id) }
+            }
+        }
+        let kind = PayloadKind.peek(message.value)
+        if let outcome = self.outcomeMessage(.done, of: message, envelope: envelope, kind: kind, outputs: counts, spawned: spawned) {
+            messages.append(outcome)
         }
         // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted).
         try await producer.deliver(messages)
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(StageJobReport(kind: PayloadKind.peek(message.value), outcome: .succeeded(outputs: outputs.count), duration: .now - started))
+        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .succeeded(outputs: outputs.count), duration: .now - started))
         if let dependency = self.gate.succeeded() {
             logger.notice("\(dependency) is back: the stage is ready")
         }
@@ -216,17 +241,19 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         started: ContinuousClock.Instant
     ) async throws {
         if error.kind == .poison {
-            try await self.deadLetterPoison(message, reason: error.reason, consumer: consumer, producer: producer)
+            try await self.deadLetterPoison(message, envelope: envelope, reason: error.reason, consumer: consumer, producer: producer)
             return
         }
+        let errorText = String(error.reason.prefix(JobOutcome.maxErrorLength))
         var next = envelope
         next.origin = envelope.origin ?? message.source
-        next.error = String(error.reason.prefix(1000))
+        next.error = errorText
         next.errorKind = error.kind
         next.notBefore = nil
         let topics = self.configuration.topics
         let target: String
         let outcome: StageOutcome
+        let jobOutcome: JobOutcome.Outcome
         switch error.kind == .transient
             ? self.configuration.retry.decide(
                 currentTier: topics.tier(of: message.topic) ?? 0,
@@ -239,15 +266,22 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             next.notBefore = notBefore
             target = topics.retry(tier)
             outcome = .retried(tier: tier)
+            jobOutcome = .retried(tier: tier, error: errorText)
             logger.info("job failed, retrying", metadata: [MarqueeLoggingKeys.error: "\(next.error ?? "")", MarqueeLoggingKeys.topic: "\(target)"])
         case .deadLetter:
             target = topics.dlq
             outcome = .deadLettered(error.kind)
+            jobOutcome = .deadLettered(error.kind, error: errorText)
             logger.warning("job dead-lettered", metadata: [MarqueeLoggingKeys.error: "\(next.error ?? "")", MarqueeLoggingKeys.errorKind: "\(error.kind.rawValue)"])
         }
-        try await producer.deliver([KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)])
+        let kind = PayloadKind.peek(message.value)
+        var messages = [KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)]
+        if let record = self.outcomeMessage(jobOutcome, of: message, envelope: envelope, kind: kind) {
+            messages.append(record)
+        }
+        try await producer.deliver(messages)
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(StageJobReport(kind: PayloadKind.peek(message.value), outcome: outcome, duration: .now - started))
+        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: outcome, duration: .now - started))
     }
 
     /// A dependency every job needs is down: give the job back, pause every partition (the stage is not ready),
@@ -273,24 +307,65 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     }
 
     /// Parks an unreadable message in the DLQ byte for byte: its original headers, then the error headers.
+    ///
+    /// - Parameters:
+    ///   - envelope: The message's envelope when its headers could be read (the payload was the poison): its
+    ///     outcome is emitted with the dead letter. `nil` when the headers are no envelope: there is no job id to
+    ///     report, so no outcome is emitted (the DLQ holds the message).
     private func deadLetterPoison(
         _ message: KafkaConsumerMessage,
+        envelope: Envelope?,
         reason: String,
         consumer: KafkaConsumer,
         producer: KafkaProducer
     ) async throws {
+        let errorText = String(reason.prefix(JobOutcome.maxErrorLength))
+        let kind = PayloadKind.peek(message.value)
         var headers = message.headers
         headers.append(KafkaHeader(key: Envelope.Header.origin, value: message.headers.string(Envelope.Header.origin) ?? message.source))
-        headers.append(KafkaHeader(key: Envelope.Header.error, value: String(reason.prefix(1000))))
+        headers.append(KafkaHeader(key: Envelope.Header.error, value: errorText))
         headers.append(KafkaHeader(key: Envelope.Header.errorKind, value: Envelope.ErrorKind.poison.rawValue))
-        try await producer.deliver([
-            KafkaProducerMessage(topic: self.configuration.topics.dlq, key: message.key, value: message.value, headers: headers)
-        ])
+        var messages = [KafkaProducerMessage(topic: self.configuration.topics.dlq, key: message.key, value: message.value, headers: headers)]
+        if let envelope,
+            let record = self.outcomeMessage(.deadLettered(.poison, error: errorText), of: message, envelope: envelope, kind: kind)
+        {
+            messages.append(record)
+        }
+        try await producer.deliver(messages)
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(StageJobReport(kind: PayloadKind.peek(message.value), outcome: .deadLettered(.poison), duration: .zero))
+        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .deadLettered(.poison), duration: .zero))
         self.logger.warning(
             "poison message dead-lettered",
             metadata: [MarqueeLoggingKeys.source: "\(message.source)", MarqueeLoggingKeys.error: "\(reason)"]
+        )
+    }
+
+    /// The `job.outcome` message of a finished job (``StageConfiguration/outcomeStage``), or `nil` when the stage
+    /// emits none: keyed `job.outcome:<job id>`, with a child envelope of the job as headers.
+    private func outcomeMessage(
+        _ outcome: JobOutcome.Outcome,
+        of message: KafkaConsumerMessage,
+        envelope: Envelope,
+        kind: String,
+        outputs: [String: Int] = [:],
+        spawned: [JobID] = []
+    ) -> KafkaProducerMessage? {
+        guard let outcomeStage = self.configuration.outcomeStage else { return nil }
+        let record = JobOutcome(
+            envelope: envelope,
+            stage: self.configuration.topics.stage,
+            kind: kind,
+            outcome: outcome,
+            outputs: outputs,
+            spawned: spawned,
+            source: message.source,
+            finishedAt: Self.nowMilliseconds()
+        ).record
+        return KafkaProducerMessage(
+            topic: self.configuration.topics.topic(ofStage: outcomeStage),
+            key: Array(record.dedupeKey.utf8),
+            value: record.encoded(),
+            headers: envelope.child().kafkaHeaders
         )
     }
 

@@ -18,6 +18,20 @@ public struct StageConfiguration: Sendable {
     /// Called after each job's outcome is durable (outputs or hop acknowledged, input marked processed): for
     /// metrics and benchmarks. Runs on the job's task; keep it short.
     public var onJobFinished: (@Sendable (StageJobReport) -> Void)? = nil
+    /// The stage whose main topic receives a `job.outcome` record (``JobOutcome``) each time a job finishes
+    /// (done, retried, dead-lettered), for lineage; `nil` emits none. Workers set `records`.
+    ///
+    /// The record goes out in the same delivery as the job's outputs or its retry/DLQ hop, so the job is
+    /// committed only once both are acknowledged. Its Kafka key is `job.outcome:<job id>`, its headers a child
+    /// envelope of the job. Outputs to this stage are records; outputs to any other are jobs, listed in the
+    /// outcome's `spawned`. A poison message whose headers are no envelope, and a job handed back unfinished
+    /// (a dependency down, shutdown), emit none.
+    ///
+    /// - Important: It must not name the stage itself: each outcome would be a job of that stage whose outcome
+    ///   is emitted in turn, without end (``Stage/init(configuration:handler:logger:)`` stops on it).
+    ///
+    /// Default: `nil`.
+    public var outcomeStage: String? = nil
     /// The most jobs running at once in this process. Default: 16.
     public var concurrency: Int = 16
     /// How long in-flight jobs may take to finish on shutdown before they are handed back uncommitted.

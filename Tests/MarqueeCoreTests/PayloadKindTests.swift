@@ -9,6 +9,12 @@ import Testing
         #expect(PayloadKind.peek(Array(#"{"v":1,"key":"k","kind":"boxoffice.entry"}"#.utf8)) == "boxoffice.entry")
     }
 
+    @Test func everyRecordKindIsKnownIncludingJobOutcomes() {
+        #expect(Record.Kind.allCases.allSatisfy { PayloadKind.known.contains($0.rawValue) })
+        #expect(PayloadKind.known.contains("job.outcome"))
+        #expect(PayloadKind.peek(Array(#"{"v":1,"kind":"job.outcome","key":"01J","fetched_at":1,"data":{}}"#.utf8)) == "job.outcome")
+    }
+
     @Test func ignoresKindsInsideNestedValuesAndStrings() {
         #expect(PayloadKind.peek(Array(#"{"data":{"kind":"movie"},"v":1}"#.utf8)) == PayloadKind.unknown)
         #expect(PayloadKind.peek(Array(#"{"note":"\"kind\":\"movie\"","kind":"genre"}"#.utf8)) == "genre")
