@@ -345,24 +345,24 @@ enum RecordRows {
     }
 
     private static func jobOutcome(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
-        let id = try f.requiredText("job_id")
-        try f.expectKey(id)
-        let outputs: JSONValue
-        switch f.record.data["outputs"] {
-        case .object(let counts)?: outputs = .object(counts.mapValues { Fields.sanitized($0) })
-        case nil, .null?: outputs = .object([:])
-        default: throw f.invalid("outputs", "expected an object")
+        let outcome: JobOutcome
+        do {
+            outcome = try JobOutcome.decode(f.record)
+        } catch {
+            throw f.invalid(error.field, error.description)
         }
         return [
             f.row(
                 Tables.jobOutcomes,
                 [
-                    "job_id": .string(id), "root_id": .string(try f.requiredText("root_id")),
-                    "parent_id": try f.text("parent_id").json, "stage": .string(try f.requiredText("stage")),
-                    "kind": .string(try f.requiredText("kind")), "attempt": .integer(try f.requiredInt("attempt")),
-                    "outcome": .string(try f.requiredText("outcome")), "tier": try f.int("tier").json,
-                    "error_kind": try f.text("error_kind").json, "error": try f.text("error").json,
-                    "outputs": outputs, "spawned": try f.array("spawned"), "source": try f.text("source").json,
+                    "job_id": .string(outcome.jobID.description), "root_id": .string(outcome.rootID.description),
+                    "parent_id": outcome.parentID.map { .string($0.description) } ?? .null, "stage": .string(outcome.stage),
+                    "kind": .string(outcome.kind), "attempt": .integer(Int64(outcome.attempt)),
+                    "outcome": .string(outcome.outcome.name), "tier": outcome.outcome.tier.map { .integer(Int64($0)) } ?? .null,
+                    "error_kind": outcome.outcome.errorKind.map { .string($0.rawValue) } ?? .null,
+                    "error": outcome.outcome.error.map { .string(Fields.sanitized($0)) } ?? .null,
+                    "outputs": .object(outcome.outputs.mapValues { .integer(Int64($0)) }),
+                    "spawned": .array(outcome.spawned.map { .string($0.description) }), "source": .string(outcome.source),
                 ]
             )
         ]

@@ -97,6 +97,9 @@ public struct WorkerOptions: ParsableArguments {
             retry: RetryPolicy(delays: try self.parsedRetryDelays())
         )
         if !self.group.isEmpty { configuration.groupID = self.group }
+        // Lineage: every job of the other stages reports its outcome to the indexer (docs/store.md); the records
+        // stage itself must not (its outcomes would be records jobs of their own).
+        configuration.outcomeStage = stage == "records" ? nil : "records"
         configuration.concurrency = self.concurrency == 0 ? defaultConcurrency : self.concurrency
         configuration.shutdownTimeout = try self.parsedShutdownTimeout()
         let session = try self.parsedSessionTimeout()
