@@ -277,6 +277,7 @@ let package = Package(
             dependencies: [
                 "MarqueeKafka",
                 "MarqueePipeline",
+                "MarqueeStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
