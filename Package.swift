@@ -437,7 +437,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeStoreTests",
-            dependencies: ["MarqueeCore", "MarqueeStore", "MarqueeTestSupport"],
+            dependencies: ["MarqueeCore", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
