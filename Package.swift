@@ -278,6 +278,7 @@ let package = Package(
             dependencies: [
                 "MarqueeKafka",
                 "MarqueePipeline",
+                "MarqueeStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -451,7 +452,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeStoreTests",
-            dependencies: ["MarqueeCore", "MarqueeStore", "MarqueeTestSupport"],
+            dependencies: ["MarqueeCore", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -7,9 +7,9 @@ struct Marquee: AsyncParsableCommand {
         commandName: "marquee",
         abstract: "Operate the Marquee ingestion pipeline.",
         discussion: """
-            Settings come from flags, then environment variables (MARQUEE_BROKERS, …), then defaults.
+            Settings come from flags, then environment variables (MARQUEE_BROKERS, MARQUEE_STORE, …), then defaults.
             The local stack (broker and PostgreSQL) is started by `make up` (scripts/stack.sh).
             """,
-        subcommands: [Topics.self, RoundTrip.self]
+        subcommands: [Topics.self, RoundTrip.self, Query.self]
     )
 }

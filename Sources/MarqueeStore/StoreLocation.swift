@@ -117,6 +117,9 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         case invalidLocation
         /// The schema could not be brought up to date (or is newer than this program).
         case migration
+        /// A read query's arguments cannot be answered (a title with no letter or digit, a day that is not a
+        /// calendar day, a limit out of range): the same query will fail again.
+        case invalidQuery
     }
 
     public var kind: Kind
