@@ -212,7 +212,7 @@ final class Batcher: Sendable {
             case .unavailable, .migration, .invalidLocation:
                 self.state.withLock { $0.migrated = false }  // it may come back empty (a new database)
                 return .dependencyDown("the store", error.message)
-            case .rejected: return .permanent(error.message)
+            case .rejected, .invalidQuery: return .permanent(error.message)
             case .conflict: return .transient(error.message)
             }
         case let error as InvalidRecord: return .permanent(error.description)

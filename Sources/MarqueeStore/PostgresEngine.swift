@@ -13,10 +13,14 @@ final class PostgresEngine: SQLEngine {
     private let running = OneShotSignal()
     private let logger: Logger
     private let endpoint: String
+    /// The longest an operation may take, waiting for a connection included: postgres-nio's pool retries a
+    /// server it cannot reach (or log in to) without ever failing the request, so without a deadline a stopped
+    /// server would hang the caller instead of reporting the store down.
+    private let timeout: Duration
 
     init(
         host: String, port: Int, user: String, password: String?, database: String,
-        tls: StoreLocation.TLSMode, maximumConnections: Int, logger: Logger
+        tls: StoreLocation.TLSMode, maximumConnections: Int, timeout: Duration, logger: Logger
     ) throws(StoreError) {
         let tlsMode: PostgresClient.Configuration.TLS
         switch tls {
@@ -34,6 +38,7 @@ final class PostgresEngine: SQLEngine {
         self.client = client
         self.logger = logger
         self.endpoint = "\(host):\(port)/\(database)"
+        self.timeout = timeout
         self.runner = Task { [running] in
             running.fire()
             await client.run()
@@ -41,20 +46,43 @@ final class PostgresEngine: SQLEngine {
     }
 
     func transaction<T: Sendable>(_ body: (any SQLSession) async throws -> T) async throws -> T {
-        await self.running.wait()
-        do {
-            return try await self.client.withTransaction(logger: self.logger) { connection in
-                try await body(Session(connection: connection, logger: self.logger))
+        // The body runs only inside the deadline's child task, which ends before this call returns.
+        try await withoutActuallyEscaping(body) { body in
+            let body = UncheckedSendable(body)
+            return try await self.withDeadline {
+                try await self.client.withTransaction(logger: self.logger) { connection in
+                    try await body.value(Session(connection: connection, logger: self.logger))
+                }
             }
-        } catch {
-            throw self.storeError(error)
         }
     }
 
     func read(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
+        try await self.withDeadline {
+            try await Self.rows(self.client.query(Self.query(sql, binds), logger: self.logger))
+        }
+    }
+
+    /// Runs `operation` within ``timeout``; its errors become ``StoreError``s.
+    private func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         await self.running.wait()
+        let timeout = self.timeout
         do {
-            return try await Self.rows(self.client.query(Self.query(sql, binds), logger: self.logger))
+            return try await withThrowingTaskGroup(of: Deadline<T>.self) { group in
+                group.addTask { .finished(try await operation()) }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return .passed
+                }
+                defer { group.cancelAll() }
+                guard case .finished(let value)? = try await group.next() else {
+                    throw StoreError(
+                        .unavailable,
+                        "PostgreSQL (\(self.endpoint)) did not answer within \(timeout) (is it running, and do the user and database exist?)"
+                    )
+                }
+                return value
+            }
         } catch {
             throw self.storeError(error)
         }
@@ -113,6 +141,16 @@ final class PostgresEngine: SQLEngine {
             rows.append(values)
         }
         return rows
+    }
+
+    private enum Deadline<Value: Sendable>: Sendable {
+        case finished(Value)
+        case passed
+    }
+
+    private struct UncheckedSendable<Value>: @unchecked Sendable {
+        let value: Value
+        init(_ value: Value) { self.value = value }
     }
 
     /// PostgreSQL's errors: no connection, a server shutting down or refusing connections, a login or

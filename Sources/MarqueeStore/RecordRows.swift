@@ -351,21 +351,22 @@ enum RecordRows {
         } catch {
             throw f.invalid(error.field, error.description)
         }
-        return [
-            f.row(
-                Tables.jobOutcomes,
-                [
-                    "job_id": .string(outcome.jobID.description), "root_id": .string(outcome.rootID.description),
-                    "parent_id": outcome.parentID.map { .string($0.description) } ?? .null, "stage": .string(outcome.stage),
-                    "kind": .string(outcome.kind), "attempt": .integer(Int64(outcome.attempt)),
-                    "outcome": .string(outcome.outcome.name), "tier": outcome.outcome.tier.map { .integer(Int64($0)) } ?? .null,
-                    "error_kind": outcome.outcome.errorKind.map { .string($0.rawValue) } ?? .null,
-                    "error": outcome.outcome.error.map { .string(Fields.sanitized($0)) } ?? .null,
-                    "outputs": .object(outcome.outputs.mapValues { .integer(Int64($0)) }),
-                    "spawned": .array(outcome.spawned.map { .string($0.description) }), "source": .string(outcome.source),
-                ]
-            )
-        ]
+        let result = outcome.outcome
+        var values: [String: JSONValue] = [:]
+        values["job_id"] = .string(outcome.jobID.description)
+        values["root_id"] = .string(outcome.rootID.description)
+        values["parent_id"] = (outcome.parentID?.description).json
+        values["stage"] = .string(outcome.stage)
+        values["kind"] = .string(outcome.kind)
+        values["attempt"] = .integer(Int64(outcome.attempt))
+        values["outcome"] = .string(result.name)
+        values["tier"] = result.tier.map { Int64($0) }.json
+        values["error_kind"] = (result.errorKind?.rawValue).json
+        values["error"] = result.error.map { Fields.sanitized($0) }.json
+        values["outputs"] = .object(outcome.outputs.mapValues { .integer(Int64($0)) })
+        values["spawned"] = .array(outcome.spawned.map { .string($0.description) })
+        values["source"] = .string(outcome.source)
+        return [f.row(Tables.jobOutcomes, values)]
     }
 }
 

@@ -20,15 +20,23 @@ public final class Store: Sendable {
 
     /// Opens the store (PostgreSQL connections are made on first use; an SQLite file and its folder are created).
     ///
-    /// - Parameter maximumConnections: PostgreSQL's pool size (ignored for SQLite).
-    public static func open(_ location: StoreLocation, maximumConnections: Int = 4, logger: Logger) throws(StoreError) -> Store {
+    /// - Parameters:
+    ///   - maximumConnections: PostgreSQL's pool size (ignored for SQLite).
+    ///   - timeout: The longest one PostgreSQL operation may take, waiting for a connection included; past it the
+    ///     store counts as unavailable (SQLite waits at most 10 s for another process's lock).
+    public static func open(
+        _ location: StoreLocation,
+        maximumConnections: Int = 4,
+        timeout: Duration = .seconds(30),
+        logger: Logger
+    ) throws(StoreError) -> Store {
         switch location.engine {
         case .sqlite(let path):
             return Store(location: location, engine: try SQLiteEngine(path: path))
         case .postgres(let host, let port, let user, let password, let database, let tls):
             let engine = try PostgresEngine(
                 host: host, port: port, user: user, password: password, database: database, tls: tls,
-                maximumConnections: maximumConnections, logger: logger
+                maximumConnections: maximumConnections, timeout: timeout, logger: logger
             )
             return Store(location: location, engine: engine)
         }

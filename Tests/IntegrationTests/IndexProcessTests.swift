@@ -48,6 +48,36 @@ struct IndexProcessTests {
         await worker.stop()
     }
 
+    @Test func postgresStoppedMidStreamPausesTheStageAndLosesNothing() async throws {
+        let postgres = try await PostgresServerProcess.start()
+        let location = try StoreLocation(parsing: postgres.url)
+        let topics = try await indexTopics()
+        let worker = try await IndexWorker.start(
+            topics: topics, group: TestEnvironment.uniqueName("index"), store: location,
+            environment: ["MARQUEE_INDEX_BATCH_SIZE": "50", "MARQUEE_STORE_TIMEOUT": "3"]
+        )
+        try await produce((1...200).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
+        try await worker.stored.wait("the first records stored") { $0 >= 200 }
+
+        try await postgres.stop()
+        try await produce((201...600).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
+        try await worker.paused.wait("the stage paused for the store") { $0 }
+        let (status, body) = try httpGet(worker.base + "/readyz")
+        #expect(status == 503)
+        #expect(body.contains("the store is down"), "\(body)")
+
+        try await postgres.restart()
+        try await worker.stored.wait("every record stored after the restart", timeout: .seconds(90)) { $0 >= 600 }
+        #expect(try httpGet(worker.base + "/readyz").0 == 200)
+        let metrics = try httpGet(worker.base + "/metrics").1
+        #expect(!metrics.contains("marquee_stage_dlq_total{stage=\"records\""), "nothing was dead-lettered:\n\(metrics)")
+        let store = try Store.open(location, logger: .marqueeTest)
+        #expect(try await store.engine.read("SELECT COUNT(*) FROM movies", []) == [[.int(600)]])
+        await store.close()
+        await worker.stop()
+        await postgres.shutdown()
+    }
+
     @Test func invalidRecordsAndPoisonGoToTheDLQWithTheirReasonAndTheRestIsStored() async throws {
         let path = "/tmp/\(TestEnvironment.uniqueName("marquee-index")).db"
         defer { try? FileManager.default.removeItem(atPath: path) }
