@@ -76,7 +76,7 @@ struct ImageProcessTests {
             if !says.isEmpty { #expect(reason.localizedStandardContains(says), "\(name): \(reason)") }
         }
         // The good poster next to them went through.
-        let stored = try await read(1, from: records.main)
+        let stored = try await read(1, from: records.main, including: isEntityRecord)
         #expect(try Record.decode(stored[0].value).key == "test:poster:poster")
 
         let peak = try #require(worker.peakResidentBytes)

@@ -102,16 +102,25 @@ func enqueue(_ job: FetchJob, to topics: StageTopics) async throws -> Envelope {
     return envelope
 }
 
-/// Reads `count` messages from a topic in a fresh group.
-func read(_ count: Int, from topic: String) async throws -> [KafkaConsumerMessage] {
+/// Reads `count` messages from a topic in a fresh group (only those `including` accepts).
+func read(
+    _ count: Int,
+    from topic: String,
+    including: (KafkaConsumerMessage) -> Bool = { _ in true }
+) async throws -> [KafkaConsumerMessage] {
     try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [topic])) { consumer in
         var messages: [KafkaConsumerMessage] = []
-        for try await message in consumer.messages {
+        for try await message in consumer.messages where including(message) {
             messages.append(message)
             if messages.count == count { break }
         }
         return messages
     }
+}
+
+/// Whether a records-topic message is an entity record, not a worker's `job.outcome` (lineage).
+func isEntityRecord(_ message: KafkaConsumerMessage) -> Bool {
+    PayloadKind.peek(message.value) != Record.Kind.jobOutcome.rawValue
 }
 
 func envelope(of message: KafkaConsumerMessage) throws -> Envelope {

@@ -28,12 +28,12 @@ struct HostLimitTests {
     @Test func bucketsAreIndependent() async throws {
         let server = try await TestHTTPServer.start()
         let configuration = testConfiguration {
-            $0.hostLimits = ["slow": HostLimit(requestsPerSecond: 0.2, burst: 1)]
+            $0.hostLimits = ["slow": HostLimit(requestsPerSecond: 0.05, burst: 1)]
         }
         try await withFetcherOn(server, configuration) { fetcher in
             _ = try await fetcher.fetch(FetchRequest(url: server.baseURL + "/bytes?n=1", limitKey: "slow"))
-            // "slow" has no token for five seconds (long enough for five fetches on a loaded machine); another
-            // bucket on the same host is not held back.
+            // "slow" has no token for twenty seconds (long enough for five fetches on a machine loaded by a
+            // parallel test run; five seconds were not); another bucket on the same host is not held back.
             let waiting = Task { try await fetcher.fetch(FetchRequest(url: server.baseURL + "/delay?ms=0", limitKey: "slow")) }
             for _ in 0..<5 {
                 #expect(try await fetcher.fetch(FetchRequest(url: server.baseURL + "/bytes?n=1")).status == 200)
