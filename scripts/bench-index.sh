@@ -3,9 +3,10 @@
 # transaction per batch of BENCH_BATCH records) against COPY of the same rows into scratch tables of the same
 # shape, same run, same server; and the same records into SQLite. See BENCHMARKS.md.
 #
-# Environment: BENCH_RECORDS (20000), BENCH_BATCH (500), BENCH_ROUNDS (3), MARQUEE_POSTGRES_PORT (15432).
+# Environment: BENCH_RECORDS (20000), BENCH_BATCH (500), BENCH_WRITERS (2: batches written at once, as the
+# indexer's --writers), BENCH_ROUNDS (3), MARQUEE_POSTGRES_PORT (15432).
 # The last line is machine-readable:
-#   bench-index: ratio=X.XX upsert=… copy=… sqlite=… records=… batch=…
+#   bench-index: ratio=X.XX upsert=… copy=… sqlite=… records=… batch=… writers=…
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,6 +15,7 @@ export PKG_CONFIG_PATH="$root/.deps/rdkafka/lib/pkgconfig"
 
 records="${BENCH_RECORDS:-20000}"
 batch="${BENCH_BATCH:-500}"
+writers="${BENCH_WRITERS:-2}"
 rounds="${BENCH_ROUNDS:-3}"
 postgres="postgres://marquee@127.0.0.1:${MARQUEE_POSTGRES_PORT:-15432}/marquee?sslmode=disable"
 scratch="$root/.build-release"
@@ -23,8 +25,8 @@ mkdir -p "$logs"
 say() { printf '\033[1mbench-index:\033[0m %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
-for value in "$records" "$batch" "$rounds"; do
-    [[ "$value" =~ ^[1-9][0-9]*$ ]] || die "BENCH_RECORDS, BENCH_BATCH and BENCH_ROUNDS must be positive numbers"
+for value in "$records" "$batch" "$writers" "$rounds"; do
+    [[ "$value" =~ ^[1-9][0-9]*$ ]] || die "BENCH_RECORDS, BENCH_BATCH, BENCH_WRITERS and BENCH_ROUNDS must be positive numbers"
 done
 
 started=0
@@ -41,6 +43,6 @@ if ! swift build -c release --scratch-path "$scratch" --product IndexBenchmark >
     die "the build failed; see var/bench-index/build.log"
 fi
 
-say "$rounds rounds of $records records, batches of $batch"
-"$scratch/release/IndexBenchmark" --postgres "$postgres" --records "$records" --batch-size "$batch" \
+say "$rounds rounds of $records records, batches of $batch, $writers at once"
+"$scratch/release/IndexBenchmark" --postgres "$postgres" --records "$records" --batch-size "$batch" --writers "$writers" \
     --rounds "$rounds" --sqlite-folder "$logs" | tee "$logs/last.txt"

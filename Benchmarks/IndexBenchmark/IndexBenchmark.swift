@@ -26,6 +26,9 @@ struct IndexBenchmark: AsyncParsableCommand {
     @Option(help: "Records per store transaction (the indexer's batch size).")
     var batchSize = 500
 
+    @Option(help: "Batches written at once (the indexer's --writers).")
+    var writers = 2
+
     @Option(help: "Rounds.")
     var rounds = 3
 
@@ -34,7 +37,8 @@ struct IndexBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         var logger = Logger(label: "bench-index")
-        logger.logLevel = .warning
+        // .error: the COPY client's pool warns when a lease races its run() task starting.
+        logger.logLevel = .error
         let admin = try Store.open(try StoreLocation(parsing: self.postgres), maximumConnections: 1, logger: logger)
         var ratios: [Double] = []
         var upserts: [Double] = []
@@ -50,7 +54,7 @@ struct IndexBenchmark: AsyncParsableCommand {
             let location = StoreLocation(
                 engine: .postgres(host: host, port: port, user: user, password: password, database: database, tls: tls)
             )
-            let store = try Store.open(location, maximumConnections: 1, logger: logger)
+            let store = try Store.open(location, maximumConnections: self.writers, logger: logger)
             _ = try await store.migrate()
             let rows = try Store.tableRows(records)
             for (table, _, _) in rows {
@@ -62,9 +66,7 @@ struct IndexBenchmark: AsyncParsableCommand {
             for step in round % 2 == 1 ? ["upsert", "copy"] : ["copy", "upsert"] {
                 if step == "upsert" {
                     upsertSeconds = try await Self.time {
-                        for start in stride(from: 0, to: records.count, by: self.batchSize) {
-                            _ = try await store.write(Array(records[start..<min(start + self.batchSize, records.count)]))
-                        }
+                        try await Self.writeBatches(records, batchSize: self.batchSize, writers: self.writers, to: store)
                     }
                 } else {
                     copySeconds = try await Self.time {
@@ -85,9 +87,7 @@ struct IndexBenchmark: AsyncParsableCommand {
             let sqlite = try Store.open(try StoreLocation(parsing: "sqlite:\(path)"), logger: logger)
             _ = try await sqlite.migrate()
             let sqliteSeconds = try await Self.time {
-                for start in stride(from: 0, to: records.count, by: self.batchSize) {
-                    _ = try await sqlite.write(Array(records[start..<min(start + self.batchSize, records.count)]))
-                }
+                try await Self.writeBatches(records, batchSize: self.batchSize, writers: self.writers, to: sqlite)
             }
             await sqlite.close()
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -108,8 +108,22 @@ struct IndexBenchmark: AsyncParsableCommand {
         print(
             "bench-index: ratio=\(String(format: "%.2f", Self.median(ratios))) upsert=\(Int(Self.median(upserts))) "
                 + "copy=\(Int(Self.median(copies))) sqlite=\(Int(Self.median(sqlites))) records=\(self.records) "
-                + "batch=\(self.batchSize)"
+                + "batch=\(self.batchSize) writers=\(self.writers)"
         )
+    }
+
+    /// The indexer's path: batches of `batchSize`, `writers` transactions at once.
+    static func writeBatches(_ records: [Record], batchSize: Int, writers: Int, to store: Store) async throws {
+        let batches = stride(from: 0, to: records.count, by: batchSize).map {
+            Array(records[$0..<min($0 + batchSize, records.count)])
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, batch) in batches.enumerated() {
+                if index >= writers { try await group.next() }
+                group.addTask { _ = try await store.write(batch) }
+            }
+            try await group.waitForAll()
+        }
     }
 
     static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

@@ -35,7 +35,8 @@ public enum JSONValue: Hashable, Sendable {
         return output
     }
 
-    private func write(to output: inout [UInt8]) {
+    /// Appends the value as compact JSON (as ``encoded()`` writes it).
+    public func write(to output: inout [UInt8]) {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)

@@ -44,7 +44,15 @@ struct MarqueeIndex: AsyncParsableCommand {
     )
     var batchWait: Int = Self.environment["MARQUEE_INDEX_BATCH_WAIT_MS"].flatMap { Int($0) } ?? 200
 
-    @Option(help: ArgumentHelp("PostgreSQL connections (ignored for SQLite).", discussion: "Env: MARQUEE_STORE_CONNECTIONS."))
+    @Option(
+        help: ArgumentHelp(
+            "Batches written at once, each in its own transaction (SQLite writes one at a time).",
+            discussion: "Env: MARQUEE_INDEX_WRITERS."
+        )
+    )
+    var writers: Int = Self.environment["MARQUEE_INDEX_WRITERS"].flatMap { Int($0) } ?? 2
+
+    @Option(help: ArgumentHelp("PostgreSQL connections (ignored for SQLite; at least --writers).", discussion: "Env: MARQUEE_STORE_CONNECTIONS."))
     var connections: Int = Self.environment["MARQUEE_STORE_CONNECTIONS"].flatMap { Int($0) } ?? 4
 
     @Option(
@@ -62,6 +70,7 @@ struct MarqueeIndex: AsyncParsableCommand {
     func validate() throws {
         guard (1...10_000).contains(self.batchSize) else { throw ValidationError("--batch-size must be 1…10000") }
         guard (0...60_000).contains(self.batchWait) else { throw ValidationError("--batch-wait must be 0…60000 ms") }
+        guard (1...16).contains(self.writers) else { throw ValidationError("--writers must be 1…16") }
         guard (1...100).contains(self.connections) else { throw ValidationError("--connections must be 1…100") }
         guard (1...3600).contains(self.storeTimeout) else { throw ValidationError("--store-timeout must be 1…3600 seconds") }
         do {
@@ -75,19 +84,23 @@ struct MarqueeIndex: AsyncParsableCommand {
         let logger = WorkerRunner.bootstrapLogging(label: "marquee.index", level: self.worker.logLevel)
         let store = try Store.open(
             try StoreLocation(parsing: self.store),
-            maximumConnections: self.connections,
+            maximumConnections: max(self.connections, self.writers),
             timeout: .seconds(self.storeTimeout),
             logger: logger
         )
         var settings = IndexSettings()
         settings.batchSize = self.batchSize
         settings.maxWait = .milliseconds(self.batchWait)
+        settings.writers = self.writers
         settings.crashAfterCommits = self.crashAfterCommits > 0 ? self.crashAfterCommits : nil
         let handler = IndexHandler(store: store, settings: settings, logger: logger)
         do {
-            // Up to two batches in flight: one being written, the next gathering.
+            // Enough jobs in flight for every writer's batch and the next one gathering.
             try await WorkerRunner.run(
-                configuration: try self.worker.stageConfiguration(stage: "records", defaultConcurrency: 2 * self.batchSize),
+                configuration: try self.worker.stageConfiguration(
+                    stage: "records",
+                    defaultConcurrency: (self.writers + 1) * self.batchSize
+                ),
                 handler: handler,
                 metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9103),
                 logger: logger

@@ -10,6 +10,10 @@ public struct IndexSettings: Sendable {
     public var batchSize = 500
     /// How long the first record of a batch waits for others before the batch is written anyway. Default: 200 ms.
     public var maxWait: Duration = .milliseconds(200)
+    /// Batches written at once, each in its own transaction (PostgreSQL: on its own connection; SQLite writes
+    /// one at a time whatever this says). Rows are written in key order, so concurrent batches sharing rows wait
+    /// for each other instead of deadlocking. Default: 2.
+    public var writers = 2
     /// Test fault: after this many committed batches, the process kills itself (SIGKILL) before handing the
     /// batch's offsets to the consumer — the crash between the store commit and the offset commit.
     public var crashAfterCommits: Int? = nil
@@ -71,8 +75,8 @@ final class Batcher: Sendable {
 
     private struct State {
         var waiting: [Waiting] = []
-        /// A batch is being written (submitters of a full batch start the next write when it ends).
-        var writing = false
+        /// Batches being written (at most ``IndexSettings/writers``).
+        var writing = 0
         /// Set while a timer waits to write a partial batch.
         var timerArmed = false
         var migrated = false
@@ -113,12 +117,12 @@ final class Batcher: Sendable {
         case armTimer(ContinuousClock.Instant)
     }
 
-    /// What to do now: write a full (or overdue) batch if no write runs, else arm the timer for a partial one.
+    /// What to do now: write a full (or overdue) batch if a writer is free, else arm the timer for a partial one.
     private func nextAction(_ state: inout State) -> Action {
-        guard !state.writing, let oldest = state.waiting.first?.arrived else { return .none }
+        guard state.writing < self.settings.writers, let oldest = state.waiting.first?.arrived else { return .none }
         let deadline = oldest + self.settings.maxWait
         if state.waiting.count >= self.settings.batchSize || deadline <= .now {
-            state.writing = true
+            state.writing += 1
             let count = min(state.waiting.count, self.settings.batchSize)
             let batch = Array(state.waiting.prefix(count))
             state.waiting.removeFirst(count)
@@ -149,7 +153,7 @@ final class Batcher: Sendable {
     private func write(_ batch: [Waiting]) async {
         await self.writeBatch(batch)
         let next = self.state.withLock { state -> Action in
-            state.writing = false
+            state.writing -= 1
             return self.nextAction(&state)
         }
         self.perform(next)

@@ -83,7 +83,7 @@ enum SQLDialect: Sendable {
     }
 
     /// Links KOFIC movies to TMDB movies (``TitleMatching``) for the KOFIC codes and TMDB ids in the two JSON
-    /// parameters (the rows a batch wrote), stamped with the third.
+    /// parameters (the rows a batch wrote), stamped with the third; returns a row per new link.
     var linkMovies: String {
         let codes: String
         let ids: String
@@ -96,21 +96,32 @@ enum SQLDialect: Sendable {
             ids = "SELECT value FROM json_each(?2)"
         }
         let stamp = self == .postgres ? "$3::bigint" : "?3"
+        // Four selects, each driven by the batch's keys through an index (no OR across tables).
         return """
             INSERT INTO movie_links (movie_cd, movie_id, method, linked_at)
             SELECT k.movie_cd, tr.movie_id, 'title+year', \(stamp)
               FROM kofic_movies k
               JOIN movie_translations tr ON tr.title_norm = k.title_norm
               JOIN movies m ON m.movie_id = tr.movie_id
-             WHERE m.release_year BETWEEN k.year - 1 AND k.year + 1
-               AND (k.movie_cd IN (\(codes)) OR tr.movie_id IN (\(ids)))
+             WHERE k.movie_cd IN (\(codes)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
+            UNION
+            SELECT k.movie_cd, tr.movie_id, 'title+year', \(stamp)
+              FROM movie_translations tr
+              JOIN kofic_movies k ON k.title_norm = tr.title_norm
+              JOIN movies m ON m.movie_id = tr.movie_id
+             WHERE tr.movie_id IN (\(ids)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
             UNION
             SELECT k.movie_cd, m.movie_id, 'original-title+year', \(stamp)
               FROM kofic_movies k
               JOIN movies m ON m.original_title_norm = k.title_en_norm
-             WHERE m.release_year BETWEEN k.year - 1 AND k.year + 1
-               AND (k.movie_cd IN (\(codes)) OR m.movie_id IN (\(ids)))
+             WHERE k.movie_cd IN (\(codes)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
+            UNION
+            SELECT k.movie_cd, m.movie_id, 'original-title+year', \(stamp)
+              FROM movies m
+              JOIN kofic_movies k ON k.title_en_norm = m.original_title_norm
+             WHERE m.movie_id IN (\(ids)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
             ON CONFLICT (movie_cd, movie_id) DO NOTHING
+            RETURNING movie_cd
             """
     }
 }

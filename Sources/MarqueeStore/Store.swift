@@ -137,36 +137,47 @@ public final class Store: Sendable {
             }
         }
         guard !latest.isEmpty else { return summary }
+        // Rows in key order: concurrent batches then lock shared rows in the same order (no deadlock).
+        let ordered = latest.mapValues { $0.sorted { $0.key < $1.key }.map(\.value) }
+        var attempt = 1
+        while true {
+            do {
+                return try await self.write(ordered, summary: summary)
+            } catch let error as StoreError where error.kind == .conflict && attempt < 3 {
+                attempt += 1  // a serialization failure or deadlock: the whole transaction again
+            }
+        }
+    }
+
+    private func write(_ latest: [String: [RowWrite]], summary: WriteSummary) async throws -> WriteSummary {
         let dialect = self.engine.dialect
         let now = Int64(JobID.nowMilliseconds())
         return try await self.engine.transaction { session in
             var summary = summary
             var koficCodes: [JSONValue] = []
-            var movieIDs: [JSONValue] = []
+            var movieIDs: Set<Int64> = []
             for table in Tables.gated {
                 guard let rows = latest[table.name], !rows.isEmpty else { continue }
                 let written = Set(
-                    try await session.query(dialect.upsert(table), [Self.json(rows.values.map(\.values))])
+                    try await session.query(dialect.upsert(table), [Self.json(rows.map(\.values), columns: table.columns)])
                         .compactMap { $0.first?.text }
                 )
                 summary.rowsWritten += written.count
                 summary.rowsUnchanged += rows.count - written.count
-                let winners = rows.filter { written.contains($0.key) }.map(\.value)
+                let winners = written.count == rows.count ? rows : rows.filter { written.contains($0.key) }
                 try await Self.replaceChildren(of: winners, in: table, session: session, dialect: dialect)
                 switch table.name {
                 case Tables.koficMovies.name: koficCodes += winners.compactMap { $0.values["movie_cd"] }
                 case Tables.movies.name, Tables.movieTranslations.name:
-                    movieIDs += winners.compactMap { $0.values["movie_id"] }
+                    movieIDs.formUnion(winners.compactMap { if case .integer(let id)? = $0.values["movie_id"] { id } else { nil } })
                 default: break
                 }
             }
             if !koficCodes.isEmpty || !movieIDs.isEmpty {
-                let before = try await Self.count(session, "movie_links")
-                try await session.execute(
+                summary.links = try await session.query(
                     dialect.linkMovies,
-                    [Self.json(koficCodes.map { $0 }), Self.json(Array(Set(movieIDs))), .int(now)]
-                )
-                summary.links = try await Self.count(session, "movie_links") - before
+                    [Self.json(koficCodes), Self.json(movieIDs.sorted().map { .integer($0) }), .int(now)]
+                ).count
             }
             return summary
         }
@@ -182,26 +193,37 @@ public final class Store: Sendable {
         var children: [String: (Table, [[String: JSONValue]])] = [:]
         for row in winners {
             for child in row.children {
-                let parentKey = Dictionary(uniqueKeysWithValues: table.key.map { ($0.name, row.values[$0.name] ?? .null) })
-                parents[child.table.name, default: []].append(parentKey)
+                parents[child.table.name, default: []].append(row.values)
                 children[child.table.name, default: (child.table, [])].1 += child.rows
             }
         }
         for (name, keys) in parents.sorted(by: { $0.key < $1.key }) {
             guard let (child, rows) = children[name] else { continue }
-            try await session.execute(dialect.deleteChildren(child, parentKey: table.key), [Self.json(keys)])
+            try await session.execute(dialect.deleteChildren(child, parentKey: table.key), [Self.json(keys, columns: table.key)])
             if !rows.isEmpty {
-                try await session.execute(dialect.insertChildren(child), [Self.json(rows)])
+                try await session.execute(dialect.insertChildren(child), [Self.json(rows, columns: child.columns)])
             }
         }
     }
 
-    private static func count(_ session: any SQLSession, _ table: String) async throws -> Int {
-        Int(try await session.query("SELECT COUNT(*) FROM \(table)", []).first?.first?.int ?? 0)
-    }
-
-    static func json(_ rows: [[String: JSONValue]]) -> SQLValue {
-        .text(String(decoding: JSONValue.array(rows.map { .object($0) }).encoded(), as: UTF8.self))
+    /// Rows as one JSON array of objects holding `columns`, written in column order (no key sorting, no
+    /// intermediate document).
+    static func json(_ rows: [[String: JSONValue]], columns: [Column]) -> SQLValue {
+        let names = columns.map { Array("\"\($0.name)\":".utf8) }
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        bytes.reserveCapacity(rows.count * columns.count * 16)
+        for (index, row) in rows.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "{"))
+            for (position, column) in columns.enumerated() {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes.append(contentsOf: names[position])
+                (row[column.name] ?? .null).write(to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return .text(String(decoding: bytes, as: UTF8.self))
     }
 
     static func json(_ values: [JSONValue]) -> SQLValue {

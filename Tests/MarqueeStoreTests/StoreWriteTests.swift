@@ -188,4 +188,28 @@ struct StoreWriteTests {
         }
         await store.close()
     }
+
+    @Test("concurrent batches sharing rows neither deadlock nor lose the newest version", arguments: TestEngine.enabled)
+    func concurrentBatches(engine: TestEngine) async throws {
+        try await engine.withStore { store in
+            // Eight batches over the same 40 movies, each with its own fetched_at, in shuffled order.
+            let stamps = (1...8).map { Int64($0) * 1_000 }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for stamp in stamps.shuffled() {
+                    let batch = (1...40).shuffled().flatMap { id in
+                        [
+                            Sample.movie(Int64(id), at: stamp, popularity: Double(stamp), genres: [stamp / 1_000]),
+                            Sample.localized(Int64(id), "ko-KR", "영화 \(id) \(stamp)", at: stamp),
+                        ]
+                    }
+                    group.addTask { _ = try await store.write(batch) }
+                }
+                try await group.waitForAll()
+            }
+            let rows = try await store.engine.read("SELECT DISTINCT popularity, fetched_at FROM movies", [])
+            #expect(rows == [[.real(8_000), .int(8_000)]])
+            #expect(try await store.engine.read("SELECT COUNT(*) FROM movie_translations WHERE fetched_at = 8000", []) == [[.int(40)]])
+            #expect(try await store.engine.read("SELECT DISTINCT genre_id FROM movie_genres", []) == [[.int(8)]])
+        }
+    }
 }
