@@ -8,7 +8,7 @@ import Foundation
 /// - ``write(_:)`` upserts a batch of records in **one transaction**: rows keyed by their natural keys, a row
 ///   replaced only by a newer `fetched_at` (a duplicate or an older record changes nothing), then the children of
 ///   the rows that changed (genre links, a book's authors, an image's variants) and the KOFIC↔TMDB links.
-/// - The queries of `marquee query` (``StoreQueries``) and the shared HTTP validator cache.
+/// - The queries of `marquee query` (StoreQueries.swift) and the shared HTTP validator cache.
 public final class Store: Sendable {
     public let location: StoreLocation
     let engine: any SQLEngine
