@@ -5,6 +5,8 @@ import class Foundation.FileManager
 import class Foundation.ProcessInfo
 import class Foundation.Thread
 import struct Foundation.Data
+import struct Foundation.Date
+import struct Foundation.FileAttributeKey
 import struct Foundation.URL
 
 #if canImport(Glibc)
@@ -231,16 +233,21 @@ public final class PostgresServerProcess: Sendable {
     /// folder.
     ///
     /// A folder `/tmp/marquee-pgtest-<PID>-XXXXXX` is abandoned when no process `<PID>` runs. Servers of running
-    /// test processes (this one or others running in parallel) are left alone. ``start(settings:timeout:)``
-    /// calls this first.
-    public static func removeAbandonedServers() async {
+    /// test processes (this one or others running in parallel) are left alone, and so is a folder changed less
+    /// than `minimumAge` ago (a server still being set up, such as the abandoned-on-purpose one of
+    /// `PostgresServerProcessTests`, which a parallel ``start(settings:timeout:)`` must not remove mid-`initdb`).
+    /// ``start(settings:timeout:)`` calls this first.
+    public static func removeAbandonedServers(minimumAge: Duration = .seconds(60)) async {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: Self.folderParent) else { return }
+        let now = Date()
         for name in names where name.hasPrefix(Self.folderNamePrefix) {
             let rest = name.dropFirst(Self.folderNamePrefix.count)
             guard let owner = rest.split(separator: "-").first.flatMap({ pid_t($0) }), owner != getpid(),
                 !Self.isAlive(owner)
             else { continue }
             let folder = Self.folderParent + "/" + name
+            let changed = (try? FileManager.default.attributesOfItem(atPath: folder)[.modificationDate] as? Date) ?? now
+            guard now.timeIntervalSince(changed) >= Double(minimumAge.components.seconds) else { continue }
             let data = folder + "/data"
             if let postmaster = Self.runningPostmaster(dataFolder: data) {
                 // Immediate shutdown: the postmaster ends its children and removes its shared memory.

@@ -33,7 +33,8 @@ struct IndexProcessTests {
 
         let store = try Store.open(location, logger: .marqueeTest)
         let before = try await store.engine.read("SELECT movie_id, xmin::text, fetched_at FROM movies ORDER BY movie_id", [])
-        #expect(before.count == 100, "the committed batch is in the store")
+        // The batch that triggered the kill, and perhaps the other writer's, committed; nothing else.
+        #expect([100, 200].contains(before.count), "committed batches are in the store: \(before.count)")
 
         // The second worker gets the same records again (none of their offsets were committed).
         let worker = try await IndexWorker.start(topics: topics, group: group, store: location)
@@ -43,7 +44,7 @@ struct IndexProcessTests {
         // The redelivered rows were not rewritten: the same row versions (xmin), the same data.
         #expect(Array(after.filter { row in before.contains { $0[0] == row[0] } }) == before)
         #expect(try await store.engine.read("SELECT COUNT(*) FROM movie_genres", []) == [[.int(300)]])
-        #expect(worker.written.snapshot == 200, "only the records not stored before were written")
+        #expect(worker.written.snapshot == 300 - before.count, "only the records not stored before were written")
         await store.close()
         await worker.stop()
     }

@@ -130,7 +130,7 @@ struct PostgresServerProcessTests {
             #expect(try await abandoned.psql("SELECT 1") == "1")
             // A server of this (running) process is left alone.
             try await self.withServer { mine in
-                await PostgresServerProcess.removeAbandonedServers()
+                await PostgresServerProcess.removeAbandonedServers(minimumAge: .zero)
                 let answer = try await mine.psql("SELECT 1")
                 #expect(mine.isRunning)
                 #expect(answer == "1")
