@@ -79,6 +79,58 @@ struct IndexProcessTests {
         await postgres.shutdown()
     }
 
+    /// The fetch worker and the indexer as processes: a TMDB list with details lands in the store, and the
+    /// lineage accounts for every job — the list's outcome names the detail jobs it spawned, each has its own.
+    @Test func aCrawlLandsInTheStoreWithItsLineage() async throws {
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "8", "--movies", "100", "--tmdb-key", "tmdb-key-8"])
+        defer { emulator.terminate() }
+        let prefix = TestEnvironment.uniqueName("mqe") + "."
+        let fetch = StageTopics(stage: "fetch", prefix: prefix, tiers: 1)
+        let records = StageTopics(stage: "records", prefix: prefix, tiers: 1)
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        _ = try await StageTopics.createAll(
+            [fetch, records, StageTopics(stage: "images", prefix: prefix, tiers: 0)], partitions: 2, admin: admin
+        )
+        let path = "/tmp/\(TestEnvironment.uniqueName("marquee-crawl")).db"
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let location = try StoreLocation(parsing: "sqlite:\(path)")
+        let (fetcher, _) = try await startFetchWorker(emulator: emulator, prefix: prefix, environment: ["TMDB_API_KEY": "tmdb-key-8"])
+        let indexer = try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: location)
+
+        let root = try await enqueue(
+            .tmdbList(list: .popular, page: 1, language: "ko-KR", region: nil, follow: Follow(details: true)), to: fetch
+        )
+        // 1 list + 20 details report their outcomes; with them, how many records the indexer must store.
+        let reports = try await read(21, from: records.main) { !isEntityRecord($0) }
+        let outcomes = try reports.map { try JobOutcome.decode(try Record.decode($0.value)) }
+        let expected = outcomes.reduce(outcomes.count) { $0 + ($1.outputs["records"] ?? 0) }
+        try await indexer.stored.wait("every record stored", timeout: .seconds(90)) { $0 >= expected }
+
+        let store = try Store.open(location, logger: .marqueeTest)
+        #expect(try await store.engine.read("SELECT COUNT(*) FROM movies", []) == [[.int(20)]])
+        #expect(try await store.engine.read("SELECT COUNT(*) FROM movie_details", []) == [[.int(20)]])
+        #expect(try await store.engine.read("SELECT COUNT(*) FROM movie_translations", []) == [[.int(20)]])
+        let lineage = try await store.engine.read(
+            "SELECT job_id, parent_id, outcome, spawned FROM job_outcomes WHERE root_id = ? ORDER BY job_id",
+            [.text(root.id.description)]
+        )
+        #expect(lineage.count == 21)
+        #expect(lineage.allSatisfy { $0[2] == .text("done") })
+        let list = try #require(lineage.first { $0[0] == .text(root.id.description) })
+        let ids: [JSONValue] =
+            if case .array(let ids) = try JSONValue.parse(Array((list[3].text ?? "").utf8)) { ids } else { [] }
+        #expect(Set(ids.compactMap { if case .string(let id) = $0 { id } else { nil } })
+            == Set(lineage.filter { $0[1] == .text(root.id.description) }.compactMap { $0[0].text }))
+        #expect(ids.count == 20)
+        // What was indexed is what `marquee query` reads.
+        let title = try #require(try await store.engine.read("SELECT title FROM movie_translations LIMIT 1", []).first?.first?.text)
+        #expect(try await store.movies(titleContaining: title, language: "ko-KR").contains { $0.title == title })
+        await store.close()
+        fetcher.signal(SIGTERM)
+        #expect(await fetcher.waitForExit() == 0)
+        await indexer.stop()
+    }
+
     @Test func invalidRecordsAndPoisonGoToTheDLQWithTheirReasonAndTheRestIsStored() async throws {
         let path = "/tmp/\(TestEnvironment.uniqueName("marquee-index")).db"
         defer { try? FileManager.default.removeItem(atPath: path) }
