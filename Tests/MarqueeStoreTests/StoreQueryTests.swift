@@ -634,48 +634,8 @@ struct StoreQueryCLITests {
 
     /// Runs `marquee query <arguments>` without `MARQUEE_STORE` unless `store` is given, and waits for it to exit.
     static func query(_ arguments: [String], environmentStore: String? = nil) async throws -> Run {
-        let executable = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
-            .deletingLastPathComponent()
-            .appendingPathComponent("marquee")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: executable.path),
-            "the marquee executable is missing: swift build --build-tests (\(executable.path))"
-        )
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            TestEnvironment.uniqueName("marquee-cli")
-        )
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let outputs = [folder.appendingPathComponent("stdout"), folder.appendingPathComponent("stderr")]
-        for url in outputs { #expect(FileManager.default.createFile(atPath: url.path, contents: nil)) }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["query"] + arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["MARQUEE_STORE"] = environmentStore
-        process.environment = environment
-        let output = try FileHandle(forWritingTo: outputs[0])
-        let error = try FileHandle(forWritingTo: outputs[1])
-        defer {
-            try? output.close()
-            try? error.close()
-        }
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        let texts = outputs.map {
-            String(decoding: FileManager.default.contents(atPath: $0.path) ?? Data(), as: UTF8.self)
-        }
-        return Run(status: status, stdout: texts[0], stderr: texts[1])
+        let run = try await runBuiltExecutable("marquee", ["query"] + arguments, environment: ["MARQUEE_STORE": environmentStore])
+        return Run(status: run.status, stdout: run.standardOutput, stderr: run.standardError)
     }
 
     /// Runs `body` with the path of an SQLite file holding ``QueryCatalogue`` (the store closed again).

@@ -1,0 +1,71 @@
+import MarqueeCore
+import MarqueeKafka
+import MarqueePipeline
+import MarqueeTestSupport
+import Testing
+
+import class Foundation.FileManager
+import struct Foundation.Data
+
+/// `marquee enqueue` as a process against the real broker: flags and JSON lines land as the right payloads and
+/// root envelopes; an input with a bad line sends nothing.
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct EnqueueCLITests {
+    @Test func flagsAndJSONLinesLandAsRootJobsAndABadLineSendsNothing() async throws {
+        let prefix = TestEnvironment.uniqueName("mqq") + "."
+        let fetch = StageTopics(stage: "fetch", prefix: prefix, tiers: 0)
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        // One partition: the order of arrival is the order of sending.
+        _ = try await StageTopics.createAll([fetch], partitions: 1, admin: admin)
+        let path = "/tmp/\(TestEnvironment.uniqueName("jobs")).jsonl"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        // A bad line among good ones: exit 65, each bad line named, nothing sent.
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("""
+            {"v":1,"kind":"tmdb.movie","id":550,"language":"ko-KR"}
+            {"v":1,"kind":"tmdb.movie","id":"550","language":"ko-KR"}
+
+            {"v":1,"kind":"openlibrary.search","q":"swift","page":1,"limit":20}
+            """.utf8)))
+        let bad = try await runMarquee(["enqueue", "--brokers", TestEnvironment.brokers, "--topic-prefix", prefix, "--file", path])
+        #expect(bad.status == 65)
+        #expect(bad.standardError.contains("line 2: field 'id'"), "\(bad.standardError)")
+        #expect(bad.standardError.contains("nothing was sent"))
+
+        // Flags: two pages in two languages, with details.
+        let flags = try await runMarquee([
+            "enqueue", "tmdb-list", "popular", "--pages", "1-2", "--language", "ko-KR,en-US", "--details",
+            "--brokers", TestEnvironment.brokers, "--topic-prefix", prefix,
+        ])
+        #expect(flags.status == 0, "\(flags.standardError)")
+        #expect(flags.standardError.contains("4 jobs sent to \(fetch.main)"))
+        let roots = flags.standardOutput.split(separator: "\n").map(String.init)
+        #expect(roots.count == 4)
+
+        // JSON lines, all good now.
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("""
+            {"v":1,"kind":"tmdb.movie","id":550,"language":"ko-KR"}
+            {"v":1,"kind":"openlibrary.search","q":"swift","page":1,"limit":20}
+            """.utf8)))
+        let lines = try await runMarquee(["enqueue", "--brokers", TestEnvironment.brokers, "--topic-prefix", prefix, "--file", path])
+        #expect(lines.status == 0, "\(lines.standardError)")
+
+        let messages = try await read(6, from: fetch.main)
+        let jobs = try messages.map { try FetchJob.decode($0.value) }
+        #expect(jobs[0] == .tmdbList(list: .popular, page: 1, language: "ko-KR", region: nil, follow: Follow(details: true)))
+        #expect(jobs[3] == .tmdbList(list: .popular, page: 2, language: "en-US", region: nil, follow: Follow(details: true)))
+        #expect(jobs[4] == .tmdbMovie(id: 550, language: "ko-KR", follow: .none))
+        #expect(jobs[5].kind == "openlibrary.search")
+        for (index, message) in messages.enumerated() {
+            let envelope = try envelope(of: message)
+            #expect(envelope.root == envelope.id && envelope.parent == nil && envelope.attempt == 1)
+            #expect(message.keyString == jobs[index].dedupeKey)
+            if index < 4 { #expect(envelope.id.description == roots[index]) }
+        }
+    }
+}
+
+/// Runs the built `marquee` with `arguments` to its end.
+func runMarquee(_ arguments: [String]) async throws -> CommandRun {
+    try await runBuiltExecutable("marquee", arguments)
+}
