@@ -34,8 +34,9 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     /// The consumer while ``run()`` runs, for ``status``.
     private let consumer = Mutex<KafkaConsumer?>(nil)
 
-    /// Whether the stage takes jobs: `false` while a dependency every job needs is down.
-    public var isReady: Bool { !self.gate.isDown }
+    /// Whether the stage can do its work: `false` from a dependency's failure until a job succeeds again (also
+    /// while a paused stage tries again, so `/readyz` does not flap between attempts).
+    public var isReady: Bool { self.gate.down == nil }
 
     /// Jobs running now.
     public var inFlight: Int { self.limiter.inUse }
@@ -423,7 +424,7 @@ final class DependencyGate: Sendable {
         var dependency: String?
         var reason: String?
         var backoff: Duration
-        /// A pause happened since the last success (for the "is back" log line).
+        /// A pause happened since the last success: the stage is not ready, and the next success logs "is back".
         var wasDown = false
     }
 
@@ -437,9 +438,10 @@ final class DependencyGate: Sendable {
 
     var isDown: Bool { self.state.withLock { $0.isDown } }
 
-    /// The dependency that is down and why, while the stage is paused for it.
+    /// The dependency that is down and why: from its failure until a job succeeds again (while the stage is
+    /// paused, and while it tries again after the pause).
     var down: (dependency: String, reason: String)? {
-        self.state.withLock { state in state.isDown ? (state.dependency ?? "a dependency", state.reason ?? "") : nil }
+        self.state.withLock { state in state.wasDown ? (state.dependency ?? "a dependency", state.reason ?? "") : nil }
     }
 
     /// Marks the dependency down. Returns how long to pause, or `nil` when the stage is already paused.
