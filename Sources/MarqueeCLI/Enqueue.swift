@@ -59,10 +59,12 @@ struct Enqueue: AsyncParsableCommand {
         var jobs: [FetchJob] = []
         var problems: [String] = []
         for (index, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }.reversed().drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
-            guard !trimmed.isEmpty else { continue }
+            let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+            guard let start = line.firstIndex(where: { !blank($0) }), let end = line.lastIndex(where: { !blank($0) }) else {
+                continue
+            }
             do {
-                jobs.append(try FetchJob.decode(Array(trimmed.reversed())))
+                jobs.append(try FetchJob.decode(line[start...end]))
             } catch {
                 problems.append("line \(index + 1): \(error.description)")
             }
@@ -315,9 +317,12 @@ struct KOFICDailyJobs: AsyncParsableCommand {
             throw ValidationError("--from and --to must be days as YYYY-MM-DD")
         }
         guard first <= last else { throw ValidationError("--to is before --from") }
-        guard last.ordinal - first.ordinal < 3660 else { throw ValidationError("at most ten years of days at once") }
-        let jobs = (first.ordinal...last.ordinal).map {
-            FetchJob.koficDailyBoxOffice(date: Day(ordinal: $0).compact, follow: self.following.follow)
+        var jobs: [FetchJob] = []
+        var day = first
+        while day <= last {
+            guard jobs.count < 3660 else { throw ValidationError("at most ten years of days at once") }
+            jobs.append(.koficDailyBoxOffice(date: day.compact, follow: self.following.follow))
+            day = day.next
         }
         try await self.sending.send(try checked(jobs))
     }
@@ -349,47 +354,39 @@ struct OpenLibrarySearchJobs: AsyncParsableCommand {
     }
 }
 
-/// A calendar day as a day number (days since 0001-01-01, proleptic Gregorian), for ranges of dates.
+/// A calendar day (proleptic Gregorian), for ranges of dates.
 struct Day: Comparable {
-    let ordinal: Int
+    let year: Int, month: Int, day: Int
 
+    /// `YYYY-MM-DD`, a real calendar day.
     init?(_ text: String) {
         let parts = text.split(separator: "-")
         guard parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
             (1...9999).contains(year), (1...12).contains(month), day >= 1, day <= Self.days(in: month, of: year)
         else { return nil }
-        var ordinal = 0
-        let past = year - 1
-        ordinal += past * 365 + past / 4 - past / 100 + past / 400
-        for m in 1..<month { ordinal += Self.days(in: m, of: year) }
-        self.ordinal = ordinal + day - 1
+        (self.year, self.month, self.day) = (year, month, day)
     }
 
-    init(ordinal: Int) { self.ordinal = ordinal }
+    private init(year: Int, month: Int, day: Int) { (self.year, self.month, self.day) = (year, month, day) }
 
     static func days(in month: Int, of year: Int) -> Int {
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
     }
 
-    /// `yyyyMMdd`, as KOFIC's `targetDt`.
-    var compact: String {
-        var remaining = self.ordinal
-        var year = 1
-        while true {
-            let length = Self.days(in: 2, of: year) == 29 ? 366 : 365
-            if remaining < length { break }
-            remaining -= length
-            year += 1
-        }
-        var month = 1
-        while remaining >= Self.days(in: month, of: year) {
-            remaining -= Self.days(in: month, of: year)
-            month += 1
-        }
-        let pad = { (value: Int, width: Int) in String(repeating: "0", count: max(0, width - String(value).count)) + String(value) }
-        return pad(year, 4) + pad(month, 2) + pad(remaining + 1, 2)
+    /// The day after.
+    var next: Day {
+        if self.day < Self.days(in: self.month, of: self.year) { return Day(year: self.year, month: self.month, day: self.day + 1) }
+        return self.month < 12 ? Day(year: self.year, month: self.month + 1, day: 1) : Day(year: self.year + 1, month: 1, day: 1)
     }
 
-    static func < (lhs: Day, rhs: Day) -> Bool { lhs.ordinal < rhs.ordinal }
+    /// `yyyyMMdd`, as KOFIC's `targetDt`.
+    var compact: String {
+        func padded(_ value: Int, _ width: Int) -> String {
+            String(repeating: "0", count: max(0, width - String(value).count)) + String(value)
+        }
+        return padded(self.year, 4) + padded(self.month, 2) + padded(self.day, 2)
+    }
+
+    static func < (lhs: Day, rhs: Day) -> Bool { (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day) }
 }

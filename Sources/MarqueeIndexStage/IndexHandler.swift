@@ -52,12 +52,13 @@ public final class IndexHandler: StageHandler {
         } catch {
             throw error.code == .notJSON ? StageError.poison(error) : StageError.permanent(error.description)
         }
+        let prepared: Store.PreparedRecord
         do {
-            try Store.validate(record)
+            prepared = try Store.prepare(record)
         } catch {
             throw StageError.permanent(error.description)
         }
-        try await self.batcher.submit(record)
+        try await self.batcher.submit(prepared)
         return []
     }
 
@@ -68,7 +69,7 @@ public final class IndexHandler: StageHandler {
 /// Gathers submitted records and writes them in batches, one transaction at a time.
 final class Batcher: Sendable {
     private struct Waiting {
-        var record: Record
+        var record: Store.PreparedRecord
         var continuation: CheckedContinuation<Void, any Error>
         var arrived: ContinuousClock.Instant
     }
@@ -101,7 +102,7 @@ final class Batcher: Sendable {
     }
 
     /// Returns when the record's batch committed; throws the ``StageError`` its job should end with.
-    func submit(_ record: Record) async throws {
+    func submit(_ record: Store.PreparedRecord) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let action = self.state.withLock { state -> Action in
                 state.waiting.append(Waiting(record: record, continuation: continuation, arrived: .now))

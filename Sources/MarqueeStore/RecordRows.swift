@@ -52,17 +52,17 @@ struct ChildRows: Sendable {
 /// text cannot hold it); dates must be real calendar days.
 enum RecordRows {
     static func rows(for record: Record) throws(InvalidRecord) -> [RowWrite] {
-        var fields = Fields(record: record)
+        let fields = Fields(record: record)
         switch record.kind {
-        case .movie: return try self.movie(&fields)
-        case .movieLocalized: return try self.movieLocalized(&fields)
-        case .genre: return try self.genre(&fields)
-        case .review: return try self.review(&fields)
-        case .boxOfficeEntry: return try self.boxOffice(&fields)
-        case .koficMovie: return try self.koficMovie(&fields)
-        case .book: return try self.book(&fields)
-        case .image: return try self.image(&fields)
-        case .jobOutcome: return try self.jobOutcome(&fields)
+        case .movie: return try self.movie(fields)
+        case .movieLocalized: return try self.movieLocalized(fields)
+        case .genre: return try self.genre(fields)
+        case .review: return try self.review(fields)
+        case .boxOfficeEntry: return try self.boxOffice(fields)
+        case .koficMovie: return try self.koficMovie(fields)
+        case .book: return try self.book(fields)
+        case .image: return try self.image(fields)
+        case .jobOutcome: return try self.jobOutcome(fields)
         }
     }
 
@@ -71,7 +71,7 @@ enum RecordRows {
         "spoken_languages", "origin_country",
     ]
 
-    private static func movie(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func movie(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
         let id = try f.requiredInt("movie_id")
         try f.expectKey("tmdb:movie:\(id)")
         let genreIDs = try f.intArray("genre_ids")
@@ -116,7 +116,7 @@ enum RecordRows {
         return rows
     }
 
-    private static func movieLocalized(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func movieLocalized(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
         let id = try f.requiredInt("movie_id")
         let language = try f.requiredText("language")
         try f.expectKey("tmdb:movie:\(id):\(language)")
@@ -144,7 +144,7 @@ enum RecordRows {
         return rows
     }
 
-    private static func genre(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func genre(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
         let id = try f.requiredInt("genre_id")
         let language = try f.requiredText("language")
         try f.expectKey("tmdb:genre:\(id):\(language)")
@@ -153,7 +153,7 @@ enum RecordRows {
         ]
     }
 
-    private static func review(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func review(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
         let id = try f.requiredText("review_id")
         try f.expectKey("tmdb:review:\(id)")
         return [
@@ -173,7 +173,7 @@ enum RecordRows {
 
     private static let periods: Set<String> = ["daily", "week", "weekend", "weekdays"]
 
-    private static func boxOffice(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func boxOffice(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
         let period = try f.requiredText("period")
         guard self.periods.contains(period) else {
             throw f.invalid("period", "'\(period.prefix(40))' is not daily, week, weekend or weekdays")
@@ -205,7 +205,7 @@ enum RecordRows {
         return [f.row(Tables.boxOffice, values)]
     }
 
-    private static func koficMovie(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func koficMovie(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
         let code = try f.requiredText("movie_cd")
         try f.expectKey("kofic:movie:\(code)")
         let title = try f.text("title")
@@ -226,7 +226,7 @@ enum RecordRows {
         return [f.row(Tables.koficMovies, values)]
     }
 
-    private static func book(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func book(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
         let key = f.record.key
         let workID = try f.text("work_id")
         let editionID = try f.text("edition_id")
@@ -295,7 +295,7 @@ enum RecordRows {
 
     private static let roles: Set<String> = ["poster", "backdrop", "cover"]
 
-    private static func image(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func image(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
         let owner = try f.requiredText("owner")
         let role = try f.requiredText("role")
         guard self.roles.contains(role) else { throw f.invalid("role", "'\(role.prefix(40))' is not poster, backdrop or cover") }
@@ -344,7 +344,7 @@ enum RecordRows {
         ]
     }
 
-    private static func jobOutcome(_ f: inout Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func jobOutcome(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
         let outcome: JobOutcome
         do {
             outcome = try JobOutcome.decode(f.record)

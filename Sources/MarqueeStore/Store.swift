@@ -98,11 +98,24 @@ public final class Store: Sendable {
 
     // MARK: - Writing records
 
+    /// A record checked against its kind's schema and mapped to its rows, ready for ``write(_:)-([PreparedRecord])``
+    /// (so a caller that sets invalid records aside first does not map each record twice).
+    public struct PreparedRecord: Sendable {
+        let rows: [RowWrite]
+    }
+
+    /// Checks a record against its kind's schema and maps it to rows, without writing it.
+    ///
+    /// - Throws: ``InvalidRecord`` naming the field at fault.
+    public static func prepare(_ record: Record) throws(InvalidRecord) -> PreparedRecord {
+        PreparedRecord(rows: try RecordRows.rows(for: record))
+    }
+
     /// Checks a record against its kind's schema without writing it.
     ///
     /// - Throws: ``InvalidRecord`` naming the field at fault.
     public static func validate(_ record: Record) throws(InvalidRecord) {
-        _ = try RecordRows.rows(for: record)
+        _ = try self.prepare(record)
     }
 
     /// What one ``write(_:)`` did.
@@ -119,14 +132,21 @@ public final class Store: Sendable {
     /// Upserts `records` in one transaction.
     ///
     /// - Throws: ``InvalidRecord`` before anything is written when a record is invalid (check with
-    ///   ``validate(_:)`` first to set such records aside); ``StoreError`` when the transaction failed (nothing
+    ///   ``prepare(_:)`` first to set such records aside); ``StoreError`` when the transaction failed (nothing
     ///   of the batch was written).
     public func write(_ records: [Record]) async throws -> WriteSummary {
+        try await self.write(try records.map { (record) throws(InvalidRecord) in try Self.prepare(record) })
+    }
+
+    /// Upserts prepared records in one transaction.
+    ///
+    /// - Throws: ``StoreError`` when the transaction failed (nothing of the batch was written).
+    public func write(_ records: [PreparedRecord]) async throws -> WriteSummary {
         var summary = WriteSummary(records: records.count)
         // The newest version of each row (a batch may hold the same entity twice).
         var latest: [String: [String: RowWrite]] = [:]
         for record in records {
-            for row in try RecordRows.rows(for: record) {
+            for row in record.rows {
                 let key = row.key
                 if let existing = latest[row.table.name]?[key], existing.fetchedAt > row.fetchedAt {
                     summary.rowsUnchanged += 1

@@ -22,13 +22,7 @@ struct FetchProcessTests {
             "--kakao-key", keys["KAKAO_REST_API_KEY"]!,
         ])
         defer { emulator.terminate() }
-        let prefix = TestEnvironment.uniqueName("mqp") + "."
-        let fetch = StageTopics(stage: "fetch", prefix: prefix, tiers: 3)
-        let records = StageTopics(stage: "records", prefix: prefix, tiers: 0)
-        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
-        _ = try await StageTopics.createAll(
-            [fetch, records, StageTopics(stage: "images", prefix: prefix, tiers: 0)], partitions: 2, admin: admin
-        )
+        let (prefix, fetch, records) = try await pipelineTopics("mqp", fetchTiers: 3, recordsTiers: 0)
 
         let lines = Mutex<[String]>([])
         let (worker, base) = try await startFetchWorker(emulator: emulator, prefix: prefix, environment: keys) { line in
@@ -70,15 +64,9 @@ struct FetchProcessTests {
     @Test func validatorsInTheStoreOutliveTheWorker() async throws {
         let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "6", "--movies", "100", "--tmdb-key", "tmdb-key-1"])
         defer { emulator.terminate() }
-        let prefix = TestEnvironment.uniqueName("mqv") + "."
-        let fetch = StageTopics(stage: "fetch", prefix: prefix, tiers: 1)
-        let records = StageTopics(stage: "records", prefix: prefix, tiers: 0)
-        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
-        _ = try await StageTopics.createAll(
-            [fetch, records, StageTopics(stage: "images", prefix: prefix, tiers: 0)], partitions: 2, admin: admin
-        )
+        let (prefix, fetch, records) = try await pipelineTopics("mqv", fetchTiers: 1, recordsTiers: 0)
         let path = "/tmp/\(TestEnvironment.uniqueName("marquee-validators")).db"
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        defer { removeSQLiteFiles(path) }
         let environment = [
             "TMDB_API_KEY": "tmdb-key-1", "MARQUEE_VALIDATOR_CACHE": "store", "MARQUEE_STORE": "sqlite:\(path)",
             "MARQUEE_GROUP": TestEnvironment.uniqueName("fetch"),
@@ -131,4 +119,21 @@ func startFetchWorker(
     var startedLines = started.stream.makeAsyncIterator()
     let metricsURL = try #require(await startedLines.next(), "the worker logs where its metrics are")
     return (worker, String(metricsURL.dropLast("/metrics".count)))
+}
+
+/// Fetch, records and images topics (2 partitions each) under a new prefix `<stem>-…`.
+func pipelineTopics(_ stem: String, fetchTiers: Int, recordsTiers: Int) async throws -> (String, StageTopics, StageTopics) {
+    let prefix = TestEnvironment.uniqueName(stem) + "."
+    let fetch = StageTopics(stage: "fetch", prefix: prefix, tiers: fetchTiers)
+    let records = StageTopics(stage: "records", prefix: prefix, tiers: recordsTiers)
+    let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+    _ = try await StageTopics.createAll(
+        [fetch, records, StageTopics(stage: "images", prefix: prefix, tiers: 0)], partitions: 2, admin: admin
+    )
+    return (prefix, fetch, records)
+}
+
+/// Deletes an SQLite file with its WAL and shared-memory files.
+func removeSQLiteFiles(_ path: String) {
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 }

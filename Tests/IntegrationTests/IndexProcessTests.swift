@@ -84,15 +84,9 @@ struct IndexProcessTests {
     @Test func aCrawlLandsInTheStoreWithItsLineage() async throws {
         let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "8", "--movies", "100", "--tmdb-key", "tmdb-key-8"])
         defer { emulator.terminate() }
-        let prefix = TestEnvironment.uniqueName("mqe") + "."
-        let fetch = StageTopics(stage: "fetch", prefix: prefix, tiers: 1)
-        let records = StageTopics(stage: "records", prefix: prefix, tiers: 1)
-        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
-        _ = try await StageTopics.createAll(
-            [fetch, records, StageTopics(stage: "images", prefix: prefix, tiers: 0)], partitions: 2, admin: admin
-        )
+        let (prefix, fetch, records) = try await pipelineTopics("mqe", fetchTiers: 1, recordsTiers: 1)
         let path = "/tmp/\(TestEnvironment.uniqueName("marquee-crawl")).db"
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        defer { removeSQLiteFiles(path) }
         let location = try StoreLocation(parsing: "sqlite:\(path)")
         let (fetcher, _) = try await startFetchWorker(emulator: emulator, prefix: prefix, environment: ["TMDB_API_KEY": "tmdb-key-8"])
         let indexer = try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: location)
