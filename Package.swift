@@ -273,10 +273,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What the operator tools share (the CLI, later the dashboard): the pipeline's layout from MARQUEE_*
+        // settings, consumer lag and its status, dead letters, worker status.
+        .target(
+            name: "MarqueeOperations",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeKafka",
+                "MarqueePipeline",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "MarqueeCLI",
             dependencies: [
+                "MarqueeCore",
                 "MarqueeKafka",
+                "MarqueeOperations",
                 "MarqueePipeline",
                 "MarqueeStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -456,6 +470,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "MarqueeOperationsTests",
+            dependencies: ["MarqueeKafka", "MarqueeOperations", "MarqueePipeline"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "MarqueeObservabilityTests",
             dependencies: ["MarqueeObservability"],
             swiftSettings: swiftSettings
@@ -474,7 +493,8 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
-                "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeObservability", "MarqueePipeline",
+                "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeObservability", "MarqueeOperations",
+                "MarqueePipeline",
                 "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
