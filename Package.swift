@@ -279,6 +279,7 @@ let package = Package(
             name: "MarqueeOperations",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeHTTP",
                 "MarqueeKafka",
                 "MarqueePipeline",
                 .product(name: "Logging", package: "swift-log"),
@@ -289,6 +290,7 @@ let package = Package(
             name: "MarqueeCLI",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeHTTP",
                 "MarqueeKafka",
                 "MarqueeOperations",
                 "MarqueePipeline",

@@ -10,6 +10,6 @@ struct Marquee: AsyncParsableCommand {
             Settings come from flags, then environment variables (MARQUEE_BROKERS, MARQUEE_STORE, …), then defaults.
             The local stack (broker and PostgreSQL) is started by `make up` (scripts/stack.sh).
             """,
-        subcommands: [Topics.self, Enqueue.self, RoundTrip.self, Query.self]
+        subcommands: [Enqueue.self, Topics.self, Status.self, Query.self, RoundTrip.self]
     )
 }

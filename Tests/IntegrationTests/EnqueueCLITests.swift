@@ -63,6 +63,54 @@ struct EnqueueCLITests {
             if index < 4 { #expect(envelope.id.description == roots[index]) }
         }
     }
+
+    @Test(arguments: [
+        (
+            ["tmdb-movie", "496243", "27205", "--language", "ko-KR,en-US", "--reviews"],
+            [
+                FetchJob.tmdbMovie(id: 496243, language: "ko-KR", follow: Follow(reviews: true)),
+                .tmdbMovie(id: 27205, language: "ko-KR", follow: Follow(reviews: true)),
+                .tmdbMovie(id: 496243, language: "en-US", follow: Follow(reviews: true)),
+                .tmdbMovie(id: 27205, language: "en-US", follow: Follow(reviews: true)),
+            ]
+        ),
+        (["tmdb-reviews", "550", "--pages", "3"], [.tmdbReviews(id: 550, page: 1, language: "en-US", follow: Follow(pages: 3))]),
+        (["tmdb-genres", "--language", "ko-KR,en-US"], [.tmdbGenres(language: "ko-KR"), .tmdbGenres(language: "en-US")]),
+        (
+            ["kofic-weekly", "--from", "2024-02-26", "--to", "2024-03-10", "--period", "weekend", "--details"],
+            [
+                .koficWeeklyBoxOffice(date: "20240226", week: .weekend, follow: Follow(details: true)),
+                .koficWeeklyBoxOffice(date: "20240304", week: .weekend, follow: Follow(details: true)),
+            ]
+        ),
+        (["kofic-daily", "--from", "2024-02-28", "--to", "2024-03-01"], [
+            .koficDailyBoxOffice(date: "20240228", follow: .none), .koficDailyBoxOffice(date: "20240229", follow: .none),
+            .koficDailyBoxOffice(date: "20240301", follow: .none),
+        ]),
+        (["kofic-movie", "20183782", "--images"], [.koficMovie(code: "20183782", follow: Follow(images: true))]),
+        (["kakao-poster", "기생충 2019", "--movie-code", "20183782"], [.kakaoPoster(query: "기생충 2019", movieCode: "20183782")]),
+        (["openlibrary-work", "OL45804W", "--images"], [.openLibraryWork(id: "OL45804W", follow: Follow(images: true))]),
+    ])
+    func eachSubcommandBuildsItsJobs(arguments: [String], expected: [FetchJob]) async throws {
+        let run = try await runMarquee(["enqueue"] + arguments + ["--dry-run"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let jobs = try run.standardOutput.split(separator: "\n").map { try FetchJob.decode(Array($0.utf8)) }
+        #expect(jobs == expected)
+    }
+
+    @Test(arguments: [
+        (["kofic-weekly", "--from", "2024-01-01", "--period", "month"], "--period must be week, weekend or weekdays"),
+        (["kofic-daily", "--from", "2024-02-30"], "--from and --to must be days as YYYY-MM-DD"),
+        (["openlibrary-work", "45804"], "field 'id'"),
+        (["tmdb-movie"], "Missing expected argument"),
+        (["tmdb-movie", "0"], "field 'id': expected an integer from 1"),
+    ])
+    func badFlagsAreUsageErrors(arguments: [String], message: String) async throws {
+        let run = try await runMarquee(["enqueue"] + arguments + ["--dry-run"])
+        #expect(run.status == 64)
+        #expect(run.standardError.contains(message), "\(run.standardError)")
+        #expect(run.standardOutput.isEmpty)
+    }
 }
 
 /// Runs the built `marquee` with `arguments` to its end.
