@@ -7,7 +7,7 @@ export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
 SWIFT_BUILD_FLAGS ?=
 COUNT ?= 10000
 
-.PHONY: run test setup build up down status bench-kafka bench-stage bench-fetch bench-images bench-index clean
+.PHONY: run test setup build up down status completions bench-kafka bench-stage bench-fetch bench-images bench-index clean
 
 ## make run: set up, build, start the local stack, and show a message round trip through the broker.
 run: setup build up
@@ -54,6 +54,10 @@ bench-images: setup
 ## make bench-index: the store's batched upserts vs PostgreSQL COPY of the same rows, same run; and SQLite.
 bench-index: setup
 	scripts/bench-index.sh
+
+## make completions: bash, zsh and fish completion scripts for every executable, into var/completions/.
+completions: build
+	scripts/completions.sh
 
 clean:
 	rm -rf .build

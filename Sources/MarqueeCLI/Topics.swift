@@ -6,6 +6,11 @@ import MarqueePipeline
 struct Topics: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List or create topics.",
+        discussion: """
+            Examples:
+              marquee topics create                 # every stage topic, MARQUEE_TOPIC_PARTITIONS partitions each
+              marquee topics list --pipeline-only
+            """,
         subcommands: [List.self, Create.self, CreateStages.self],
         defaultSubcommand: List.self
     )
