@@ -46,3 +46,12 @@ struct TopicsCLITests {
         #expect(row.split(separator: " ").map(String.init) == ["\(prefix)fetch", "fetch", "3", "7", "7"])
     }
 }
+
+extension TopicsCLITests {
+    @Test func anUnreachableBrokerIsOneLineAndExit69() async throws {
+        let run = try await runBuiltExecutable("marquee", ["topics", "list", "--brokers", "127.0.0.1:1", "--timeout", "2"])
+        #expect(run.status == 69)
+        #expect(run.standardError.hasPrefix("marquee: no broker answered within 2"), "\(run.standardError)")
+        #expect(run.standardError.split(separator: "\n").count == 1)
+    }
+}
