@@ -295,6 +295,7 @@ let package = Package(
                 "MarqueeOperations",
                 "MarqueePipeline",
                 "MarqueeStore",
+                "MarqueeWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -568,6 +568,14 @@ private func validateLimit(_ limit: Int) throws {
 
 /// How values are written in tables.
 enum Format {
+    /// `0:42`, `12:03`, `1:02:03`.
+    static func elapsed(_ duration: Duration) -> String {
+        let seconds = Int(duration.components.seconds)
+        let two = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
+        return seconds >= 3600
+            ? "\(seconds / 3600):\(two(seconds / 60 % 60)):\(two(seconds % 60))" : "\(seconds / 60):\(two(seconds % 60))"
+    }
+
     /// `1,234,567`; `–` for none.
     static func grouped(_ value: Int?) -> String {
         guard let value else { return "–" }
