@@ -11,9 +11,11 @@
 #   FETCH_WORKERS=1 IMAGE_WORKERS=1 INDEX_WORKERS=1
 #   MAX_WAIT=30m                give up when the crawl has not drained by then
 #   KEEP_RUNNING=0              1: leave the workers running after the summary (Ctrl-C stops them)
+#   RUN_LOGS=var/run            where the processes' logs (and the crawl's root job ids, roots.txt) go
 #   METRICS_PORTS=9101,9102,9103  /metrics ports of the first fetch, image and index worker (0: any free port)
 #   TMDB_API_KEY, KOFIC_API_KEY, KAKAO_REST_API_KEY (or *_FILE): the real APIs instead of the emulator
-#   MARQUEE_STORE, MARQUEE_IMAGE_STORE, MARQUEE_BROKERS, MARQUEE_TOPIC_PREFIX as for the workers
+#   MARQUEE_STORE, MARQUEE_IMAGE_STORE, MARQUEE_BROKERS, MARQUEE_TOPIC_PREFIX as for the workers;
+#   MARQUEE_GROUP_FETCH, MARQUEE_GROUP_IMAGES, MARQUEE_GROUP_RECORDS the workers' consumer groups
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -26,7 +28,7 @@ fetch_workers=${FETCH_WORKERS:-1}
 image_workers=${IMAGE_WORKERS:-1}
 index_workers=${INDEX_WORKERS:-1}
 max_wait=${MAX_WAIT:-30m}
-logs=var/run
+logs=${RUN_LOGS:-var/run}
 mkdir -p "$logs" var
 
 export MARQUEE_BROKERS=${MARQUEE_BROKERS:-127.0.0.1:${MARQUEE_KAFKA_PORT:-19092}}
@@ -97,15 +99,17 @@ start_workers() { # executable, count, default port, stage
     local program=$1 count=$2 port=$3 stage=$4
     for i in $(seq 1 "$count"); do
         local address=127.0.0.1:$((i == 1 ? port : 0))
-        MARQUEE_METRICS_ADDRESS=$address start "$program #$i" "$logs/$program-$i.log" "$bin/$program"
-        ((i == 1)) && workers+="${workers:+,}$stage=$address"
+        local group_variable=MARQUEE_GROUP_${stage^^}
+        MARQUEE_METRICS_ADDRESS=$address MARQUEE_GROUP=${!group_variable:-marquee-$stage} \
+            start "$program #$i" "$logs/$program-$i.log" "$bin/$program"
+        if ((i == 1 && port != 0)); then workers+="${workers:+,}$stage=$address"; fi
     done
 }
 IFS=, read -r fetch_port image_port index_port <<<"${METRICS_PORTS:-9101,9102,9103}"
 start_workers marquee-fetch "$fetch_workers" "$fetch_port" fetch
 start_workers marquee-images "$image_workers" "$image_port" images
 start_workers marquee-index "$index_workers" "$index_port" records
-export MARQUEE_WORKERS=$workers
+if [[ -n "$workers" ]]; then export MARQUEE_WORKERS=$workers; fi  # for marquee status
 
 # The demo crawl; every root job id goes to var/run/roots.txt for the lineage.
 yesterday=$(date -d yesterday +%F)
