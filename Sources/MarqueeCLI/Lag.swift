@@ -97,6 +97,9 @@ struct Lag: AsyncParsableCommand {
     )
     var maxLag: Int64?
 
+    @Flag(name: .long, help: "List every partition; by default a topic's idle partitions (no lag) share one row.")
+    var allPartitions = false
+
     @Option(name: .long, help: "Unconsumed messages read per retry-tier partition for their not-before.")
     var scanLimit = 10_000
 
@@ -104,6 +107,8 @@ struct Lag: AsyncParsableCommand {
         if let samples = self.samples, samples < 1 { throw ValidationError("--samples must be at least 1") }
         if let maxLag = self.maxLag, maxLag < 0 { throw ValidationError("--max-lag must be 0 or more") }
         guard self.scanLimit >= 1 else { throw ValidationError("--scan-limit must be at least 1") }
+        // Stages, groups and MARQUEE_* settings are checked here, so a mistake shows this command's usage.
+        _ = try self.targets(try self.pipeline.layout())
     }
 
     func run() async throws {
@@ -133,7 +138,7 @@ struct Lag: AsyncParsableCommand {
                     } else {
                         let heading = "marquee lag — every \(LagFormat.duration(self.interval.duration)), status over "
                             + "the last \(samples) samples (\(window.observationCount) so far) — Ctrl-C to stop"
-                        let frame = heading + "\n\n" + LagFormat.render(report) + "\n"
+                        let frame = heading + "\n\n" + LagFormat.render(report, allPartitions: self.allPartitions) + "\n"
                         // Home and clear, then the whole frame in one write: no flicker, no scrolling.
                         Self.write(terminal ? "\u{1B}[H\u{1B}[2J" + frame : frame + "\n")
                     }
@@ -149,7 +154,7 @@ struct Lag: AsyncParsableCommand {
                     window.append(try await sampler.sample())
                 }
                 let report = LagReport(stages: window.evaluate(), maxLag: self.maxLag)
-                Self.write(self.json ? report.json() + "\n" : LagFormat.render(report) + "\n")
+                Self.write(self.json ? report.json() + "\n" : LagFormat.render(report, allPartitions: self.allPartitions) + "\n")
                 let exceeding = report.exceeding
                 if let maxLag = self.maxLag, !exceeding.isEmpty {
                     let stages = exceeding.map { "\($0.stage) \($0.totals.dueLag)" }.joined(separator: ", ")
@@ -244,12 +249,13 @@ extension String {
 /// The text form of a ``LagReport``.
 enum LagFormat {
     /// A block per stage: a heading with the status and its reason, a table of partitions, a totals line, notes.
-    static func render(_ report: LagReport) -> String {
+    static func render(_ report: LagReport, allPartitions: Bool = false) -> String {
         var blocks: [String] = []
         for stage in report.stages {
             var lines: [String] = []
             let members = "\(stage.members) member\(stage.members == 1 ? "" : "s")"
-            var heading = "\(stage.stage) — group \(stage.group), \(members) (\(stage.state)): \(stage.status)"
+            let state = stage.state == .unknown ? "" : " (\(stage.state))"
+            var heading = "\(stage.stage) — group \(stage.group), \(members)\(state): \(stage.status)"
             if let maxLag = report.maxLag, stage.totals.dueLag > maxLag {
                 heading += " — due lag \(stage.totals.dueLag) above --max-lag \(maxLag)"
             }
@@ -271,26 +277,33 @@ enum LagFormat {
             }
             columns.append(.init(header: "STATUS"))
             var table = TextTable(columns)
+            // Partitions grouped by topic, in order; idle ones (no lag, OK) fold into one row per topic unless
+            // every partition is asked for.
+            var topics: [(name: String, partitions: [PartitionLag])] = []
             for partition in stage.partitions {
-                let sample = partition.sample
-                var row = [
-                    sample.partition.topic,
-                    "\(sample.partition.partition)",
-                    sample.committed.map(String.init) ?? "—",
-                    "\(sample.end)",
-                    "\(sample.lag)",
-                    partition.lagAge.map(Self.duration) ?? "—",
-                    partition.rate.map(Self.rate) ?? "—",
-                    sample.dueLag > 0 ? partition.drainTime.map(Self.duration) ?? "—" : "",
-                ]
-                if hasRetry {
-                    row += [
-                        sample.retry.map { "\($0.overdue)" } ?? (sample.isRetryTier && sample.lag > 0 ? "?" : ""),
-                        sample.retry.map { "\($0.notYetDue)" } ?? (sample.isRetryTier && sample.lag > 0 ? "?" : ""),
-                    ]
+                if topics.last?.name == partition.partition.topic {
+                    topics[topics.count - 1].partitions.append(partition)
+                } else {
+                    topics.append((partition.partition.topic, [partition]))
                 }
-                row.append(partition.status == .ok ? "" : partition.status.rawValue)
-                table.append(row)
+            }
+            for topic in topics {
+                let isIdle: (PartitionLag) -> Bool = { $0.lag == 0 && $0.status == .ok }
+                let idle = allPartitions ? [] : topic.partitions.filter(isIdle)
+                for partition in topic.partitions where allPartitions || !isIdle(partition) {
+                    table.append(Self.row(partition, hasRetry: hasRetry))
+                }
+                if !idle.isEmpty {
+                    let rates = idle.compactMap(\.rate)
+                    var row = [
+                        topic.name,
+                        idle.count == topic.partitions.count ? "all \(idle.count) idle" : "\(idle.count) more idle",
+                        "", "", "0", "", rates.isEmpty ? "—" : Self.rate(rates.reduce(0, +)), "",
+                    ]
+                    if hasRetry { row += ["", ""] }
+                    row.append("")
+                    table.append(row)
+                }
             }
             let totals = stage.totals
             var total = [
@@ -316,11 +329,32 @@ enum LagFormat {
             blocks.append(lines.joined(separator: "\n"))
         }
         let window = report.stages.first.map { stage in
-            "\(stage.samples) sample\(stage.samples == 1 ? "" : "s") over \(Self.duration(stage.window))"
+            stage.samples == 1 ? "1 sample" : "\(stage.samples) samples over \(Self.duration(stage.window))"
         } ?? "no stages"
         let time = Date(timeIntervalSince1970: Double(report.time) / 1000)
             .formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: false))
         return (["\(time), \(window)"] + blocks).joined(separator: "\n\n")
+    }
+
+    /// One partition's row.
+    static func row(_ partition: PartitionLag, hasRetry: Bool) -> [String] {
+        let sample = partition.sample
+        var row = [
+            sample.partition.topic,
+            "\(sample.partition.partition)",
+            sample.committed.map { "\($0)" } ?? "—",
+            "\(sample.end)",
+            "\(sample.lag)",
+            partition.lagAge.map(Self.duration) ?? "—",
+            partition.rate.map(Self.rate) ?? "—",
+            sample.dueLag > 0 ? partition.drainTime.map(Self.duration) ?? "—" : "",
+        ]
+        if hasRetry {
+            let unknown = sample.isRetryTier && sample.lag > 0 ? "?" : ""
+            row += [sample.retry.map { "\($0.overdue)" } ?? unknown, sample.retry.map { "\($0.notYetDue)" } ?? unknown]
+        }
+        row.append(partition.status == .ok ? "" : partition.status.rawValue)
+        return row
     }
 
     /// `850ms`, `3.2s`, `4m05s`, `2h03m`, `3d04h`.

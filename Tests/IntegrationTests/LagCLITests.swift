@@ -174,6 +174,19 @@ struct LagCLITests {
             #expect(partition.drainSeconds == nil)
             // The empty retry tier is nobody's problem.
             #expect(stage.partitions.first { $0.topic == topics.retry(1) }?.status == "OK")
+
+            // The admin calls underneath: a member is described, a group nobody knows has none.
+            let unknown = TestEnvironment.uniqueName("mqs-unknown")
+            let groups = try await admin.describeGroups([group, unknown, group])
+            #expect(groups.count == 2)
+            #expect(groups[group]?.members.count == 1)
+            #expect(groups[unknown]?.members.isEmpty == true)
+            #expect(groups[unknown].map { [.dead, .empty].contains($0.state) } == true)
+            #expect(try await admin.listGroups().contains { $0.group == group })
+            let main = KafkaTopicPartition(topic: topics.main, partition: 0)
+            #expect(try await admin.committedOffsets(group: group, partitions: [main]) == [main: 3])
+            let marks = try await admin.watermarks(partitions: [main])
+            #expect(marks[main]?.start == 0 && marks[main]?.end == 10)
         }
     }
 
