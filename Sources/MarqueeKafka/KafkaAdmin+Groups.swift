@@ -247,10 +247,14 @@ public enum KafkaConsumerGroupState: String, Sendable, Hashable, CustomStringCon
 
 /// A consumer group: its state and members.
 public struct KafkaConsumerGroupDescription: Sendable, Hashable {
+    /// The group id.
     public var group: String
+    /// The coordinator's state of the group.
     public var state: KafkaConsumerGroupState
+    /// The members now (empty for a group without any, or one the broker does not know).
     public var members: [KafkaConsumerGroupMember]
 
+    /// A description, e.g. for tests of code that reads one.
     public init(group: String, state: KafkaConsumerGroupState, members: [KafkaConsumerGroupMember]) {
         self.group = group
         self.state = state
@@ -269,6 +273,7 @@ public struct KafkaConsumerGroupMember: Sendable, Hashable {
     /// The partitions assigned to it (empty when the broker does not report assignments).
     public var assignment: [KafkaTopicPartition]
 
+    /// A member, e.g. for tests of code that reads one.
     public init(memberID: String, clientID: String, host: String, assignment: [KafkaTopicPartition]) {
         self.memberID = memberID
         self.clientID = clientID
@@ -279,7 +284,9 @@ public struct KafkaConsumerGroupMember: Sendable, Hashable {
 
 /// A consumer group as ``KafkaAdmin/listGroups()`` reports it.
 public struct KafkaConsumerGroupListing: Sendable, Hashable {
+    /// The group id.
     public var group: String
+    /// The state the listing reports.
     public var state: KafkaConsumerGroupState
     /// Whether the group only stores offsets (no group membership protocol).
     public var isSimple: Bool

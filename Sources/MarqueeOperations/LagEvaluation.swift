@@ -50,8 +50,11 @@ public struct PartitionLag: Sendable, Hashable {
     /// The time (epoch ms) of the window's first sample of this partition.
     public var firstTime: Int64
 
+    /// The partition judged.
     public var partition: KafkaTopicPartition { self.sample.partition }
+    /// The latest sample's lag (``LagSample/lag``).
     public var lag: Int64 { self.sample.lag }
+    /// The latest sample's due lag (``LagSample/dueLag``).
     public var dueLag: Int64 { self.sample.dueLag }
 }
 
@@ -75,27 +78,37 @@ public struct LagTotals: Sendable, Hashable {
     /// ``dueLag`` over ``rate``.
     public var drainTime: Duration? = nil
 
+    /// Zero totals, to add partitions to.
     public init() {}
 }
 
 /// A consumer group judged over its window: the status with its reason, each partition, and the totals.
 public struct GroupLag: Sendable, Hashable {
+    /// The stage the group consumes for.
     public var stage: String
+    /// The consumer group judged.
     public var group: String
     /// The time of the latest observation (epoch ms).
     public var time: Int64
+    /// The status by the rules of ``LagEvaluation``.
     public var status: LagStatus
     /// Why, in words for an operator.
     public var reason: String
+    /// Members at the latest observation.
     public var members: Int
+    /// The coordinator's state of the group at the latest observation.
     public var state: KafkaConsumerGroupState
     /// Observations in the window.
     public var samples: Int
     /// Time from the window's first observation to its last.
     public var window: Duration
+    /// Every partition of the stage's existing topics: main topic first, then the retry tiers.
     public var partitions: [PartitionLag]
+    /// Sums over ``partitions``.
     public var totals: LagTotals
+    /// Topics of the stage that do not exist yet (no lag).
     public var missingTopics: [String]
+    /// What could not be read, negative lags, unscanned retry backlogs: in words for an operator.
     public var notes: [String]
 }
 

@@ -11,10 +11,12 @@ import class Foundation.JSONEncoder
 public struct LagReport: Sendable, Hashable {
     /// The time of the latest observation (epoch ms).
     public var time: Int64
+    /// Each stage judged over its window, in the order sampled.
     public var stages: [GroupLag]
     /// The limit on each stage's due lag (``LagTotals/dueLag``), if one was set.
     public var maxLag: Int64?
 
+    /// A report of these stages; its time is the latest of theirs.
     public init(stages: [GroupLag], maxLag: Int64? = nil) {
         self.stages = stages
         self.maxLag = maxLag

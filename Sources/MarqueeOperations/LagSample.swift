@@ -7,6 +7,7 @@ public import MarqueeKafka
 /// (``LagEvaluation``) judge a window of them, so tests and the dashboard can drive the rules with samples of
 /// their own.
 public struct LagSample: Sendable, Hashable {
+    /// The topic and partition observed.
     public var partition: KafkaTopicPartition
     /// The retry tier the topic is (1-based), or `nil` for the stage's main topic.
     public var tier: Int?
@@ -24,6 +25,7 @@ public struct LagSample: Sendable, Hashable {
     /// read).
     public var retry: RetryBacklog?
 
+    /// A sample, as ``LagSampler`` takes them or a test makes them up.
     public init(
         partition: KafkaTopicPartition,
         tier: Int? = nil,
@@ -87,6 +89,7 @@ public struct RetryBacklog: Sendable, Hashable {
     /// Whether the first unconsumed message was due at the time of the sample.
     public var isHeadDue: Bool
 
+    /// A backlog of known counts.
     public init(notYetDue: Int64, overdue: Int64, unscanned: Int64, headNotBefore: Int64?, isHeadDue: Bool) {
         self.notYetDue = notYetDue
         self.overdue = overdue
@@ -123,18 +126,22 @@ public struct RetryBacklog: Sendable, Hashable {
 public struct GroupObservation: Sendable, Hashable {
     /// The stage the group consumes for (or the group's name when it is not a stage's).
     public var stage: String
+    /// The consumer group observed.
     public var group: String
     /// When the observation was taken, in epoch milliseconds.
     public var time: Int64
     /// Members of the group at that time.
     public var members: Int
+    /// The coordinator's state of the group.
     public var state: KafkaConsumerGroupState
+    /// One sample per partition of the stage's existing topics.
     public var partitions: [LagSample]
     /// Topics of the stage that do not exist (yet): they count as no lag.
     public var missingTopics: [String]
     /// What could not be read without spoiling the offsets (message timestamps, not-before headers).
     public var notes: [String]
 
+    /// An observation, as ``LagSampler`` takes them or a test makes them up.
     public init(
         stage: String,
         group: String,

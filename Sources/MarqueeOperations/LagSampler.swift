@@ -8,9 +8,12 @@ import struct MarqueePipeline.StageTopics
 public struct LagTarget: Sendable, Hashable {
     /// A topic of the target; `tier` is its retry tier (1-based), `nil` for a main topic.
     public struct Topic: Sendable, Hashable {
+        /// The topic's name.
         public var name: String
+        /// Its retry tier (1-based), or `nil` for a main topic.
         public var tier: Int?
 
+        /// A topic of a target.
         public init(name: String, tier: Int? = nil) {
             self.name = name
             self.tier = tier
@@ -19,9 +22,12 @@ public struct LagTarget: Sendable, Hashable {
 
     /// The stage's name (the key of its history in a ``LagWindow``).
     public var stage: String
+    /// The consumer group whose offsets count.
     public var group: String
+    /// The topics it consumes: the main topic and the retry tiers.
     public var topics: [Topic]
 
+    /// Any group over any topics.
     public init(stage: String, group: String, topics: [Topic]) {
         self.stage = stage
         self.group = group
