@@ -1,5 +1,6 @@
 import MarqueeCore
 import MarqueeKafka
+import MarqueeOperations
 import MarqueePipeline
 import MarqueeTestSupport
 import Testing
@@ -188,6 +189,72 @@ struct LagCLITests {
             let marks = try await admin.watermarks(partitions: [main])
             #expect(marks[main]?.start == 0 && marks[main]?.end == 10)
         }
+    }
+
+    @Test func theSamplerFollowsNewMessagesAndCommitsAcrossRounds() async throws {
+        let prefix = TestEnvironment.uniqueName("mqr") + "."
+        let topics = StageTopics(stage: "records", prefix: prefix, tiers: 1)
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        try await admin.createTopics([.init(name: topics.main, partitions: 1), .init(name: topics.retry(1), partitions: 1)])
+        let group = TestEnvironment.uniqueName("mqr-records")
+        var sampler = LagSampler(
+            admin: admin,
+            reader: try KafkaReader(configuration: TestEnvironment.kafka, logger: .marqueeTest),
+            targets: [LagTarget(stage: "records", group: group, topics: [.init(name: topics.main), .init(name: topics.retry(1), tier: 1)])]
+        )
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        func retry(_ notBefore: Int64) -> KafkaProducerMessage {
+            var envelope = Envelope.root()
+            envelope.notBefore = notBefore
+            return KafkaProducerMessage(topic: topics.retry(1), partition: 0, value: Array("{}".utf8), headers: envelope.kafkaHeaders)
+        }
+        func samples(_ observations: [GroupObservation]) throws -> (main: LagSample, retry: LagSample) {
+            let partitions = try #require(observations.first).partitions
+            return (
+                try #require(partitions.first { $0.partition.topic == topics.main }),
+                try #require(partitions.first { $0.partition.topic == topics.retry(1) })
+            )
+        }
+        let hour: Int64 = 3_600_000
+
+        // Round 1: two overdue and one not yet due.
+        _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { try await $0.send([retry(now - hour), retry(now - hour), retry(now + hour)]) }
+        let first = try samples(try await sampler.sample())
+        #expect(first.main.lag == 0 && first.main.committed == nil)
+        #expect(first.retry.lag == 3)
+        #expect(first.retry.retry == RetryBacklog(notYetDue: 1, overdue: 2, unscanned: 0, headNotBefore: now - hour, isHeadDue: true))
+        #expect(first.retry.oldestUnconsumedTimestamp != nil)
+
+        // Round 2: more of each arrived; only they are read, and the counts add up.
+        _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in
+            try await producer.send([retry(now - hour), retry(now + hour)] + (0..<5).map { KafkaProducerMessage(topic: topics.main, value: "m\($0)") })
+        }
+        let second = try samples(try await sampler.sample())
+        #expect(second.main.lag == 5)
+        #expect(second.main.oldestUnconsumedTimestamp != nil)
+        #expect(second.retry.lag == 5)
+        #expect(second.retry.retry?.overdue == 3 && second.retry.retry?.notYetDue == 2)
+
+        // Round 3: the group committed the first two retries; the head is now the one not yet due.
+        try await withConsumer(TestEnvironment.consumer(group: group, topics: [topics.retry(1)])) { consumer in
+            var handedOut = 0
+            for try await message in consumer.messages {
+                handedOut += 1
+                if message.offset < 2 { consumer.markProcessed(message) }
+                if handedOut == 5 { break }
+            }
+            try await consumer.commit()
+        }
+        let third = try samples(try await sampler.sample())
+        #expect(third.retry.committed == 2)
+        #expect(third.retry.lag == 3)
+        #expect(third.retry.retry == RetryBacklog(notYetDue: 2, overdue: 1, unscanned: 0, headNotBefore: now + hour, isHeadDue: false))
+        #expect(!third.retry.hasDueWork)
+
+        // A scan limit of 1 reads only the head; the rest is unscanned.
+        sampler.scanLimit = 1
+        let limited = try samples(try await sampler.sample())
+        #expect(limited.retry.retry == RetryBacklog(notYetDue: 1, overdue: 0, unscanned: 2, headNotBefore: now + hour, isHeadDue: false))
     }
 
     @Test func anUnreachableBrokerExits69WithOneLine() async throws {
