@@ -131,7 +131,25 @@ struct Lag: AsyncParsableCommand {
             if self.watch {
                 let terminal = isatty(1) == 1
                 while !Task.isCancelled {
-                    window.append(try await sampler.sample())
+                    let observations: [GroupObservation]
+                    do {
+                        observations = try await sampler.sample()
+                    } catch {
+                        guard window.observationCount > 0, error.isRetriable else { throw error }
+                        // A broker that went away after the first round: say so, keep the window, try again.
+                        let line = "broker unreachable, trying again every \(LagFormat.duration(self.interval.duration)): "
+                            + error.reason
+                        if terminal && !self.json {
+                            Self.write("\u{1B}[H\u{1B}[2J" + line + "\n")
+                        } else {
+                            var standardError = StandardError()
+                            print("marquee: \(line)", to: &standardError)
+                        }
+                        next = max(next + self.interval.duration, clock.now)
+                        try await clock.sleep(until: next)
+                        continue
+                    }
+                    window.append(observations)
                     let report = LagReport(stages: window.evaluate(), maxLag: self.maxLag)
                     if self.json {
                         Self.write(report.json() + "\n")
