@@ -69,7 +69,10 @@ struct Lag: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Time between samples: 500ms, 1s, 1.5s, 2m (a bare number is seconds).", valueName: "duration")
+        help: ArgumentHelp(
+            "Time between samples: 500ms, 1s, 1.5s, 2m (a bare number is seconds).",
+            valueName: "duration"
+        )
     )
     var interval: IntervalArgument = IntervalArgument(duration: .seconds(1))
 
@@ -92,7 +95,8 @@ struct Lag: AsyncParsableCommand {
         name: .customLong("max-lag"),
         help: ArgumentHelp(
             "Exit 1 when a stage's due lag exceeds this many messages.",
-            discussion: "Due lag: main topics' lag plus retry tiers' overdue messages; not-yet-due retries do not count."
+            discussion:
+                "Due lag: main topics' lag plus retry tiers' overdue messages; not-yet-due retries do not count."
         )
     )
     var maxLag: Int64?
@@ -137,7 +141,8 @@ struct Lag: AsyncParsableCommand {
                     } catch {
                         guard window.observationCount > 0, error.isRetriable else { throw error }
                         // A broker that went away after the first round: say so, keep the window, try again.
-                        let line = "broker unreachable, trying again every \(LagFormat.duration(self.interval.duration)): "
+                        let line =
+                            "broker unreachable, trying again every \(LagFormat.duration(self.interval.duration)): "
                             + error.reason
                         if terminal && !self.json {
                             Self.write("\u{1B}[H\u{1B}[2J" + line + "\n")
@@ -154,9 +159,11 @@ struct Lag: AsyncParsableCommand {
                     if self.json {
                         Self.write(report.json() + "\n")
                     } else {
-                        let heading = "marquee lag — every \(LagFormat.duration(self.interval.duration)), status over "
+                        let heading =
+                            "marquee lag — every \(LagFormat.duration(self.interval.duration)), status over "
                             + "the last \(samples) samples (\(window.observationCount) so far) — Ctrl-C to stop"
-                        let frame = heading + "\n\n" + LagFormat.render(report, allPartitions: self.allPartitions) + "\n"
+                        let frame =
+                            heading + "\n\n" + LagFormat.render(report, allPartitions: self.allPartitions) + "\n"
                         // Home and clear, then the whole frame in one write: no flicker, no scrolling.
                         Self.write(terminal ? "\u{1B}[H\u{1B}[2J" + frame : frame + "\n")
                     }
@@ -172,7 +179,8 @@ struct Lag: AsyncParsableCommand {
                     window.append(try await sampler.sample())
                 }
                 let report = LagReport(stages: window.evaluate(), maxLag: self.maxLag)
-                Self.write(self.json ? report.json() + "\n" : LagFormat.render(report, allPartitions: self.allPartitions) + "\n")
+                let text = self.json ? report.json() : LagFormat.render(report, allPartitions: self.allPartitions)
+                Self.write(text + "\n")
                 let exceeding = report.exceeding
                 if let maxLag = self.maxLag, !exceeding.isEmpty {
                     let stages = exceeding.map { "\($0.stage) \($0.totals.dueLag)" }.joined(separator: ", ")
@@ -192,7 +200,9 @@ struct Lag: AsyncParsableCommand {
     func targets(_ layout: PipelineLayout) throws -> [LagTarget] {
         var stages = layout.stages
         if let names = self.stage {
-            let wanted = names.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty }
+            let wanted = names.split(separator: ",")
+                .map { String($0.filter { !$0.isWhitespace }) }
+                .filter { !$0.isEmpty }
             for name in wanted where layout.stage(name) == nil {
                 throw ValidationError(
                     "--stage: no stage '\(name)' (stages: \(PipelineLayout.stageNames.joined(separator: ", ")))"
@@ -346,9 +356,10 @@ enum LagFormat {
             for note in stage.notes { lines.append("  note: \(note)") }
             blocks.append(lines.joined(separator: "\n"))
         }
-        let window = report.stages.first.map { stage in
-            stage.samples == 1 ? "1 sample" : "\(stage.samples) samples over \(Self.duration(stage.window))"
-        } ?? "no stages"
+        let window =
+            report.stages.first.map { stage in
+                stage.samples == 1 ? "1 sample" : "\(stage.samples) samples over \(Self.duration(stage.window))"
+            } ?? "no stages"
         let time = Date(timeIntervalSince1970: Double(report.time) / 1000)
             .formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: false))
         return (["\(time), \(window)"] + blocks).joined(separator: "\n\n")

@@ -67,7 +67,8 @@ extension KafkaAdmin {
                     if let assigned = rd_kafka_MemberDescription_assignment(member),
                         let list = rd_kafka_MemberAssignment_partitions(assigned)
                     {
-                        assignment = RDKafkaTopicPartitionList.entries(UnsafeMutablePointer(mutating: list)).map(\.partition)
+                        let entries = RDKafkaTopicPartitionList.entries(UnsafeMutablePointer(mutating: list))
+                        assignment = entries.map(\.partition)
                     }
                     members.append(
                         KafkaConsumerGroupMember(
@@ -98,8 +99,10 @@ extension KafkaAdmin {
         let client = self.client
         let timeout = self.timeout
         return try await Self.blocking { () throws(KafkaError) -> [KafkaConsumerGroupListing] in
-            let event = try client.adminRequest(timeout: timeout, expecting: RD_KAFKA_EVENT_LISTCONSUMERGROUPS_RESULT) {
-                options, queue in
+            let event = try client.adminRequest(
+                timeout: timeout,
+                expecting: RD_KAFKA_EVENT_LISTCONSUMERGROUPS_RESULT
+            ) { options, queue in
                 rd_kafka_ListConsumerGroups(client.handle, options, queue)
             }
             defer { rd_kafka_event_destroy(event) }
@@ -166,7 +169,8 @@ extension KafkaAdmin {
             if let error = rd_kafka_group_result_error(result) {
                 throw KafkaError(
                     code: .admin,
-                    reason: "could not read offsets of group '\(group)': \(String(cString: rd_kafka_error_string(error)))",
+                    reason:
+                        "could not read offsets of group '\(group)': \(String(cString: rd_kafka_error_string(error)))",
                     rdKafkaCode: RDKafkaCode(rd_kafka_error_code(error))
                 )
             }
@@ -184,7 +188,9 @@ extension KafkaAdmin {
     /// The first and end offsets of the given partitions, with no metadata request.
     ///
     /// - Throws: A ``KafkaError`` when no broker answered, or a partition does not exist.
-    public func watermarks(partitions: [KafkaTopicPartition]) async throws(KafkaError) -> [KafkaTopicPartition: KafkaWatermarks] {
+    public func watermarks(
+        partitions: [KafkaTopicPartition]
+    ) async throws(KafkaError) -> [KafkaTopicPartition: KafkaWatermarks] {
         guard !partitions.isEmpty else { return [:] }
         let client = self.client
         let timeout = self.timeout
@@ -196,7 +202,12 @@ extension KafkaAdmin {
                 // Blocks this dedicated thread for at most the timeout (two ListOffsets requests).
                 let code = RDKafkaCode(
                     rd_kafka_query_watermark_offsets(
-                        client.handle, partition.topic, partition.partition, &low, &high, Int32(timeout.milliseconds)
+                        client.handle,
+                        partition.topic,
+                        partition.partition,
+                        &low,
+                        &high,
+                        Int32(timeout.milliseconds)
                     )
                 )
                 guard code == .noError else {

@@ -144,7 +144,12 @@ public enum LagEvaluation {
             .map { self.partition(series[$0.partition] ?? [$0]) }
             .sorted { ($0.sample.tier ?? 0, $0.partition) < ($1.sample.tier ?? 0, $1.partition) }
         let totals = self.totals(partitions)
-        let (status, reason) = self.status(latest: latest, samples: window.count, partitions: partitions, totals: totals)
+        let (status, reason) = self.status(
+            latest: latest,
+            samples: window.count,
+            partitions: partitions,
+            totals: totals
+        )
         var notes = latest.notes
         for partition in partitions {
             if partition.lag < 0 {
@@ -256,7 +261,8 @@ public enum LagEvaluation {
     ) -> (LagStatus, String) {
         let notYetDue = totals.notYetDue > 0 ? " (\(totals.notYetDue) more not yet due)" : ""
         if latest.members == 0 {
-            let waiting = totals.dueLag > 0 ? "\(Self.count(totals.dueLag, "message")) due\(notYetDue)" : "nothing due\(notYetDue)"
+            let due = totals.dueLag > 0 ? "\(Self.count(totals.dueLag, "message")) due" : "nothing due"
+            let waiting = due + notYetDue
             return (.stopped, "no member in group \(latest.group); \(waiting)")
         }
         let worst = partitions.map(\.status).max() ?? .ok
@@ -264,7 +270,9 @@ public enum LagEvaluation {
         case .stalled:
             let stalled = partitions.filter { $0.status == .stalled }
             let span = Self.seconds(.milliseconds(latest.time - Self.firstTime(of: stalled, in: latest)))
-            let listed = stalled.prefix(3).map { "\($0.partition) at \($0.sample.committed.map { "\($0)" } ?? "none") (lag \($0.lag))" }
+            let listed = stalled.prefix(3).map {
+                "\($0.partition) at \($0.sample.committed.map { "\($0)" } ?? "none") (lag \($0.lag))"
+            }
             let more = stalled.count > 3 ? " and \(stalled.count - 3) more" : ""
             return (
                 .stalled,

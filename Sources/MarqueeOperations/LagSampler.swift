@@ -93,7 +93,10 @@ public struct LagSampler: Sendable {
     /// - Throws: A ``KafkaError`` when no broker answered, or the broker refused to describe a group or give
     ///   offsets. A failure to read messages is not thrown: the observation says so in its notes.
     public mutating func sample() async throws(KafkaError) -> [GroupObservation] {
-        let topics = Dictionary(try await self.admin.listTopics().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let topics = Dictionary(
+            try await self.admin.listTopics().map { ($0.name, $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
         let groups = try await self.admin.describeGroups(self.targets.map(\.group))
 
         var committed: [Int: [KafkaTopicPartition: Int64?]] = [:]
@@ -158,7 +161,8 @@ public struct LagSampler: Sendable {
                 let upper = min(sample.end, sample.position + (sample.isRetryTier ? Int64(self.scanLimit) : 1))
                 let range = sample.position..<upper
                 if let known = needed[sample.partition] {
-                    needed[sample.partition] = min(known.lowerBound, range.lowerBound)..<max(known.upperBound, range.upperBound)
+                    needed[sample.partition] =
+                        min(known.lowerBound, range.lowerBound)..<max(known.upperBound, range.upperBound)
                 } else {
                     needed[sample.partition] = range
                 }
@@ -183,7 +187,8 @@ public struct LagSampler: Sendable {
                 }
                 for (partition, range) in toRead { self.records[partition]?.through = range.upperBound }
             } catch {
-                failure = "could not read the unconsumed messages (lag age and retry due times are unknown): \(error.reason)"
+                failure =
+                    "could not read the unconsumed messages (lag age and retry due times are unknown): \(error.reason)"
             }
         }
 
@@ -194,7 +199,8 @@ public struct LagSampler: Sendable {
                 guard sample.lag > 0, let known = self.records[sample.partition], known.covers(sample.position) else {
                     continue
                 }
-                observations[index].partitions[sampleIndex].oldestUnconsumedTimestamp = known.facts[sample.position]?.timestamp
+                observations[index].partitions[sampleIndex].oldestUnconsumedTimestamp =
+                    known.facts[sample.position]?.timestamp
                 if sample.isRetryTier {
                     let upper = min(sample.end, sample.position + Int64(self.scanLimit))
                     guard known.through >= upper else { continue }
@@ -209,7 +215,10 @@ public struct LagSampler: Sendable {
         }
     }
 
-    private static func partitions(of target: LagTarget, in topics: [String: KafkaTopicMetadata]) -> [KafkaTopicPartition] {
+    private static func partitions(
+        of target: LagTarget,
+        in topics: [String: KafkaTopicMetadata]
+    ) -> [KafkaTopicPartition] {
         target.topics.flatMap { topic -> [KafkaTopicPartition] in
             guard let metadata = topics[topic.name], metadata.error == nil else { return [] }
             return metadata.partitions.map { KafkaTopicPartition(topic: topic.name, partition: $0) }

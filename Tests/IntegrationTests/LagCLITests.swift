@@ -5,9 +5,9 @@ import MarqueePipeline
 import MarqueeTestSupport
 import Testing
 
-import class Foundation.JSONDecoder
 import struct Foundation.Data
 import struct Foundation.Date
+import class Foundation.JSONDecoder
 
 /// `marquee lag` as a process against the real broker: its numbers equal an independent computation from
 /// delivery reports and the offsets a test consumer committed; retry tiers split into due and not yet due;
@@ -21,7 +21,9 @@ struct LagCLITests {
         let topics = StageTopics(stage: "fetch", prefix: prefix, tiers: 2)
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         // The main topic and tier 1; tier 2 is left missing on purpose.
-        try await admin.createTopics([.init(name: topics.main, partitions: 3), .init(name: topics.retry(1), partitions: 1)])
+        try await admin.createTopics([
+            .init(name: topics.main, partitions: 3), .init(name: topics.retry(1), partitions: 1),
+        ])
 
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let past = now - 60_000
@@ -33,7 +35,10 @@ struct LagCLITests {
             envelope.attempt = 2
             envelope.notBefore = notBefore
             return KafkaProducerMessage(
-                topic: topics.retry(1), partition: 0, key: Array("r\(index)".utf8), value: Array("{}".utf8),
+                topic: topics.retry(1),
+                partition: 0,
+                key: Array("r\(index)".utf8),
+                value: Array("{}".utf8),
                 headers: envelope.kafkaHeaders
             )
         }
@@ -53,7 +58,8 @@ struct LagCLITests {
         // The stage's group consumes the first 4 messages of each main partition and the first 2 of tier 1.
         let group = TestEnvironment.uniqueName("mql-fetch")
         var committed: [String: Int64] = [:]
-        try await withConsumer(TestEnvironment.consumer(group: group, topics: [topics.main, topics.retry(1)])) { consumer in
+        let consumer = TestEnvironment.consumer(group: group, topics: [topics.main, topics.retry(1)])
+        try await withConsumer(consumer) { consumer in
             var handedOut = 0
             for try await message in consumer.messages {
                 handedOut += 1
@@ -124,7 +130,10 @@ struct LagCLITests {
             environment: environment
         )
         #expect(over.status == 1)
-        #expect(over.standardError.contains("due lag above --max-lag \(mainLag + 2): fetch \(mainLag + 3)"), "\(over.standardError)")
+        #expect(
+            over.standardError.contains("due lag above --max-lag \(mainLag + 2): fetch \(mainLag + 3)"),
+            "\(over.standardError)"
+        )
         #expect(try LagDocument.decode(over.standardOutput).maxLagExceeded)
 
         // The table: the status, the reason, the missing topic, the due/not-due columns. --group overrides.
@@ -133,7 +142,10 @@ struct LagCLITests {
             environment: ["MARQUEE_GROUP_FETCH": "not-this-one", "MARQUEE_RETRY_DELAYS": "10s,1m"]
         )
         #expect(table.status == 0, "\(table.standardError)")
-        #expect(table.standardOutput.contains("fetch — group \(group), 0 members (Empty): STOPPED"), "\(table.standardOutput)")
+        #expect(
+            table.standardOutput.contains("fetch — group \(group), 0 members (Empty): STOPPED"),
+            "\(table.standardOutput)"
+        )
         #expect(table.standardOutput.contains("OVERDUE"))
         #expect(table.standardOutput.contains("note: \(topics.retry(2)) does not exist yet (no lag)"))
         #expect(table.standardOutput.contains("total (due \(mainLag + 3))"))
@@ -145,7 +157,9 @@ struct LagCLITests {
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         _ = try await StageTopics.createAll([topics], partitions: 1, admin: admin)
         _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in
-            try await producer.send((0..<10).map { KafkaProducerMessage(topic: topics.main, key: "k\($0)", value: "v\($0)") })
+            try await producer.send(
+                (0..<10).map { KafkaProducerMessage(topic: topics.main, key: "k\($0)", value: "v\($0)") }
+            )
         }
         let group = TestEnvironment.uniqueName("mqs-images")
         // The member processes 3 messages, commits them, then holds the rest without committing: still a
@@ -195,18 +209,31 @@ struct LagCLITests {
         let prefix = TestEnvironment.uniqueName("mqr") + "."
         let topics = StageTopics(stage: "records", prefix: prefix, tiers: 1)
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
-        try await admin.createTopics([.init(name: topics.main, partitions: 1), .init(name: topics.retry(1), partitions: 1)])
+        try await admin.createTopics([
+            .init(name: topics.main, partitions: 1), .init(name: topics.retry(1), partitions: 1),
+        ])
         let group = TestEnvironment.uniqueName("mqr-records")
         var sampler = LagSampler(
             admin: admin,
             reader: try KafkaReader(configuration: TestEnvironment.kafka, logger: .marqueeTest),
-            targets: [LagTarget(stage: "records", group: group, topics: [.init(name: topics.main), .init(name: topics.retry(1), tier: 1)])]
+            targets: [
+                LagTarget(
+                    stage: "records",
+                    group: group,
+                    topics: [.init(name: topics.main), .init(name: topics.retry(1), tier: 1)]
+                )
+            ]
         )
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         func retry(_ notBefore: Int64) -> KafkaProducerMessage {
             var envelope = Envelope.root()
             envelope.notBefore = notBefore
-            return KafkaProducerMessage(topic: topics.retry(1), partition: 0, value: Array("{}".utf8), headers: envelope.kafkaHeaders)
+            return KafkaProducerMessage(
+                topic: topics.retry(1),
+                partition: 0,
+                value: Array("{}".utf8),
+                headers: envelope.kafkaHeaders
+            )
         }
         func samples(_ observations: [GroupObservation]) throws -> (main: LagSample, retry: LagSample) {
             let partitions = try #require(observations.first).partitions
@@ -218,16 +245,24 @@ struct LagCLITests {
         let hour: Int64 = 3_600_000
 
         // Round 1: two overdue and one not yet due.
-        _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { try await $0.send([retry(now - hour), retry(now - hour), retry(now + hour)]) }
+        _ = try await withProducer(TestEnvironment.exactOffsetsProducer) {
+            try await $0.send([retry(now - hour), retry(now - hour), retry(now + hour)])
+        }
         let first = try samples(try await sampler.sample())
         #expect(first.main.lag == 0 && first.main.committed == nil)
         #expect(first.retry.lag == 3)
-        #expect(first.retry.retry == RetryBacklog(notYetDue: 1, overdue: 2, unscanned: 0, headNotBefore: now - hour, isHeadDue: true))
+        #expect(
+            first.retry.retry
+                == RetryBacklog(notYetDue: 1, overdue: 2, unscanned: 0, headNotBefore: now - hour, isHeadDue: true)
+        )
         #expect(first.retry.oldestUnconsumedTimestamp != nil)
 
         // Round 2: more of each arrived; only they are read, and the counts add up.
         _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in
-            try await producer.send([retry(now - hour), retry(now + hour)] + (0..<5).map { KafkaProducerMessage(topic: topics.main, value: "m\($0)") })
+            try await producer.send(
+                [retry(now - hour), retry(now + hour)]
+                    + (0..<5).map { KafkaProducerMessage(topic: topics.main, value: "m\($0)") }
+            )
         }
         let second = try samples(try await sampler.sample())
         #expect(second.main.lag == 5)
@@ -248,13 +283,19 @@ struct LagCLITests {
         let third = try samples(try await sampler.sample())
         #expect(third.retry.committed == 2)
         #expect(third.retry.lag == 3)
-        #expect(third.retry.retry == RetryBacklog(notYetDue: 2, overdue: 1, unscanned: 0, headNotBefore: now + hour, isHeadDue: false))
+        #expect(
+            third.retry.retry
+                == RetryBacklog(notYetDue: 2, overdue: 1, unscanned: 0, headNotBefore: now + hour, isHeadDue: false)
+        )
         #expect(!third.retry.hasDueWork)
 
         // A scan limit of 1 reads only the head; the rest is unscanned.
         sampler.scanLimit = 1
         let limited = try samples(try await sampler.sample())
-        #expect(limited.retry.retry == RetryBacklog(notYetDue: 1, overdue: 0, unscanned: 2, headNotBefore: now + hour, isHeadDue: false))
+        #expect(
+            limited.retry.retry
+                == RetryBacklog(notYetDue: 1, overdue: 0, unscanned: 2, headNotBefore: now + hour, isHeadDue: false)
+        )
     }
 
     @Test func anUnreachableBrokerExits69WithOneLine() async throws {
@@ -285,7 +326,11 @@ struct LagCLITests {
 
 /// Runs the built `marquee lag` against the test broker.
 private func runLag(_ arguments: [String], environment: [String: String?] = [:]) async throws -> CommandRun {
-    try await runBuiltExecutable("marquee", ["lag", "--brokers", TestEnvironment.brokers] + arguments, environment: environment)
+    try await runBuiltExecutable(
+        "marquee",
+        ["lag", "--brokers", TestEnvironment.brokers] + arguments,
+        environment: environment
+    )
 }
 
 /// The documented JSON shape of `marquee lag --json` (docs/lag.md), decoded strictly enough to catch a renamed

@@ -196,7 +196,13 @@ import Testing
 
     @Test func aRetryTierWaitingForItsFirstMessagesTimeIsNotStalled() {
         func retry(at time: Int64) -> LagSample {
-            sample(tier: 1, at: time, committed: 2, end: 7, retry: RetryBacklog(notBefores: [60_000, 60_000, 60_000, 100, 100], unscanned: 0, now: time))
+            sample(
+                tier: 1,
+                at: time,
+                committed: 2,
+                end: 7,
+                retry: RetryBacklog(notBefores: [60_000, 60_000, 60_000, 100, 100], unscanned: 0, now: time)
+            )
         }
         let result = evaluate([
             observe(at: 0, [sample(at: 0, committed: 5, end: 5), retry(at: 0)]),
@@ -217,7 +223,13 @@ import Testing
 
     @Test func aRetryTierWhoseFirstMessageIsOverdueAndDoesNotMoveIsStalled() {
         func retry(at time: Int64) -> LagSample {
-            sample(tier: 2, at: time, committed: 2, end: 4, retry: RetryBacklog(notBefores: [-5, 90_000], unscanned: 0, now: time))
+            sample(
+                tier: 2,
+                at: time,
+                committed: 2,
+                end: 4,
+                retry: RetryBacklog(notBefores: [-5, 90_000], unscanned: 0, now: time)
+            )
         }
         let result = evaluate([observe(at: 0, [retry(at: 0)]), observe(at: 1500, [retry(at: 1500)])])
         #expect(result.status == .stalled)
@@ -227,7 +239,13 @@ import Testing
 
     @Test func aRetryTierWhoseFirstMessageBecameDueDuringTheWindowIsNotStalled() {
         func retry(at time: Int64) -> LagSample {
-            sample(tier: 1, at: time, committed: 0, end: 1, retry: RetryBacklog(notBefores: [1000], unscanned: 0, now: time))
+            sample(
+                tier: 1,
+                at: time,
+                committed: 0,
+                end: 1,
+                retry: RetryBacklog(notBefores: [1000], unscanned: 0, now: time)
+            )
         }
         let result = evaluate([observe(at: 0, [retry(at: 0)]), observe(at: 2000, [retry(at: 2000)])])
         #expect(result.status == .ok)
@@ -237,7 +255,9 @@ import Testing
         let unread = sample(tier: 1, at: 0, committed: 0, end: 9)
         #expect(unread.dueLag == 0)
         #expect(!unread.hasDueWork)
-        let result = evaluate([observe(at: 0, [unread]), observe(at: 1000, [sample(tier: 1, at: 1000, committed: 0, end: 9)])])
+        let result = evaluate([
+            observe(at: 0, [unread]), observe(at: 1000, [sample(tier: 1, at: 1000, committed: 0, end: 9)]),
+        ])
         #expect(result.status == .ok)
         #expect(result.totals.lag == 9)
         #expect(result.totals.dueLag == 0)
@@ -247,11 +267,21 @@ import Testing
 
     @Test func lagAgeIsTheAgeOfTheOldestUnconsumedMessageAndTotalsTakeTheOldestDue() {
         let result = evaluate([
-            observe(at: 10_000, [
-                sample(0, at: 10_000, committed: 1, end: 3, oldest: 7_500),
-                sample(1, at: 10_000, committed: 3, end: 3, oldest: 1),
-                sample(tier: 1, at: 10_000, committed: 0, end: 1, oldest: 100, retry: RetryBacklog(notBefores: [20_000], unscanned: 0, now: 10_000)),
-            ])
+            observe(
+                at: 10_000,
+                [
+                    sample(0, at: 10_000, committed: 1, end: 3, oldest: 7_500),
+                    sample(1, at: 10_000, committed: 3, end: 3, oldest: 1),
+                    sample(
+                        tier: 1,
+                        at: 10_000,
+                        committed: 0,
+                        end: 1,
+                        oldest: 100,
+                        retry: RetryBacklog(notBefores: [20_000], unscanned: 0, now: 10_000)
+                    ),
+                ]
+            )
         ])
         #expect(result.partitions[0].lagAge == .milliseconds(2500))
         #expect(result.partitions[1].lagAge == nil)
@@ -264,9 +294,13 @@ import Testing
         #expect(LagEvaluation.rate([sample(at: 0, committed: 1, end: 9)]) == nil)
         #expect(LagEvaluation.rate([sample(at: 0, committed: 1, end: 9), sample(at: 0, committed: 5, end: 9)]) == nil)
         // Offsets reset backwards: no rate.
-        #expect(LagEvaluation.rate([sample(at: 0, committed: 8, end: 9), sample(at: 1000, committed: 2, end: 9)]) == nil)
+        #expect(
+            LagEvaluation.rate([sample(at: 0, committed: 8, end: 9), sample(at: 1000, committed: 2, end: 9)]) == nil
+        )
         // Never committed, then committed: progress from the partition's start.
-        #expect(LagEvaluation.rate([sample(at: 0, committed: nil, end: 9), sample(at: 2000, committed: 4, end: 9)]) == 2)
+        #expect(
+            LagEvaluation.rate([sample(at: 0, committed: nil, end: 9), sample(at: 2000, committed: 4, end: 9)]) == 2
+        )
         #expect(LagEvaluation.drainTime(dueLag: 0, rate: nil) == .zero)
         #expect(LagEvaluation.drainTime(dueLag: -3, rate: 1) == .zero)
         #expect(LagEvaluation.drainTime(dueLag: 5, rate: 0) == nil)
@@ -287,7 +321,18 @@ import Testing
 
     @Test func unscannedRetryMessagesAreNoted() {
         let result = evaluate([
-            observe(at: 0, [sample(tier: 3, at: 0, committed: 0, end: 12, retry: RetryBacklog(notBefores: [1, 2], unscanned: 10, now: 5))])
+            observe(
+                at: 0,
+                [
+                    sample(
+                        tier: 3,
+                        at: 0,
+                        committed: 0,
+                        end: 12,
+                        retry: RetryBacklog(notBefores: [1, 2], unscanned: 10, now: 5)
+                    )
+                ]
+            )
         ])
         #expect(result.totals.unscanned == 10)
         #expect(result.totals.dueLag == 2)
@@ -320,7 +365,12 @@ import Testing
         let layout = try PipelineLayout(settings: ["MARQUEE_TOPIC_PREFIX": "t.", "MARQUEE_RETRY_DELAYS": "1s,2s"])
         let target = LagTarget(stage: try #require(layout.stage("images")))
         #expect(target.group == "marquee-images")
-        #expect(target.topics == [.init(name: "t.images"), .init(name: "t.images.retry.1", tier: 1), .init(name: "t.images.retry.2", tier: 2)])
+        #expect(
+            target.topics == [
+                .init(name: "t.images"), .init(name: "t.images.retry.1", tier: 1),
+                .init(name: "t.images.retry.2", tier: 2),
+            ]
+        )
         #expect(LagTarget(stage: try #require(layout.stage("images")), group: "posters").group == "posters")
     }
 }

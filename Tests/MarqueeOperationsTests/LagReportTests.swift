@@ -2,26 +2,34 @@ import MarqueeKafka
 import MarqueeOperations
 import Testing
 
+import struct Foundation.Data
 import class Foundation.JSONSerialization
 import class Foundation.NSNull
 import class Foundation.NSNumber
-import struct Foundation.Data
 
 /// The JSON form of a lag report: a contract for scripts (docs/lag.md).
 @Suite struct LagReportTests {
     @Test func theJSONDocumentHasEveryDocumentedFieldWithNullsForTheUnknown() throws {
         let retry = RetryBacklog(notBefores: [9_000_000_000_000, 1_000], unscanned: 0, now: 1_700_000_002_000)
         let fetch = LagEvaluation.evaluate([
-            observe(at: 1_700_000_000_000, [
-                sample(0, at: 1_700_000_000_000, committed: 0, end: 10),
-                sample(tier: 1, at: 1_700_000_000_000, committed: nil, end: 2, retry: retry),
-            ]),
-            observe(at: 1_700_000_002_000, [
-                sample(0, at: 1_700_000_002_000, committed: 6, end: 10, oldest: 1_700_000_001_500),
-                sample(tier: 1, at: 1_700_000_002_000, committed: nil, end: 2, retry: retry),
-            ]),
+            observe(
+                at: 1_700_000_000_000,
+                [
+                    sample(0, at: 1_700_000_000_000, committed: 0, end: 10),
+                    sample(tier: 1, at: 1_700_000_000_000, committed: nil, end: 2, retry: retry),
+                ]
+            ),
+            observe(
+                at: 1_700_000_002_000,
+                [
+                    sample(0, at: 1_700_000_002_000, committed: 6, end: 10, oldest: 1_700_000_001_500),
+                    sample(tier: 1, at: 1_700_000_002_000, committed: nil, end: 2, retry: retry),
+                ]
+            ),
         ])
-        var images = LagEvaluation.evaluate([observe(stage: "images", group: "marquee-images", members: 0, at: 1_700_000_002_000, [])])
+        var images = LagEvaluation.evaluate([
+            observe(stage: "images", group: "marquee-images", members: 0, at: 1_700_000_002_000, [])
+        ])
         images.missingTopics = ["marquee.images"]
         let report = LagReport(stages: [fetch, images], maxLag: 4)
         #expect(report.time == 1_700_000_002_000)
@@ -55,7 +63,9 @@ import struct Foundation.Data
 
         let totals = try #require(stage["totals"] as? [String: Any])
         #expect(
-            Set(totals.keys) == ["lag", "lag_due", "not_yet_due", "overdue", "unscanned", "lag_seconds", "rate", "drain_seconds"]
+            Set(totals.keys) == [
+                "lag", "lag_due", "not_yet_due", "overdue", "unscanned", "lag_seconds", "rate", "drain_seconds",
+            ]
         )
         #expect(number(totals["lag"]) == 6)
         #expect(number(totals["lag_due"]) == 5)
@@ -102,7 +112,9 @@ import struct Foundation.Data
     }
 
     @Test func withoutALimitNothingExceedsIt() {
-        let report = LagReport(stages: [LagEvaluation.evaluate([observe(at: 0, [sample(at: 0, committed: 0, end: 1_000_000)])])])
+        let report = LagReport(stages: [
+            LagEvaluation.evaluate([observe(at: 0, [sample(at: 0, committed: 0, end: 1_000_000)])])
+        ])
         #expect(report.exceeding.isEmpty)
         #expect(report.json().contains("\"max_lag\":null"))
         #expect(report.json().contains("\"max_lag_exceeded\":false"))
@@ -111,7 +123,10 @@ import struct Foundation.Data
     @Test func theLimitComparesTheDueLagNotRetriesWaitingForTheirTime() {
         let waiting = RetryBacklog(notBefores: [5_000, 5_000, 5_000], unscanned: 0, now: 0)
         let stage = LagEvaluation.evaluate([
-            observe(at: 0, [sample(at: 0, committed: 0, end: 2), sample(tier: 1, at: 0, committed: 0, end: 3, retry: waiting)])
+            observe(
+                at: 0,
+                [sample(at: 0, committed: 0, end: 2), sample(tier: 1, at: 0, committed: 0, end: 3, retry: waiting)]
+            )
         ])
         #expect(stage.totals.lag == 5)
         #expect(stage.totals.dueLag == 2)
