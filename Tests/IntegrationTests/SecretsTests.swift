@@ -89,6 +89,9 @@ struct SecretsTests {
         #expect(FileManager.default.createFile(atPath: roots, contents: Data(rootIDs.utf8)))
         let drained = try await cli(["drain", "--roots", roots, "--max-wait", "4m", "--interval", "500ms"])
         #expect(drained.status == 0, "\(drained.standardOutput)\n\(drained.standardError)")
+        // Its summary groups the dead letters by stage, kind, error kind and reason.
+        #expect(drained.standardOutput.contains("dead letters (marquee dlq list shows them"), "\(drained.standardOutput)")
+        #expect(drained.standardOutput.contains("  fetch  tmdb.movie  "), "\(drained.standardOutput)")
 
         // What operators and dashboards read.
         for (_, base) in workers {
