@@ -33,7 +33,8 @@ aptopts=(
 )
 apt-get "${aptopts[@]}" update
 (cd "$work/src" && apt-get "${aptopts[@]}" source --download-only librdkafka)
-tarball=$(ls "$work/src"/librdkafka_"$version".orig.tar.* | head -n1)
+tarballs=("$work/src/librdkafka_$version".orig.tar.*)
+tarball="${tarballs[0]}"
 
 mkdir -p "$work/build"
 tar -xf "$tarball" -C "$work/build" --strip-components=1
@@ -50,6 +51,7 @@ installed=$(PKG_CONFIG_PATH="$pc" pkg-config --modversion rdkafka)
 [ "$installed" = "$version" ] || { echo "build-librdkafka: expected $version, got '$installed'" >&2; exit 1; }
 
 # SwiftPM drops the absolute .a path with a "prohibited flag" warning; the module map links -lrdkafka-static.
+# shellcheck disable=SC2016 # the pkg-config variables are literal text here
 sed -i 's|${pc_sysrootdir}${libdir}/librdkafka.a||' "$pc/rdkafka-static.pc"
 
 # libvips' flags minus -pthread (SwiftPM refuses it), under the name the Cvips module asks for.
