@@ -513,6 +513,55 @@ def check_dockerfile(report: Report) -> None:
         report.skip("hadolint (not found)")
 
 
+# Packages debian:bookworm-slim has without installing anything (Essential or required by apt).
+SLIM_BASE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6", "zlib1g"}
+
+
+def check_binaries(report: Report, folder: Path) -> None:
+    """Each marquee* binary of a release build loads only libraries the runtime stage installs.
+
+    For a build made on this machine (Debian bookworm, like the image's builder), e.g.
+    `swift build -c release --static-swift-stdlib`: every NEEDED library is mapped to its Debian package with
+    dpkg, and that package must be in the Dockerfile's runtime install list or in debian:bookworm-slim itself.
+    """
+    runtime = read("Dockerfile").split("AS runtime", 1)[-1]
+    installed = set(re.findall(r"\b(lib[a-z0-9.+-]+|zlib1g)\b", runtime.split("COPY --from", 1)[0]))
+    libraries = {}
+    for line in run(["ldconfig", "-p"]).stdout.splitlines()[1:]:
+        name, _, path = line.strip().partition(" => ")
+        libraries.setdefault(name.split(" (")[0], path)
+    # What those packages pull in (libvips42 brings GLib, which the binaries call directly too).
+    closure = run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
+                   "--no-breaks", "--no-replaces", "--no-enhances", *sorted(installed)]).stdout
+    installed |= {line.strip() for line in closure.splitlines() if line and not line.startswith(" ")}
+
+    def owner_of(path: str) -> str:
+        for candidate in (path, re.sub(r"^/usr/lib/", "/lib/", path)):
+            found = run(["dpkg", "-S", candidate])
+            if found.returncode == 0:
+                return found.stdout.split(":")[0]
+        return ""
+
+    binaries = sorted(p for p in folder.glob("marquee*") if p.is_file() and os.access(p, os.X_OK))
+    if not report.check(bool(binaries), f"binaries in {folder}"):
+        return
+    for binary in binaries:
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", run(["readelf", "-d", str(binary)]).stdout)
+        missing = []
+        for library in needed:
+            if library.startswith("ld-linux") or library == "linux-vdso.so.1":
+                continue
+            path = libraries.get(library)
+            if not path:
+                missing.append(f"{library} (not found here)")
+                continue
+            owner = owner_of(os.path.realpath(path))
+            if owner and (owner in installed or owner in SLIM_BASE_PACKAGES):
+                continue
+            missing.append(f"{library} ({owner or 'no package'})")
+        report.check(not missing, f"{binary.name}: every shared library is in the runtime image" + (f" — missing: {', '.join(missing)}" if missing else f" ({len(needed)} NEEDED)"))
+
+
 def check_lint(report: Report) -> None:
     yamllint = tool("yamllint")
     if yamllint:
@@ -561,6 +610,10 @@ def check_docs(report: Report, resources: list[dict] | None) -> None:
 
 def main() -> int:
     report = Report()
+    if len(sys.argv) == 3 and sys.argv[1] == "--binaries":
+        check_binaries(report, Path(sys.argv[2]).resolve())
+        print(f"check-deploy: {report.passed} passed, {report.failed} failed, {len(report.skipped)} skipped")
+        return 1 if report.failed else 0
     known = known_variables()
     ports = default_ports()
     for executable in LONG_RUNNING:
