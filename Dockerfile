@@ -38,6 +38,7 @@ WORKDIR /src
 COPY . .
 # Every executable product whose name starts with marquee. `--static-swift-stdlib` links the Swift runtime,
 # Foundation and Dispatch into each binary; the system libraries stay shared (installed in the runtime stage).
+# Stripped: about 80 MB each instead of 150-190 MB (the debug information; crash backtraces show addresses only).
 RUN --mount=type=cache,target=/src/.build,id=marquee-swiftpm \
     set -eu; \
     mkdir -p /out; \
@@ -46,7 +47,7 @@ RUN --mount=type=cache,target=/src/.build,id=marquee-swiftpm \
         swift build -c release --static-swift-stdlib --product "$product"; \
     done; \
     bin=$(swift build -c release --static-swift-stdlib --show-bin-path); \
-    for product in $products; do install -m 0755 "$bin/$product" /out/; done; \
+    for product in $products; do install -m 0755 "$bin/$product" /out/ && strip "/out/$product"; done; \
     ls -l /out
 
 # --- runtime --------------------------------------------------------------------------------------------------
