@@ -137,7 +137,15 @@ def defined_metrics() -> set[str]:
     names: set[str] = set()
     for path in sorted((ROOT / "Sources").rglob("*.swift")):
         text = path.read_text(encoding="utf-8")
-        prefixes = re.findall(r'MetricNameDescriptor\(\s*namespace:\s*"(\w+)",\s*subsystem:\s*"(\w+)"', text)
+        # A descriptor written out whole: namespace, subsystem, metricName and unitName in one call.
+        whole = re.findall(
+            r'MetricNameDescriptor\(\s*namespace:\s*"(\w+)",\s*subsystem:\s*"(\w+)",\s*metricName:\s*"(\w+)",\s*unitName:\s*"(\w*)"',
+            text,
+        )
+        for parts in whole:
+            names.add("_".join(part for part in parts if part))
+        # A helper that fixes namespace and subsystem, called as descriptor("name", "unit").
+        prefixes = re.findall(r'MetricNameDescriptor\(\s*namespace:\s*"(\w+)",\s*subsystem:\s*"(\w+)",\s*metricName:\s*name', text)
         for namespace, subsystem in prefixes:
             for name, unit in re.findall(r'descriptor\(\s*"(\w+)",\s*"(\w*)"', text):
                 names.add("_".join(part for part in (namespace, subsystem, name, unit) if part))

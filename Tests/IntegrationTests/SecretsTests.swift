@@ -94,9 +94,19 @@ struct SecretsTests {
         #expect(drained.standardOutput.contains("  fetch  tmdb.movie  "), "\(drained.standardOutput)")
 
         // What operators and dashboards read.
+        var metrics: [String] = []
         for (_, base) in workers {
-            texts.append(("\(base)/metrics", try httpGet(base + "/metrics").1))
+            metrics.append(try httpGet(base + "/metrics").1)
+            texts.append(("\(base)/metrics", metrics.last!))
             texts.append(("\(base)/readyz", try httpGet(base + "/readyz").1))
+        }
+        // The workers' own figures: upstream statuses per source (faults included), image bytes in and out.
+        #expect(metrics[0].contains(#"marquee_fetch_http_responses_total{source="tmdb",status="200"}"#), "\(metrics[0])")
+        #expect(metrics[0].contains(#"marquee_fetch_http_responses_total{source="kofic",status="200"}"#))
+        #expect(metrics[0].contains(#"status="50"#), "the injected 5xx are counted")
+        for direction in ["in", "out"] {
+            let line = metrics[1].split(separator: "\n").first { $0.hasPrefix(#"marquee_images_bytes_total{direction="\#(direction)"}"#) }
+            #expect((line?.split(separator: " ").last.flatMap { Double($0) } ?? 0) > 10_000, "image bytes \(direction): \(line ?? "none")")
         }
         let addresses = zip(["fetch", "images", "records"], workers).map { "\($0)=\($1.1.dropFirst("http://".count))" }
         let status = try await runBuiltExecutable(
