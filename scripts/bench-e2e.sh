@@ -134,7 +134,8 @@ for index in "${!results[@]}"; do
         IFS=: read -r name jobs span <<<"$stage"
         printf '      %-8s %6d jobs  %7.1f jobs/s\n' "$name" "$jobs" "$(echo "$jobs / (($span + 1) / 1000)" | bc -l)"
     done
-    echo "      drained last: ${stages##* }" | sed 's/:.*//'
+    last=${stages##* }
+    echo "      drained last: ${last%%:*} (the indexer reports no job outcomes; its rows: ${records} in all)"
     echo "      peak RSS: $rss"
 done
 bottleneck=$(echo "${results[0]}" | cut -d'|' -f2 | awk '{print $NF}' | cut -d: -f1)
