@@ -79,7 +79,17 @@ struct Drain: AsyncParsableCommand {
         var logger = Logger(label: "marquee")
         logger.logLevel = .critical
         let store = try Store.open(location, maximumConnections: 1, timeout: .seconds(10), logger: logger)
-        defer { Task { await store.close() } }
+        do {
+            try await self.watch(layout: layout, store: store, roots: roots, interval: interval, deadline: deadline)
+            await store.close()
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
+    /// Samples until drained (or past `deadline`), then prints the summary.
+    private func watch(layout: PipelineLayout, store: Store, roots: [JobID]?, interval: Duration, deadline: ContinuousClock.Instant) async throws {
         let start = ContinuousClock.now
         let display = ProgressDisplay(terminal: isatty(1) == 1)
         var idle = 0
@@ -149,7 +159,7 @@ struct DrainSample {
         }
         let counts = try? await store.counts()
         let lineage = counts == nil ? nil : try? await store.lineageProgress(roots: roots)
-        return DrainSample(stages: stages, counts: counts, lineage: lineage.map { $0 } ?? (roots == nil ? nil : LineageProgress()), roots: roots != nil)
+        return DrainSample(stages: stages, counts: counts, lineage: lineage ?? (roots == nil ? nil : LineageProgress()), roots: roots != nil)
     }
 
     /// Whether lineage was asked for (`--roots`).
