@@ -219,7 +219,7 @@ extension DLQ {
             } else {
                 lines.append("\(listing.matched) \(noun):")
             }
-            var table = TextTable([.init(header: "STAGE"), .init(header: "ERROR KIND"), .init(header: "COUNT", alignment: .right)])
+            var table = TextTable([.init(header: ""), .init(header: ""), .init(header: "", alignment: .right)])
             for (group, count) in listing.counts.sorted(by: { $0.key < $1.key }) {
                 table.append([group.stage, group.errorKind, String(count)])
             }

@@ -19,8 +19,8 @@ public struct DeadLetterQueue: Sendable {
     private let reader: KafkaReader
     /// How long one read may wait for the broker. Default: 10 seconds.
     public var readTimeout: Duration = .seconds(10)
-    /// Records read per round (memory stays bounded by this, plus what the caller keeps). Default: 2,000.
-    public var recordsPerRead = 2000
+    /// Records read per round (memory stays bounded by this, plus what the caller keeps). Default: 5,000.
+    public var recordsPerRead = 5000
 
     /// - Parameters:
     ///   - layout: The pipeline's stages and topic names.
@@ -177,11 +177,15 @@ public struct DeadLetterQueue: Sendable {
         return purge
     }
 
-    /// Commits a purge's new positions as the reader group's offsets: its letters stop showing. The records stay.
+    /// Commits a purge's positions as the reader group's offsets: its letters stop showing. The records stay.
+    ///
+    /// Every partition the purge looked at is committed, moved or not: Apache Kafka drops the offsets of a group
+    /// without members `offsets.retention.minutes` (default 7 days) after its last commit, so each purge renews
+    /// the earlier ones.
     ///
     /// - Throws: A ``KafkaError`` when the broker refuses or does not answer.
     public func commit(_ purge: DeadLetterPurge) async throws(KafkaError) {
-        try await self.admin.commitOffsets(group: self.readerGroup, purge.commits)
+        try await self.admin.commitOffsets(group: self.readerGroup, purge.positions)
     }
 }
 

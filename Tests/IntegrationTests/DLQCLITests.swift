@@ -157,6 +157,17 @@ struct DLQCLITests {
         #expect(withPurged.map { $0["purged"] as? Bool } == [true, false, false, false, false])
         #expect(try await dlq(["purge", "fetch/0/99"]).status == 65)
 
+        // Replay by id, purged or not, at most one a second: three letters take two seconds at least.
+        let clock = ContinuousClock()
+        let started = clock.now
+        let paced = try await dlq(["replay", "fetch/0/0", "records/0/0", "fetch/0/3", "--rate", "1"])
+        #expect(clock.now - started >= .seconds(2))
+        #expect(paced.status == 0, "\(paced.standardError)")
+        #expect(paced.standardOutput.split(separator: "\n").map { $0.split(separator: " ")[0] } == ["fetch/0/0", "records/0/0", "fetch/0/3"])
+        #expect(paced.standardError.contains("3 of 3 dead letters replayed to \(fetch.main) (2), \(records.main) (1)"), "\(paced.standardError)")
+        #expect(try await dlqContents([fetch], main: true).map(\.value) == [missing.encoded(), other.encoded()])
+        #expect(try await dlqContents([records], main: true).map(\.value) == [record.encoded()])
+
         // Everything: nothing shows, --all shows every letter again, and the topics hold what they held.
         let dryPurge = try await dlq(["purge", "--all", "--dry-run"])
         #expect(dryPurge.status == 0 && dryPurge.standardOutput.contains("4 dead letters would be purged"), "\(dryPurge.standardOutput)")
