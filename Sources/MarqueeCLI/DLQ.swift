@@ -272,7 +272,11 @@ extension DLQ {
                 let queue = try self.options.queue()
                 let id = try DLQ.parseID(self.id, layout: queue.layout)
                 guard let letter = try await queue.letters([id])[id] else {
-                    throw DLQ.fail("no dead letter \(id): \(queue.layout.stage(id.stage)?.topics.dlq ?? id.stage) holds none at partition \(id.partition), offset \(id.offset)", code: DLQ.badID)
+                    let topic = queue.layout.stage(id.stage)?.topics.dlq ?? id.stage
+                    throw DLQ.fail(
+                        "no dead letter \(id): \(topic) holds none at partition \(id.partition), offset \(id.offset)",
+                        code: DLQ.badID
+                    )
                 }
                 let now = Int64(JobID.nowMilliseconds())
                 if self.raw {
@@ -384,15 +388,15 @@ extension DLQ {
                 let letters = self.includePoison ? selected : selected.filter { !$0.isPoison }
                 var standardError = StandardError()
                 if !poison.isEmpty {
-                    let ids = poison.prefix(5).map(\.id.description).joined(separator: ", ")
                     print(
-                        "marquee: \(poison.count) poison letter\(poison.count == 1 ? "" : "s") not replayed (--include-poison replays them after a fix): \(ids)\(poison.count > 5 ? ", …" : "")",
+                        "marquee: \(DLQ.count(poison.count, "poison letter")) not replayed (--include-poison replays them "
+                            + "after a fix): \(DLQ.first5(poison.map(\.id)))",
                         to: &standardError
                     )
                     incomplete = true
                 }
                 if self.dryRun {
-                    print("\(letters.count) dead letter\(letters.count == 1 ? "" : "s") would be replayed (dry run)\(DLQ.byTopic(letters, layout: layout)).")
+                    print("\(DLQ.count(letters.count, "dead letter")) would be replayed (dry run)\(DLQ.byTopic(letters, layout: layout)).")
                     if !letters.isEmpty {
                         print(letters.count > 5 ? "The first 5:" : "They are:")
                         print(Self.sample(letters.prefix(5), layout: layout))
@@ -413,7 +417,8 @@ extension DLQ {
                         switch result {
                         case .success(let report):
                             sent.append(letter)
-                            print("\(letter.id) -> \(report.topic)/\(report.partition)/\(report.offset)  \(letter.kind)  \(letter.record.keyString.map { DLQ.escaped(Array($0.utf8)) } ?? "-")")
+                            let key = letter.record.key.map { DLQ.escaped($0) } ?? "-"
+                            print("\(letter.id) -> \(report.topic)/\(report.partition)/\(report.offset)  \(letter.kind)  \(key)")
                         case .failure(let error):
                             var standardError = StandardError()
                             print("marquee: \(letter.id) not replayed: \(error.reason)", to: &standardError)
@@ -425,7 +430,7 @@ extension DLQ {
                     throw error
                 }
                 print(
-                    "\(sent.count) of \(letters.count) dead letter\(letters.count == 1 ? "" : "s") replayed\(DLQ.byTopic(sent, layout: layout))",
+                    "\(sent.count) of \(DLQ.count(letters.count, "dead letter")) replayed\(DLQ.byTopic(sent, layout: layout))",
                     to: &standardError
                 )
                 if sent.count < letters.count { incomplete = true }
@@ -587,21 +592,29 @@ extension DLQ {
         var byStage: [String: Int] = [:]
         for id in plan.hidden { byStage[id.stage, default: 0] += 1 }
         let stages = byStage.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        print("\(plan.hidden.count) dead letter\(plan.hidden.count == 1 ? "" : "s") \(verb)\(stages.isEmpty ? "" : " (\(stages))")")
+        print("\(DLQ.count(plan.hidden.count, "dead letter")) \(verb)\(stages.isEmpty ? "" : " (\(stages))")")
         for (partition, offset) in plan.commits.sorted(by: { $0.key < $1.key }) {
             print("  \(partition.topic)/\(partition.partition): purged up to offset \(offset) (was \(plan.starts[partition] ?? 0))")
         }
         if alreadyPurged > 0 { print("\(alreadyPurged) already purged") }
         guard plan.blocked.isEmpty else {
             var standardError = StandardError()
-            let ids = plan.blocked.prefix(5).map(\.description).joined(separator: ", ")
             print(
-                "marquee: \(plan.blocked.count) selected letter\(plan.blocked.count == 1 ? "" : "s") could not be hidden: each comes after a letter of its partition that was not selected, and a purge never hides those (\(ids)\(plan.blocked.count > 5 ? ", …" : ""))",
+                "marquee: \(DLQ.count(plan.blocked.count, "selected letter")) could not be hidden: each comes after a letter "
+                    + "of its partition that was not selected, and a purge never hides those (\(DLQ.first5(plan.blocked)))",
                 to: &standardError
             )
             return false
         }
         return true
+    }
+
+    /// `1 dead letter`, `3 dead letters`.
+    static func count(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+
+    /// `fetch/0/1, fetch/0/2`, and `, …` after the fifth.
+    static func first5(_ ids: [DeadLetterID]) -> String {
+        ids.prefix(5).map(\.description).joined(separator: ", ") + (ids.count > 5 ? ", …" : "")
     }
 
     /// ` to marquee.fetch (3), marquee.images (1)`, or nothing for no letters.

@@ -87,10 +87,14 @@ public struct DeadLetter: Sendable, Hashable {
 /// Where a dead letter is: its stage, and the partition and offset in that stage's dead-letter topic. Written
 /// `stage/partition/offset`, e.g. `fetch/2/17`.
 public struct DeadLetterID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The stage whose dead-letter topic holds it (`fetch`, `images`, `records`).
     public var stage: String
+    /// The partition of `<prefix><stage>.dlq`.
     public var partition: Int32
+    /// The offset in that partition.
     public var offset: Int64
 
+    /// The letter at `offset` of `partition` of the stage's dead-letter topic.
     public init(stage: String, partition: Int32, offset: Int64) {
         self.stage = stage
         self.partition = partition
@@ -121,9 +125,10 @@ public struct DeadLetterID: Hashable, Sendable, Comparable, CustomStringConverti
         self.init(stage: stage.name, partition: partition, offset: offset)
     }
 
+    /// `stage/partition/offset`.
     public var description: String { "\(self.stage)/\(self.partition)/\(self.offset)" }
 
-    /// Stage (in the given order of names, else alphabetical), then partition, then offset.
+    /// Stages in pipeline order (fetch, images, records; any other after them, alphabetically), then partition, then offset.
     public static func < (lhs: DeadLetterID, rhs: DeadLetterID) -> Bool {
         func rank(_ stage: String) -> Int { PipelineLayout.stageNames.firstIndex(of: stage) ?? PipelineLayout.stageNames.count }
         return (rank(lhs.stage), lhs.stage, lhs.partition, lhs.offset) < (rank(rhs.stage), rhs.stage, rhs.partition, rhs.offset)
@@ -133,7 +138,9 @@ public struct DeadLetterID: Hashable, Sendable, Comparable, CustomStringConverti
 /// Something about dead letters that cannot be done as asked, in words for the operator (a malformed id, a stage
 /// the pipeline does not have, a time that cannot be read).
 public struct DeadLetterError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong, for the operator.
     public var description: String
 
+    /// An error that says `description`.
     public init(_ description: String) { self.description = description }
 }

@@ -20,6 +20,7 @@ public struct DeadLetterFilter: Sendable, Hashable {
     /// Whether letters the reader group already purged count too. Default: `false`.
     public var includesPurged = false
 
+    /// A filter that lets every unpurged letter through.
     public init() {}
 
     /// Whether no filter is set (every unpurged letter, or every letter with ``includesPurged``).

@@ -12,6 +12,7 @@ public struct DeadLetterQueue: Sendable {
     /// The consumer group whose committed offsets mark letters as purged, unless configured otherwise.
     public static let defaultReaderGroup = "marquee-dlq-reader"
 
+    /// The pipeline's stages and topic names.
     public let layout: PipelineLayout
     /// The consumer group whose committed offsets mark letters as purged. Nothing ever consumes in it.
     public let readerGroup: String
@@ -36,7 +37,9 @@ public struct DeadLetterQueue: Sendable {
 
     /// One partition of a stage's dead-letter topic and the positions that matter in it.
     public struct Partition: Sendable, Hashable {
+        /// The stage whose dead letters it holds.
         public var stage: String
+        /// The topic and partition.
         public var partition: KafkaTopicPartition
         /// The first offset the topic still holds.
         public var start: Int64
@@ -233,14 +236,18 @@ public struct DeadLetterListing: Sendable {
 
 /// A group of matches in a listing's summary.
 public struct DeadLetterCount: Sendable, Hashable, Comparable {
+    /// The stage.
     public var stage: String
+    /// `transient`, `permanent`, `poison` or `unknown`.
     public var errorKind: String
 
+    /// The group of `stage`'s letters of `errorKind`.
     public init(stage: String, errorKind: String) {
         self.stage = stage
         self.errorKind = errorKind
     }
 
+    /// Pipeline order of the stages, then error kind.
     public static func < (lhs: DeadLetterCount, rhs: DeadLetterCount) -> Bool {
         (DeadLetterID(stage: lhs.stage, partition: 0, offset: 0), lhs.errorKind)
             < (DeadLetterID(stage: rhs.stage, partition: 0, offset: 0), rhs.errorKind)

@@ -24,7 +24,8 @@ public enum DeadLetterReplay {
         let main = layout.stage(letter.id.stage)?.topics.main ?? "\(layout.prefix)\(letter.id.stage)"
         var headers = letter.record.headers.filter { !Self.droppedHeaders.contains($0.key) }
         headers.append(KafkaHeader(key: Envelope.Header.attempt, value: "1"))
-        headers.append(KafkaHeader(key: Envelope.Header.replayedFrom, value: "\(letter.record.topic)/\(letter.record.partition.partition)/\(letter.offset)"))
+        let source = "\(letter.record.topic)/\(letter.record.partition.partition)/\(letter.offset)"
+        headers.append(KafkaHeader(key: Envelope.Header.replayedFrom, value: source))
         return KafkaProducerMessage(topic: main, key: letter.record.key, value: letter.record.value, headers: headers)
     }
 

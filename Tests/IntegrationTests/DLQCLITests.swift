@@ -180,8 +180,8 @@ struct DLQCLITests {
         #expect(empty.standardOutput.contains("5 purged not shown (--all shows them)"), "\(empty.standardOutput)")
         #expect(try await ids(["--all"]) == ["fetch/0/0", "fetch/0/1", "fetch/0/2", "fetch/0/3", "records/0/0"])
         #expect(try await dlqContents(stages) == before, "purging deleted nothing")
-        for stage in stages {
-            #expect(try await admin.watermarks(topic: stage.dlq).values.map(\.end) == [stage.stage == "images" ? 0 : (stage.stage == "fetch" ? 4 : 1)])
+        for (stage, end) in zip(stages, [4, 0, 1] as [Int64]) {
+            #expect(try await admin.watermarks(topic: stage.dlq).values.map(\.end) == [end], "\(stage.dlq)")
         }
         // The purge position is the reader group's committed offset.
         #expect(try await admin.committedOffsets(group: group, topics: [fetch.dlq]).values.first == 4)

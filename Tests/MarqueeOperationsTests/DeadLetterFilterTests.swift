@@ -92,7 +92,8 @@ import Testing
         var listing = DeadLetterListing(partitions: [], limit: 3)
         // Out of order, as rounds over several partitions deliver them.
         for (offset, minutesAgo) in [(0, 50), (1, 10), (2, 40), (3, 30), (4, 20), (5, 60), (6, 5)] {
-            listing.add(Self.letter(offset: Int64(offset), errorKind: offset == 6 ? .transient : .permanent, timestamp: Self.now - Int64(minutesAgo) * 60_000))
+            let timestamp = Self.now - Int64(minutesAgo) * 60_000
+            listing.add(Self.letter(offset: Int64(offset), errorKind: offset == 6 ? .transient : .permanent, timestamp: timestamp))
         }
         listing.add(Self.letter(stage: "images", offset: 0))
         #expect(listing.matched == 8)

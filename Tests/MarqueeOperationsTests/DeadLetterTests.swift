@@ -92,7 +92,10 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
     @Test func aRecordsStageLetterIsKindedByItsRecord() {
         let record = Record(kind: .movie, key: "tmdb:movie:550", fetchedAt: 1, data: ["id": .integer(550)])
         let letter = DeadLetter(
-            record: deadLetterRecord(topic: "marquee.records.dlq", offset: 0, value: record.encoded(), headers: routedHeaders(attempt: 1, errorKind: .permanent, error: "field 'data.title': required")),
+            record: deadLetterRecord(
+                topic: "marquee.records.dlq", offset: 0, value: record.encoded(),
+                headers: routedHeaders(attempt: 1, errorKind: .permanent, error: "field 'data.title': required")
+            ),
             stage: "records"
         )
         #expect(letter.kind == "movie")
@@ -101,7 +104,9 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
 
     @Test func jsonHasSnakeCaseFactsAndOptionallyTheContent() throws {
         let letter = DeadLetter(
-            record: deadLetterRecord(partition: 1, offset: 4, value: movieJob.encoded(), headers: routedHeaders(attempt: 1, errorKind: .permanent, error: "HTTP 404")),
+            record: deadLetterRecord(
+                partition: 1, offset: 4, value: movieJob.encoded(), headers: routedHeaders(attempt: 1, errorKind: .permanent, error: "HTTP 404")
+            ),
             stage: "fetch", isPurged: true
         )
         let json = letter.json(nowMilliseconds: 1_763_800_060_000)
