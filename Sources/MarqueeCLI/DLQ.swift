@@ -167,7 +167,7 @@ extension DLQ {
         }
 
         func run() async throws {
-            try await DLQ.runReportingBrokerErrors {
+            try await reportingKafkaErrors {
                 let queue = try self.options.queue()
                 let now = Int64(JobID.nowMilliseconds())
                 var filter = try self.filters.filter(layout: queue.layout, nowMilliseconds: now)
@@ -268,7 +268,7 @@ extension DLQ {
         }
 
         func run() async throws {
-            try await DLQ.runReportingBrokerErrors {
+            try await reportingKafkaErrors {
                 let queue = try self.options.queue()
                 let id = try DLQ.parseID(self.id, layout: queue.layout)
                 guard let letter = try await queue.letters([id])[id] else {
@@ -378,7 +378,7 @@ extension DLQ {
 
         func run() async throws {
             var incomplete = false
-            try await DLQ.runReportingBrokerErrors {
+            try await reportingKafkaErrors {
                 let queue = try self.options.queue()
                 let layout = queue.layout
                 let selected = try await DLQ.selectLetters(
@@ -504,7 +504,7 @@ extension DLQ {
 
         func run() async throws {
             var complete = true
-            try await DLQ.runReportingBrokerErrors {
+            try await reportingKafkaErrors {
                 let queue = try self.options.queue()
                 let plan: DeadLetterPurge
                 var alreadyPurged = 0
@@ -533,21 +533,6 @@ extension DLQ {
 extension DLQ {
     /// Exit status for a dead letter id that is malformed or names no letter (EX_DATAERR).
     static let badID = ExitCode(65)
-    /// Exit status when no broker answered (EX_UNAVAILABLE).
-    static let brokerUnavailable = ExitCode(69)
-
-    /// Runs a `dlq` command's body; a ``KafkaError`` becomes its reason on standard error and exit 69 when no broker
-    /// answered, 64 for a rejected setting, else 1.
-    static func runReportingBrokerErrors(_ body: () async throws -> Void) async throws {
-        do {
-            try await body()
-        } catch let error as KafkaError {
-            var standardError = StandardError()
-            print("marquee: \(error.reason)", to: &standardError)
-            if error.code == .brokerUnreachable || error.code == .timedOut { throw DLQ.brokerUnavailable }
-            throw error.code == .configuration ? ExitCode.validationFailure : ExitCode.failure
-        }
-    }
 
     /// Prints `marquee: message` on standard error and returns `code` to throw.
     static func fail(_ message: String, code: ExitCode) -> ExitCode {

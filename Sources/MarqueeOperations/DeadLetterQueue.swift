@@ -123,10 +123,10 @@ public struct DeadLetterQueue: Sendable {
         return listing
     }
 
-    /// The letters with these ids that the topics hold (an id past a partition's end, or deleted by retention,
-    /// has none), marked purged or not.
+    /// The letters with these ids that the topics hold, marked purged or not. An id past its partition's end, of
+    /// a partition or dead-letter topic that does not exist, or deleted by retention, has none.
     ///
-    /// - Throws: A ``KafkaError`` when the broker does not answer, or a stage's dead-letter topic does not exist.
+    /// - Throws: A ``KafkaError`` when the broker does not answer.
     public func letters(_ ids: [DeadLetterID]) async throws(KafkaError) -> [DeadLetterID: DeadLetter] {
         let stages = Set(ids.map(\.stage))
         let partitions = try await self.partitions(stages: stages)
