@@ -299,25 +299,21 @@ extension DLQ {
                 ("kind", letter.kind), ("error kind", letter.errorKind), ("error", letter.error ?? "-"),
                 ("attempts", letter.attempt.map { String($0) } ?? "-"), ("origin", letter.origin ?? "-"),
                 ("job", letter.jobID ?? "-"), ("root", letter.root ?? "-"), ("parent", letter.parent ?? "-"),
-                ("key", letter.record.key.map { DLQ.escaped($0) } ?? "-"), ("time", time + age),
+                ("key", letter.record.key.map { DeadLetter.escaped($0) } ?? "-"), ("time", time + age),
                 ("purged", letter.isPurged ? "yes" : "no"),
             ] {
                 facts.append([name, value])
             }
             var lines = [facts.render(showingHeader: false), "", "headers (\(letter.record.headers.count)):"]
             for header in letter.record.headers {
-                lines.append("  \(header.key): \(header.value.map { DLQ.escaped($0) } ?? "(no value)")")
+                lines.append("  \(header.key): \(header.value.map { DeadLetter.escaped($0) } ?? "(no value)")")
             }
-            let payload = letter.record.value
-            lines.append("")
-            if (try? JSONValue.parse(payload)) != nil {
-                lines.append("payload (\(payload.count) bytes, JSON):")
-                lines.append(DLQ.prettyJSON(payload))
-            } else {
-                let form = String(validating: payload, as: UTF8.self) == nil ? "not UTF-8, escaped" : "text, not JSON"
-                lines.append("payload (\(payload.count) bytes, \(form)):")
-                lines.append(DLQ.escaped(payload))
+            let form = switch letter.payloadForm {
+            case .json: "JSON"
+            case .text: "text, not JSON"
+            case .binary: "not UTF-8, escaped"
             }
+            lines += ["", "payload (\(letter.record.value.count) bytes, \(form)):", letter.readablePayload]
             return lines.joined(separator: "\n")
         }
     }
@@ -417,7 +413,7 @@ extension DLQ {
                         switch result {
                         case .success(let report):
                             sent.append(letter)
-                            let key = letter.record.key.map { DLQ.escaped($0) } ?? "-"
+                            let key = letter.record.key.map { DeadLetter.escaped($0) } ?? "-"
                             print("\(letter.id) -> \(report.topic)/\(report.partition)/\(report.offset)  \(letter.kind)  \(key)")
                         case .failure(let error):
                             var standardError = StandardError()
@@ -453,7 +449,7 @@ extension DLQ {
             for letter in letters {
                 table.append([
                     letter.id.description, DeadLetterReplay.message(replaying: letter, layout: layout).topic, letter.kind,
-                    letter.errorKind, letter.record.key.map { DLQ.escaped($0) } ?? "-",
+                    letter.errorKind, letter.record.key.map { DeadLetter.escaped($0) } ?? "-",
                 ])
             }
             return table.render()
@@ -619,102 +615,5 @@ extension DLQ {
         case ..<86_400: return "\(seconds / 3600)h"
         default: return "\(seconds / 86_400)d"
         }
-    }
-
-    /// Bytes as one printable line: UTF-8 text with control characters escaped (`\n`, `\t`, `\u{1b}` …), or, when
-    /// the bytes are not UTF-8, ASCII with every other byte as `\xNN`. Backslashes are doubled.
-    static func escaped(_ bytes: [UInt8]) -> String {
-        if let text = String(validating: bytes, as: UTF8.self) {
-            var result = ""
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\\": result += "\\\\"
-                case "\n": result += "\\n"
-                case "\r": result += "\\r"
-                case "\t": result += "\\t"
-                default:
-                    if scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) {
-                        result += "\\u{\(String(scalar.value, radix: 16))}"
-                    } else {
-                        result.unicodeScalars.append(scalar)
-                    }
-                }
-            }
-            return result
-        }
-        var result = ""
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "\\"): result += "\\\\"
-            case UInt8(ascii: "\n"): result += "\\n"
-            case UInt8(ascii: "\r"): result += "\\r"
-            case UInt8(ascii: "\t"): result += "\\t"
-            case 0x20..<0x7F: result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = String(byte, radix: 16)
-                result += "\\x" + (hex.count == 1 ? "0" + hex : hex)
-            }
-        }
-        return result
-    }
-
-    /// Valid JSON re-indented by two spaces, keys in their original order and strings exactly as written.
-    static func prettyJSON(_ bytes: [UInt8]) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count * 2)
-        var depth = 0
-        var inString = false
-        var escaping = false
-        var index = 0
-        func newline() {
-            output.append(UInt8(ascii: "\n"))
-            output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: depth * 2))
-        }
-        while index < bytes.count {
-            let byte = bytes[index]
-            index += 1
-            if inString {
-                output.append(byte)
-                if escaping {
-                    escaping = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaping = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
-                continue
-            case UInt8(ascii: "\""):
-                inString = true
-                output.append(byte)
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                output.append(byte)
-                // An empty object or array stays on one line.
-                var next = index
-                while next < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[next]) { next += 1 }
-                if next < bytes.count, bytes[next] == UInt8(ascii: "}") || bytes[next] == UInt8(ascii: "]") {
-                    output.append(bytes[next])
-                    index = next + 1
-                } else {
-                    depth += 1
-                    newline()
-                }
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                depth -= 1
-                newline()
-                output.append(byte)
-            case UInt8(ascii: ","):
-                output.append(byte)
-                newline()
-            case UInt8(ascii: ":"):
-                output.append(contentsOf: ": ".utf8)
-            default:
-                output.append(byte)
-            }
-        }
-        return String(decoding: output, as: UTF8.self)
     }
 }

@@ -133,6 +133,48 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
     }
 }
 
+@Suite struct DeadLetterTextTests {
+    @Test func jsonIsReindentedWithItsKeysInOrderAndItsStringsUntouched() {
+        let json = #"{"z":1, "a":[],"b" :{"c":"x{,}:[y]\"z\\"},"d":[1,{"e":null}],"f":{ }}"#
+        #expect(DeadLetter.indentedJSON(Array(json.utf8)) == #"""
+            {
+              "z": 1,
+              "a": [],
+              "b": {
+                "c": "x{,}:[y]\"z\\"
+              },
+              "d": [
+                1,
+                {
+                  "e": null
+                }
+              ],
+              "f": {}
+            }
+            """#)
+        #expect(DeadLetter.indentedJSON(Array("[]".utf8)) == "[]")
+        #expect(DeadLetter.indentedJSON(Array(#""기생충""#.utf8)) == #""기생충""#)
+    }
+
+    @Test func anythingElseIsEscapedOntoOneLine() {
+        #expect(DeadLetter.escaped(Array("한국어 text\tab\n\u{1b}[0m \\ end".utf8)) == #"한국어 text\tab\n\u{1b}[0m \\ end"#)
+        #expect(DeadLetter.escaped([0xFF, 0x00, 0x41, 0x0A, 0x5C, 0xE2, 0x82]) == #"\xff\x00A\n\\\xe2\x82"#)
+        #expect(DeadLetter.escaped([]) == "")
+    }
+
+    @Test func aPayloadReadsAsJSONTextOrBytes() {
+        func letter(_ value: [UInt8]) -> DeadLetter {
+            DeadLetter(record: deadLetterRecord(offset: 0, value: value, headers: []), stage: "fetch")
+        }
+        let json = letter(Array(#"{"v":1}"#.utf8))
+        #expect(json.payloadForm == .json && json.readablePayload == "{\n  \"v\": 1\n}")
+        let text = letter(Array("{not json\n".utf8))
+        #expect(text.payloadForm == .text && text.readablePayload == #"{not json\n"#)
+        let bytes = letter([0xC3, 0x28])
+        #expect(bytes.payloadForm == .binary && bytes.readablePayload == #"\xc3("#)
+    }
+}
+
 @Suite struct DeadLetterIDTests {
     let layout = try! PipelineLayout(settings: ["MARQUEE_TOPIC_PREFIX": "mq."])
 
