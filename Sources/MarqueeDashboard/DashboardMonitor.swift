@@ -27,6 +27,30 @@ struct WorkerRecord: Sendable, Hashable {
     var lastAnswered: Int64?
     /// Its jobs finished (succeeded + retried + dead-lettered) at the last sample that had figures.
     var lastJobs: Double?
+
+    /// The record of a worker first asked at `now`.
+    init(status: WorkerStatus, now: Int64) {
+        self.status = status
+        self.restarts = 0
+        self.firstSeen = now
+        self.lastAnswered = nil
+        self.lastJobs = nil
+        self.observe(status, at: now)
+    }
+
+    /// Takes a new answer into account.
+    ///
+    /// A worker's job counters only grow within one process, so counters lower than at the last sample mean a
+    /// new process answers at the address: one restart. (A restart between two samples after which the new
+    /// process already finished more jobs than the old one had is not seen.)
+    mutating func observe(_ status: WorkerStatus, at now: Int64) {
+        self.status = status
+        if status.state != .unreachable { self.lastAnswered = now }
+        guard let figures = status.figures else { return }
+        let jobs = (figures.succeeded ?? 0) + (figures.retried ?? 0) + (figures.deadLettered ?? 0)
+        if let last = self.lastJobs, jobs < last { self.restarts += 1 }
+        self.lastJobs = jobs
+    }
 }
 
 /// The dead-letter topics at one sample: counts and the latest letters.
@@ -161,16 +185,12 @@ actor DashboardMonitor {
         var records: [WorkerRecord] = []
         for status in probed {
             let key = "\(status.stage)=\(status.address)"
-            var record =
-                self.workerRecords[key]
-                ?? WorkerRecord(status: status, restarts: 0, firstSeen: now, lastAnswered: nil, lastJobs: nil)
-            record.status = status
-            if status.state != .unreachable { record.lastAnswered = now }
-            if let figures = status.figures {
-                let jobs = (figures.succeeded ?? 0) + (figures.retried ?? 0) + (figures.deadLettered ?? 0)
-                // Counters only grow within one process: a fall means a new process answers at the address.
-                if let last = record.lastJobs, jobs < last { record.restarts += 1 }
-                record.lastJobs = jobs
+            var record: WorkerRecord
+            if let known = self.workerRecords[key] {
+                record = known
+                record.observe(status, at: now)
+            } else {
+                record = WorkerRecord(status: status, now: now)
             }
             self.workerRecords[key] = record
             records.append(record)

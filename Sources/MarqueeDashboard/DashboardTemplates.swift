@@ -109,10 +109,10 @@ enum DashboardTemplates {
         <div class="scroll" role="region" aria-label="Retry tiers of {{stage}}" tabindex="0">
         <table class="tiers">
         <caption>Retry tiers: due now vs. waiting for their time</caption>
-        <thead><tr><th scope="col">Topic</th><th scope="col">Overdue</th><th scope="col">Not yet due</th>
+        <thead><tr><th scope="col">Tier</th><th scope="col">Overdue</th><th scope="col">Not yet due</th>
         <th scope="col">Unscanned</th></tr></thead>
         <tbody>
-        {{#tiers}}<tr><th scope="row">{{topic}}</th><td data-test="{{stage}}-tier-{{tier}}-overdue">{{overdue}}</td>
+        {{#tiers}}<tr><th scope="row"><abbr title="{{topic}}">tier {{tier}}</abbr></th><td data-test="{{stage}}-tier-{{tier}}-overdue">{{overdue}}</td>
         <td data-test="{{stage}}-tier-{{tier}}-not-due">{{notYetDue}}</td><td>{{unscanned}}</td></tr>{{/tiers}}
         </tbody>
         </table>
@@ -301,7 +301,7 @@ enum DashboardTemplates {
         .status-stalled, .state-unreachable { color: var(--bad); }
         .status-stopped { color: var(--stop); }
         .chart-figure { margin: .75rem 0; }
-        .chart { width: 100%; height: 140px; display: block; border: 1px solid var(--line); border-radius: .3rem; }
+        .chart { width: 100%; height: 110px; display: block; border: 1px solid var(--line); border-radius: .3rem; }
         .chart-line { fill: none; stroke: var(--chart); stroke-width: 2; vector-effect: non-scaling-stroke; }
         .chart-dot { fill: var(--chart); }
         .chart-grid { stroke: var(--line); stroke-width: 1; vector-effect: non-scaling-stroke; }

@@ -18,8 +18,15 @@ struct LineChart: Sendable {
     var points: [Point]
     /// The right edge of the time axis (epoch ms).
     var now: Int64
-    /// How far back the time axis reaches. Default: an hour.
-    var span: Int64 = 3_600_000
+    /// How far back the time axis reaches at most. Default: an hour.
+    var maximumSpan: Int64 = 3_600_000
+
+    /// How far back the time axis reaches: from the first sample (at least 5 minutes) up to ``maximumSpan``, so a
+    /// young history is not squeezed against the right edge.
+    var span: Int64 {
+        let first = self.points.first?.time ?? self.now
+        return min(self.maximumSpan, max(300_000, self.now - first))
+    }
 
     static let width = 600.0
     static let height = 160.0
@@ -37,9 +44,9 @@ struct LineChart: Sendable {
         guard let latest = self.points.last, !values.isEmpty else {
             return "\(self.title): no samples yet."
         }
-        let minutes = max(0, Int((latest.time - (self.points.first?.time ?? latest.time)) / 60_000))
+        let covered = Format.duration(.milliseconds(latest.time - (self.points.first?.time ?? latest.time)))
         let last = latest.value.map { Self.number($0) + " \(self.unit)" } ?? "unknown"
-        return "\(self.title) over the last \(minutes) min, \(self.points.count) samples: "
+        return "\(self.title) over the last \(covered), \(self.points.count) samples: "
             + "lowest \(Self.number(values.min() ?? 0)), highest \(Self.number(values.max() ?? 0)), latest \(last)."
     }
 
@@ -47,10 +54,11 @@ struct LineChart: Sendable {
     var svg: String {
         let plotWidth = Self.width - Self.left - Self.right
         let plotHeight = Self.height - Self.top - Self.bottom
-        let start = self.now - self.span
+        let span = self.span
+        let start = self.now - span
         let maximum = self.maximum
         func x(_ time: Int64) -> Double {
-            Self.left + plotWidth * Double(min(max(time - start, 0), self.span)) / Double(self.span)
+            Self.left + plotWidth * Double(min(max(time - start, 0), span)) / Double(span)
         }
         func y(_ value: Double) -> Double { Self.top + plotHeight * (1 - min(max(value / maximum, 0), 1)) }
 
@@ -87,7 +95,7 @@ struct LineChart: Sendable {
             <text class="chart-label" x="\(Int(Self.left) - 6)" y="\(Int(Self.top) + 4)" text-anchor="end">\
             \(Self.number(maximum))</text>\
             <text class="chart-label" x="\(Int(Self.left) - 6)" y="\(bottomY)" text-anchor="end">0</text>\
-            <text class="chart-label" x="\(Int(Self.left))" y="\(Int(Self.height) - 4)">−60 min</text>\
+            <text class="chart-label" x="\(Int(Self.left))" y="\(Int(Self.height) - 4)">−\(span / 60_000) min</text>\
             <text class="chart-label" x="\(rightX)" y="\(Int(Self.height) - 4)" text-anchor="end">now</text>
             """
         for path in paths { svg += "<path class=\"chart-line\" d=\"\(path)\"/>" }

@@ -57,10 +57,10 @@ struct DashboardBrowserTests {
         let browser = try #require(Chromium.path)
         let common = [
             "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=\(folder)/profile",
-            "--window-size=1280,1600", "--virtual-time-budget=4000",
+            "--virtual-time-budget=4000",
         ]
         // The DOM after the page's script ran (it marks <body data-ready>) and the charts were drawn.
-        let dump = try await runCommand(URL(fileURLWithPath: browser), common + ["--dump-dom", url])
+        let dump = try await runCommand(URL(fileURLWithPath: browser), common + ["--window-size=1280,1600", "--dump-dom", url])
         #expect(dump.status == 0, "\(dump.standardError.suffix(2000))")
         let dom = dump.standardOutput
         #expect(dom.contains("data-ready=\"true\""), "the page's script ran")
@@ -77,14 +77,24 @@ struct DashboardBrowserTests {
         }
 
         let screenshot = folder + "/dashboard.png"
-        let shot = try await runCommand(URL(fileURLWithPath: browser), common + ["--screenshot=\(screenshot)", url])
-        #expect(shot.status == 0, "\(shot.standardError.suffix(2000))")
-        let png = try #require(FileManager.default.contents(atPath: screenshot), "the screenshot was written")
-        #expect(png.count > 10_000, "a real picture, not an empty file: \(png.count) bytes")
-        #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "a PNG")
+        // The whole page on a desktop window, and the top of it on a phone's width.
+        let narrow = folder + "/dashboard-narrow.png"
+        for (file, size) in [(screenshot, "1280,2300"), (narrow, "390,1400")] {
+            let shot = try await runCommand(
+                URL(fileURLWithPath: browser), common + ["--window-size=\(size)", "--screenshot=\(file)", url]
+            )
+            #expect(shot.status == 0, "\(shot.standardError.suffix(2000))")
+            let png = try #require(FileManager.default.contents(atPath: file), "the screenshot was written")
+            #expect(png.count > 10_000, "a real picture, not an empty file: \(png.count) bytes")
+            #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "a PNG")
+        }
         if let keep = Chromium.environment["MARQUEE_DASHBOARD_SCREENSHOT"], !keep.isEmpty {
             try? FileManager.default.removeItem(atPath: keep)
             try FileManager.default.copyItem(atPath: screenshot, toPath: keep)
+        }
+        if let keep = Chromium.environment["MARQUEE_DASHBOARD_SCREENSHOT_NARROW"], !keep.isEmpty {
+            try? FileManager.default.removeItem(atPath: keep)
+            try FileManager.default.copyItem(atPath: narrow, toPath: keep)
         }
 
         process.signal(SIGTERM)

@@ -230,11 +230,11 @@ struct DashboardPipeline {
         _ = try await store.migrate()
         let sha256 = String(repeating: "5e", count: 32)
         let posterKey = ImageKey.variant(sha256: sha256, width: 92, format: "webp")
-        _ = try await store.write(
-            (1...3).map { movieRecord(Int64($0), fetchedAt: 1_000 + Int64($0)) }
-                + [bookRecord("OL1W", "Swift Programming", fetchedAt: 2_000), bookRecord("OL2W", "서울의 책", fetchedAt: 2_001)]
-                + [posterRecord(owner: "tmdb:movie:1", sha256: sha256, key: posterKey)]
-        )
+        var rows: [Record] = (1...3).map { (id: Int64) -> Record in movieRecord(id, fetchedAt: now - 90_000 + id * 1_000) }
+        rows.append(bookRecord("OL1W", "Swift Programming", fetchedAt: now - 60_000))
+        rows.append(bookRecord("OL2W", "Café Society", fetchedAt: now - 59_000))
+        rows.append(posterRecord(owner: "tmdb:movie:1", sha256: sha256, key: posterKey, fetchedAt: now - 80_000))
+        _ = try await store.write(rows)
         await store.close()
         let posterBytes = try SyntheticImage.render(
             .init(width: 92, height: 138, pattern: .split(top: [200, 60, 40], bottom: [30, 40, 90]), encoding: .webp(quality: 80))
@@ -291,9 +291,9 @@ func bookRecord(_ work: String, _ title: String, fetchedAt: Int64) -> Record {
 }
 
 /// The `image` record of a poster with one 92 px WebP variant.
-func posterRecord(owner: String, sha256: String, key: ImageKey) -> Record {
+func posterRecord(owner: String, sha256: String, key: ImageKey, fetchedAt: Int64) -> Record {
     Record(
-        kind: .image, key: "\(owner):poster", fetchedAt: 3_000,
+        kind: .image, key: "\(owner):poster", fetchedAt: fetchedAt,
         data: [
             "owner": .string(owner), "role": .string("poster"), "sha256": .string(sha256),
             "source_url": .string("https://image.tmdb.org/t/p/w500/poster.jpg"),
