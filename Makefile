@@ -6,7 +6,7 @@ ROOT := $(abspath .)
 export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: run test setup build up down status completions bench-kafka bench-stage bench-fetch bench-images bench-index clean
+.PHONY: run test setup build up down status completions fault-run bench-kafka bench-stage bench-fetch bench-images bench-index clean
 
 ## make run: set up, build, start the local stack, run every worker on a demo crawl (the upstream emulator unless
 ## API keys are set), show progress until it drained, and print a summary. PAGES, FETCH_WORKERS, IMAGE_WORKERS,
@@ -52,6 +52,11 @@ bench-images: setup
 ## make bench-index: the store's batched upserts vs PostgreSQL COPY of the same rows, same run; and SQLite.
 bench-index: setup
 	scripts/bench-index.sh
+
+## make fault-run: a crawl under faults (upstream errors, kill -9s, broker and PostgreSQL outages), then every job
+## accounted for (FAULT_SHORT=1 for the short form CI runs; FAULT_PAGES, CHAOS_SECONDS: scripts/fault-run.sh).
+fault-run: setup build up
+	scripts/fault-run.sh
 
 ## make completions: bash, zsh and fish completion scripts for every executable, into var/completions/.
 completions: build

@@ -94,15 +94,37 @@ fi
 "$bin/marquee" topics create >/dev/null
 echo "Topics are ready (marquee topics list shows them)."
 
+# The workers, kept running like a process manager would: one that stops (a broker it could not reach for longer
+# than its delivery timeout ends the stage; its jobs are redelivered) is reported and started again.
 workers=""
+slots=()  # "program|stage|address|index" per worker; worker_pids[] parallel to it
+worker_pids=()
+start_slot() { # slot index
+    local program stage address index group_variable
+    IFS='|' read -r program stage address index <<<"${slots[$1]}"
+    group_variable=MARQUEE_GROUP_${stage^^}
+    MARQUEE_METRICS_ADDRESS=$address MARQUEE_GROUP=${!group_variable:-marquee-$stage} \
+        start "$program #$index" "$logs/$program-$index.log" "$bin/$program"
+    worker_pids[$1]=${pids[-1]}
+}
 start_workers() { # executable, count, default port, stage
     local program=$1 count=$2 port=$3 stage=$4
     for i in $(seq 1 "$count"); do
         local address=127.0.0.1:$((i == 1 ? port : 0))
-        local group_variable=MARQUEE_GROUP_${stage^^}
-        MARQUEE_METRICS_ADDRESS=$address MARQUEE_GROUP=${!group_variable:-marquee-$stage} \
-            start "$program #$i" "$logs/$program-$i.log" "$bin/$program"
+        slots+=("$program|$stage|$address|$i")
+        start_slot $((${#slots[@]} - 1))
         if ((i == 1 && port != 0)); then workers+="${workers:+,}$stage=$address"; fi
+    done
+}
+supervise() { # restarts every worker that stopped
+    for slot in "${!slots[@]}"; do
+        local pid=${worker_pids[$slot]}
+        kill -0 "$pid" 2>/dev/null && continue
+        local status=0
+        wait "$pid" 2>/dev/null || status=$?
+        IFS='|' read -r program _ _ index <<<"${slots[$slot]}"
+        echo "$program #$index stopped (exit status $status; see $logs/$program-$index.log): starting it again" >&2
+        start_slot "$slot" >/dev/null
     done
 }
 IFS=, read -r fetch_port image_port index_port <<<"${METRICS_PORTS:-9101,9102,9103}"
@@ -125,10 +147,22 @@ enqueue kofic-weekly --from "$last_week" --details --images
 enqueue openlibrary-search "$books_query" --details --images
 echo
 
-"$bin/marquee" drain --roots "$roots" --max-wait "$max_wait"
+"$bin/marquee" drain --roots "$roots" --max-wait "$max_wait" &
+drain=$!
+pids+=("$drain")
+while kill -0 "$drain" 2>/dev/null; do
+    supervise
+    sleep 1
+done
+drained=0
+wait "$drain" || drained=$?
 echo
+((drained == 0)) || exit "$drained"
 if [[ "${KEEP_RUNNING:-0}" == 1 ]]; then
     echo "The workers keep running (marquee status, marquee lag); Ctrl-C stops them. Logs are in $logs/."
-    wait
+    while true; do
+        supervise
+        sleep 1
+    done
 fi
 echo "Logs are in $logs/."

@@ -5,6 +5,8 @@
 #   scripts/stack.sh up       start what is not running (idempotent), wait until it answers
 #   scripts/stack.sh down     stop both
 #   scripts/stack.sh status   say what runs, exit 1 if something is down
+#   scripts/stack.sh pause-kafka | resume-kafka      freeze (SIGSTOP) and thaw (SIGCONT) the broker: an outage
+#   scripts/stack.sh stop-postgres | start-postgres  an outage of the store (the fault run, scripts/fault-run.sh)
 #
 # Ports come from MARQUEE_KAFKA_PORT (19092) and MARQUEE_POSTGRES_PORT (15432).
 set -euo pipefail
@@ -112,9 +114,18 @@ status() {
     return $ok
 }
 
+kafka_signal() { # signal: only a broker this script started (its pid is known)
+    alive "$state/tansu.pid" || { echo "stack: the broker was not started by this script; cannot signal it" >&2; exit 1; }
+    kill "-$1" "$(cat "$state/tansu.pid")"
+}
+
 case "${1:-status}" in
     up) kafka_up; postgres_up; status ;;
     down) kafka_down; postgres_down ;;
     status) status ;;
-    *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+    pause-kafka) kafka_signal STOP ;;
+    resume-kafka) kafka_signal CONT ;;
+    stop-postgres) postgres_down ;;
+    start-postgres) postgres_up ;;
+    *) echo "usage: $0 up|down|status|pause-kafka|resume-kafka|stop-postgres|start-postgres" >&2; exit 2 ;;
 esac

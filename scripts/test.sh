@@ -18,3 +18,11 @@ trap cleanup EXIT
 swift build --build-tests
 # One framework (Swift Testing), so the closing line tells the truth.
 MARQUEE_INTEGRATION=1 swift test --skip-build --disable-xctest "$@"
+
+# The deployment files checked against the sources (scripts/check-deploy.sh), and the fault run's short form
+# (scripts/fault-run.sh), after the tests and alone: it freezes the broker and stops PostgreSQL. Both only for a
+# whole run, not for a filtered one (`make test` with arguments, or SKIP_FAULT_RUN=1).
+if [ "$#" -eq 0 ]; then
+    scripts/check-deploy.sh
+    if [ "${SKIP_FAULT_RUN:-0}" != 1 ]; then FAULT_SHORT=1 scripts/fault-run.sh; fi
+fi

@@ -4,9 +4,9 @@ import MarqueeKafka
 import MarqueeOperations
 import MarqueePipeline
 
+import struct Foundation.Data
 import class Foundation.FileHandle
 import class Foundation.ProcessInfo
-import struct Foundation.Data
 
 /// `marquee dlq`: the dead letters of every stage (docs/dlq.md). `list` and `show` read; `replay` sends letters
 /// back to their stage; `purge` hides them by moving a reader group's committed offsets. Nothing is ever deleted.
@@ -55,7 +55,8 @@ struct DLQOptions: ParsableArguments {
             valueName: "group"
         )
     )
-    var readerGroup: String = ProcessInfo.processInfo.environment["MARQUEE_DLQ_READER_GROUP"]
+    var readerGroup: String =
+        ProcessInfo.processInfo.environment["MARQUEE_DLQ_READER_GROUP"]
         ?? DeadLetterQueue.defaultReaderGroup
 
     func validate() throws {
@@ -78,23 +79,39 @@ struct DLQOptions: ParsableArguments {
 
 /// The filters `list`, `replay` and `purge` share.
 struct DeadLetterFilterOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Only these stages: fetch, images, records (repeat or comma-separate).", valueName: "stage"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Only these stages: fetch, images, records (repeat or comma-separate).", valueName: "stage"))
     var stage: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Only these payload kinds, e.g. tmdb.movie, image, movie, unknown.", valueName: "kind"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Only these payload kinds, e.g. tmdb.movie, image, movie, unknown.", valueName: "kind"))
     var kind: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Only these error kinds: transient, permanent, poison, unknown.", valueName: "kind"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Only these error kinds: transient, permanent, poison, unknown.", valueName: "kind"))
     var errorKind: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Only letters whose error contains this text (ignoring case).", valueName: "text"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Only letters whose error contains this text (ignoring case).", valueName: "text"))
     var grep: String?
 
-    @Option(name: .long, help: ArgumentHelp("Only letters dead-lettered since: a time ago (90s, 15m, 2h, 3d, 1w) or ISO 8601.", valueName: "time"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Only letters dead-lettered since: a time ago (90s, 15m, 2h, 3d, 1w) or ISO 8601.", valueName: "time"))
     var since: String?
 
-    @Option(name: .long, help: ArgumentHelp("Only letters dead-lettered before: a time ago or ISO 8601.", valueName: "time"))
+    @Option(
+        name: .long, help: ArgumentHelp("Only letters dead-lettered before: a time ago or ISO 8601.", valueName: "time")
+    )
     var until: String?
+
+    /// The filter options, for messages.
+    static let names = "--stage, --kind, --error-kind, --grep, --since, --until"
 
     /// Whether any filter is given.
     var isSet: Bool {
@@ -107,7 +124,10 @@ struct DeadLetterFilterOptions: ParsableArguments {
     /// - Throws: A `ValidationError` (exit 64) for an unknown stage or error kind, or a time it cannot read.
     func filter(layout: PipelineLayout, nowMilliseconds: Int64) throws -> DeadLetterFilter {
         func values(_ options: [String]) -> Set<String> {
-            Set(options.flatMap { $0.split(separator: ",") }.map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty })
+            Set(
+                options.flatMap { $0.split(separator: ",") }.map { String($0.filter { !$0.isWhitespace }) }.filter {
+                    !$0.isEmpty
+                })
         }
         var filter = DeadLetterFilter()
         filter.stages = values(self.stage)
@@ -192,8 +212,10 @@ extension DLQ {
 
         static func table(_ letters: [DeadLetter], nowMilliseconds: Int64, markingPurged: Bool) -> String {
             var columns: [TextTable.Column] = [
-                .init(header: "ID", maxWidth: 60), .init(header: "KIND", maxWidth: 30), .init(header: "ERROR KIND", maxWidth: 12),
-                .init(header: "ATTEMPTS", alignment: .right), .init(header: "AGE", alignment: .right), .init(header: "ERROR", maxWidth: 70),
+                .init(header: "ID", maxWidth: 60), .init(header: "KIND", maxWidth: 30),
+                .init(header: "ERROR KIND", maxWidth: 12),
+                .init(header: "ATTEMPTS", alignment: .right), .init(header: "AGE", alignment: .right),
+                .init(header: "ERROR", maxWidth: 70),
             ]
             if markingPurged { columns.insert(.init(header: "PURGED"), at: 1) }
             var table = TextTable(columns)
@@ -282,7 +304,10 @@ extension DLQ {
                 if self.raw {
                     FileHandle.standardOutput.write(Data(letter.record.value))
                 } else if self.json {
-                    print(String(decoding: letter.json(nowMilliseconds: now, includingContent: true).encoded(), as: UTF8.self))
+                    print(
+                        String(
+                            decoding: letter.json(nowMilliseconds: now, includingContent: true).encoded(), as: UTF8.self
+                        ))
                 } else {
                     print(Self.text(letter, nowMilliseconds: now))
                 }
@@ -308,11 +333,12 @@ extension DLQ {
             for header in letter.record.headers {
                 lines.append("  \(header.key): \(header.value.map { DeadLetter.escaped($0) } ?? "(no value)")")
             }
-            let form = switch letter.payloadForm {
-            case .json: "JSON"
-            case .text: "text, not JSON"
-            case .binary: "not UTF-8, escaped"
-            }
+            let form =
+                switch letter.payloadForm {
+                case .json: "JSON"
+                case .text: "text, not JSON"
+                case .binary: "not UTF-8, escaped"
+                }
             lines += ["", "payload (\(letter.record.value.count) bytes, \(form)):", letter.readablePayload]
             return lines.joined(separator: "\n")
         }
@@ -343,7 +369,8 @@ extension DLQ {
         @OptionGroup var options: DLQOptions
         @OptionGroup var filters: DeadLetterFilterOptions
 
-        @Argument(help: ArgumentHelp("Letters to replay: stage/partition/offset (instead of filters).", valueName: "id"))
+        @Argument(
+            help: ArgumentHelp("Letters to replay: stage/partition/offset (instead of filters).", valueName: "id"))
         var ids: [String] = []
 
         @Flag(name: .long, help: "Include purged letters (alone: replay every letter the topics hold).")
@@ -366,10 +393,12 @@ extension DLQ {
                 throw ValidationError("name letters by id or select them with filters, not both")
             }
             guard !self.ids.isEmpty || self.filters.isSet || self.all else {
-                throw ValidationError("name what to replay: ids, filters (--stage, --kind, --error-kind, --grep, --since, --until), or --all")
+                throw ValidationError("name what to replay: ids, filters (\(DeadLetterFilterOptions.names)), or --all")
             }
             if let rate = self.rate { guard rate > 0 else { throw ValidationError("--rate must be at least 1") } }
-            guard !(self.dryRun && self.purge) else { throw ValidationError("--dry-run sends nothing, so it cannot --purge") }
+            guard !(self.dryRun && self.purge) else {
+                throw ValidationError("--dry-run sends nothing, so it cannot --purge")
+            }
         }
 
         func run() async throws {
@@ -384,15 +413,17 @@ extension DLQ {
                 let letters = self.includePoison ? selected : selected.filter { !$0.isPoison }
                 var standardError = StandardError()
                 if !poison.isEmpty {
+                    let count = DLQ.count(poison.count, "poison letter")
                     print(
-                        "marquee: \(DLQ.count(poison.count, "poison letter")) not replayed (--include-poison replays them "
-                            + "after a fix): \(DLQ.first5(poison.map(\.id)))",
+                        "marquee: \(count) not replayed (--include-poison replays them after a fix): "
+                            + DLQ.first5(poison.map(\.id)),
                         to: &standardError
                     )
                     incomplete = true
                 }
                 if self.dryRun {
-                    print("\(DLQ.count(letters.count, "dead letter")) would be replayed (dry run)\(DLQ.byTopic(letters, layout: layout)).")
+                    let topics = DLQ.byTopic(letters, layout: layout)
+                    print("\(DLQ.count(letters.count, "dead letter")) would be replayed (dry run)\(topics).")
                     if !letters.isEmpty {
                         print(letters.count > 5 ? "The first 5:" : "They are:")
                         print(Self.sample(letters.prefix(5), layout: layout))
@@ -409,12 +440,15 @@ extension DLQ {
                 let producer = try KafkaProducer(configuration: configuration, logger: self.options.kafka.logger)
                 var sent: [DeadLetter] = []
                 do {
-                    try await DeadLetterReplay.send(letters, layout: layout, producer: producer, ratePerSecond: self.rate) { letter, result in
+                    try await DeadLetterReplay.send(
+                        letters, layout: layout, producer: producer, ratePerSecond: self.rate
+                    ) { letter, result in
                         switch result {
                         case .success(let report):
                             sent.append(letter)
                             let key = letter.record.key.map { DeadLetter.escaped($0) } ?? "-"
-                            print("\(letter.id) -> \(report.topic)/\(report.partition)/\(report.offset)  \(letter.kind)  \(key)")
+                            let target = "\(report.topic)/\(report.partition)/\(report.offset)"
+                            print("\(letter.id) -> \(target)  \(letter.kind)  \(key)")
                         case .failure(let error):
                             var standardError = StandardError()
                             print("marquee: \(letter.id) not replayed: \(error.reason)", to: &standardError)
@@ -425,10 +459,9 @@ extension DLQ {
                     await producer.close()
                     throw error
                 }
+                let topics = DLQ.byTopic(sent, layout: layout)
                 print(
-                    "\(sent.count) of \(DLQ.count(letters.count, "dead letter")) replayed\(DLQ.byTopic(sent, layout: layout))",
-                    to: &standardError
-                )
+                    "\(sent.count) of \(DLQ.count(letters.count, "dead letter")) replayed\(topics)", to: &standardError)
                 if sent.count < letters.count { incomplete = true }
                 if self.purge, !sent.isEmpty {
                     let ids = Set(sent.map(\.id))
@@ -443,12 +476,14 @@ extension DLQ {
 
         static func sample(_ letters: ArraySlice<DeadLetter>, layout: PipelineLayout) -> String {
             var table = TextTable([
-                .init(header: "ID", maxWidth: 60), .init(header: "TO", maxWidth: 60), .init(header: "KIND", maxWidth: 30),
+                .init(header: "ID", maxWidth: 60), .init(header: "TO", maxWidth: 60),
+                .init(header: "KIND", maxWidth: 30),
                 .init(header: "ERROR KIND"), .init(header: "KEY", maxWidth: 50),
             ])
             for letter in letters {
                 table.append([
-                    letter.id.description, DeadLetterReplay.message(replaying: letter, layout: layout).topic, letter.kind,
+                    letter.id.description, DeadLetterReplay.message(replaying: letter, layout: layout).topic,
+                    letter.kind,
                     letter.errorKind, letter.record.key.map { DeadLetter.escaped($0) } ?? "-",
                 ])
             }
@@ -494,7 +529,7 @@ extension DLQ {
                 throw ValidationError("name letters by id or select them with filters or --all, not both")
             }
             guard !self.ids.isEmpty || self.filters.isSet || self.all else {
-                throw ValidationError("name what to purge: ids, filters (--stage, --kind, --error-kind, --grep, --since, --until), or --all")
+                throw ValidationError("name what to purge: ids, filters (\(DeadLetterFilterOptions.names)), or --all")
             }
         }
 
@@ -505,7 +540,8 @@ extension DLQ {
                 let plan: DeadLetterPurge
                 var alreadyPurged = 0
                 if self.ids.isEmpty {
-                    let filter = try self.filters.filter(layout: queue.layout, nowMilliseconds: Int64(JobID.nowMilliseconds()))
+                    let filter = try self.filters.filter(
+                        layout: queue.layout, nowMilliseconds: Int64(JobID.nowMilliseconds()))
                     plan = try await queue.planPurge(stages: filter.stages) { filter.matches($0) }
                 } else {
                     let ids = Set(try self.ids.map { try DLQ.parseID($0, layout: queue.layout) })
@@ -517,7 +553,8 @@ extension DLQ {
                     plan = try await queue.planPurge(stages: Set(ids.map(\.stage))) { ids.contains($0.id) }
                 }
                 if !self.dryRun { try await queue.commit(plan) }
-                complete = DLQ.reportPurge(plan, alreadyPurged: alreadyPurged, verb: self.dryRun ? "would be purged (dry run)" : "purged")
+                complete = DLQ.reportPurge(
+                    plan, alreadyPurged: alreadyPurged, verb: self.dryRun ? "would be purged (dry run)" : "purged")
             }
             if !complete { throw ExitCode.failure }
         }
@@ -575,14 +612,16 @@ extension DLQ {
         let stages = byStage.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         print("\(DLQ.count(plan.hidden.count, "dead letter")) \(verb)\(stages.isEmpty ? "" : " (\(stages))")")
         for (partition, offset) in plan.commits.sorted(by: { $0.key < $1.key }) {
-            print("  \(partition.topic)/\(partition.partition): purged up to offset \(offset) (was \(plan.starts[partition] ?? 0))")
+            let was = plan.starts[partition] ?? 0
+            print("  \(partition.topic)/\(partition.partition): purged up to offset \(offset) (was \(was))")
         }
         if alreadyPurged > 0 { print("\(alreadyPurged) already purged") }
         guard plan.blocked.isEmpty else {
             var standardError = StandardError()
             print(
-                "marquee: \(DLQ.count(plan.blocked.count, "selected letter")) could not be hidden: each comes after a letter "
-                    + "of its partition that was not selected, and a purge never hides those (\(DLQ.first5(plan.blocked)))",
+                "marquee: \(DLQ.count(plan.blocked.count, "selected letter")) could not be hidden: each comes after a "
+                    + "letter of its partition that was not selected, and a purge never hides those "
+                    + "(\(DLQ.first5(plan.blocked)))",
                 to: &standardError
             )
             return false
@@ -601,7 +640,9 @@ extension DLQ {
     /// ` to marquee.fetch (3), marquee.images (1)`, or nothing for no letters.
     static func byTopic(_ letters: [DeadLetter], layout: PipelineLayout) -> String {
         var counts: [String: Int] = [:]
-        for letter in letters { counts[DeadLetterReplay.message(replaying: letter, layout: layout).topic, default: 0] += 1 }
+        for letter in letters {
+            counts[DeadLetterReplay.message(replaying: letter, layout: layout).topic, default: 0] += 1
+        }
         guard !counts.isEmpty else { return "" }
         return " to " + counts.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
     }

@@ -237,26 +237,21 @@ enum DrainSummary {
             Swift.print("\nJobs of this crawl: \(lineage.finished) finished, \(lineage.deadLettered) of them dead-lettered.")
         }
 
-        // Dead letters by stage and reason.
-        let reader = try KafkaReader(configuration: kafka.configuration, logger: kafka.logger)
-        let admin = try kafka.makeAdmin()
+        // Dead letters by stage, kind and reason (those not purged, as `marquee dlq list` shows them).
+        let queue = DeadLetterQueue(
+            layout: layout, admin: try kafka.makeAdmin(), reader: try KafkaReader(configuration: kafka.configuration, logger: kafka.logger)
+        )
         var reasons: [String: Int] = [:]
         var total = 0
-        for stage in layout.stages {
-            guard let watermarks = try? await admin.watermarks(topic: stage.topics.dlq) else { continue }
-            let ranges = watermarks.mapValues { $0.start..<$0.end }
-            for record in try await reader.read(ranges, limit: 10_000, timeout: .seconds(30)) {
-                total += 1
-                let error = record.headers.string(Envelope.Header.error) ?? "no reason recorded"
-                let kind = record.headers.string(Envelope.Header.errorKind) ?? "unknown"
-                reasons["\(stage.name)  \(kind)  \(String(error.prefix(90)))", default: 0] += 1
-            }
+        try await queue.scan(try await queue.partitions(), includingPurged: false) { letter in
+            total += 1
+            reasons["\(letter.id.stage)  \(letter.kind)  \(letter.errorKind)  \(String((letter.error ?? "no reason recorded").prefix(90)))", default: 0] += 1
         }
         if total == 0 {
             Swift.print("\nNo dead letters.")
         } else {
             Swift.print("\n\(total) dead letter\(total == 1 ? "" : "s") (marquee dlq list shows them; marquee dlq replay sends them again):")
-            var table = TextTable([.init(header: "COUNT", alignment: .right), .init(header: "STAGE  KIND  REASON", maxWidth: 120)])
+            var table = TextTable([.init(header: "COUNT", alignment: .right), .init(header: "STAGE  KIND  ERROR KIND  REASON", maxWidth: 140)])
             for (reason, count) in reasons.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }).prefix(10) {
                 table.append([String(count), reason])
             }

@@ -20,7 +20,11 @@ public enum JSONValue: Hashable, Sendable {
             throw PayloadError(.notJSON, field: nil, "the payload is not UTF-8")
         }
         guard let value = StrictJSON.parse(bytes, refusesDuplicateKeys: true) else {
-            throw PayloadError(.notJSON, field: nil, "the payload is not JSON (or names a key twice)")
+            // Only on the way out: say which of the two it was.
+            if StrictJSON.parse(bytes) != nil {
+                throw PayloadError(.notJSON, field: nil, "the payload names a key twice in one object")
+            }
+            throw PayloadError(.notJSON, field: nil, "the payload is not JSON")
         }
         return value
     }

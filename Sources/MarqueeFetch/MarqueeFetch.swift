@@ -3,6 +3,7 @@ import Logging
 import MarqueeCore
 import MarqueeFetchStage
 import MarqueeHTTP
+import MarqueeObservability
 import MarqueeSources
 import MarqueeStore
 import MarqueeWorker
@@ -134,6 +135,8 @@ struct MarqueeFetch: AsyncParsableCommand {
             settings.validatorCache = StoreValidatorCache(store: opened, logger: logger)
             store = opened
         }
+        let metrics = StageMetrics(stage: "fetch")
+        settings.onResponse = { source, status in metrics.recordHTTPResponse(source: source, status: status) }
         let worker = try FetchWorker(settings: settings, logger: logger)
         do {
             try await WorkerRunner.run(
@@ -141,6 +144,7 @@ struct MarqueeFetch: AsyncParsableCommand {
                 handler: worker.handler,
                 metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9101),
                 services: [worker],
+                metrics: metrics,
                 logger: logger
             )
         } catch {

@@ -25,6 +25,7 @@ public struct FetchHandler: StageHandler {
     private let fetcher: HTTPFetcher
     private let validators: (any ValidatorCache)?
     private let koficBudget: DailyBudget?
+    private let onResponse: (@Sendable (_ source: String, _ status: String) -> Void)?
     private let logger: Logger
 
     /// - Parameters:
@@ -36,8 +37,10 @@ public struct FetchHandler: StageHandler {
         fetcher: HTTPFetcher,
         validators: (any ValidatorCache)?,
         koficBudget: DailyBudget?,
+        onResponse: (@Sendable (_ source: String, _ status: String) -> Void)? = nil,
         logger: Logger
     ) {
+        self.onResponse = onResponse
         self.adapters = adapters
         self.fetcher = fetcher
         self.validators = validators
@@ -83,7 +86,9 @@ public struct FetchHandler: StageHandler {
         let response: FetchResponse
         do {
             response = try await self.fetcher.fetch(fetch)
+            self.onResponse?(source.rawValue, String(response.status))
         } catch {
+            self.onResponse?(source.rawValue, "error")
             if error.isRetriable { throw StageError.transient(error.description) }
             throw StageError.permanent(error.description)
         }

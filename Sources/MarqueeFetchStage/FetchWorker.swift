@@ -16,6 +16,9 @@ public struct FetchWorkerSettings: Sendable {
     /// Where validators are kept: `nil` for this process's memory; the store's shared cache
     /// (`StoreValidatorCache` in marquee-fetch) so restarts and other workers reuse them.
     public var validatorCache: (any ValidatorCache)? = nil
+    /// Told of every upstream call's outcome: the source and the HTTP status, or `error` without a response
+    /// (for metrics). Default: `nil`.
+    public var onResponse: (@Sendable (_ source: String, _ status: String) -> Void)? = nil
 
     public init(sources: SourceConfiguration, http: HTTPFetcherConfiguration, koficDailyBudget: Int? = 3000) {
         self.sources = sources
@@ -58,6 +61,7 @@ public final class FetchWorker: Service, Sendable {
             fetcher: self.fetcher,
             validators: settings.sendsConditionalRequests ? settings.validatorCache ?? InMemoryValidatorCache() : nil,
             koficBudget: settings.koficDailyBudget.map { DailyBudget(limit: $0, now: { Int64(JobID.nowMilliseconds()) }) },
+            onResponse: settings.onResponse,
             logger: logger
         )
     }

@@ -28,6 +28,8 @@ public struct ImageHandler: StageHandler {
         public var prefersOriginals = false
         /// Keep the downloaded bytes in the store too (under `…/original`). Default: false.
         public var storesOriginals = false
+        /// Told of image bytes moved: `in` downloaded, `out` written as variants (for metrics). Default: `nil`.
+        public var onBytes: (@Sendable (_ direction: String, _ count: Int) -> Void)? = nil
 
         public init() {}
     }
@@ -106,6 +108,7 @@ public struct ImageHandler: StageHandler {
             for variant in processed.variants {
                 let key = ImageKey.variant(sha256: hash, width: variant.width, format: variant.encoding.rawValue)
                 try await self.store.put(key, variant.data, contentType: variant.contentType)
+                self.configuration.onBytes?("out", variant.data.count)
                 variants.append(
                     ImageOutcome.Variant(
                         width: variant.width, height: variant.height, format: variant.encoding.rawValue,
@@ -135,6 +138,7 @@ public struct ImageHandler: StageHandler {
         }
         switch response.status {
         case 200..<300:
+            self.configuration.onBytes?("in", response.body.count)
             return response.body
         case 429, 500...:
             throw StageError.transient("HTTP \(response.status) from \(response.effectiveURL)", minimumWait: response.retryAfter)

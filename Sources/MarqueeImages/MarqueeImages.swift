@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import MarqueeHTTP
+import MarqueeObservability
 import MarqueeImageStage
 import MarqueeImageStore
 import MarqueeImaging
@@ -97,12 +98,15 @@ struct MarqueeImages: AsyncParsableCommand {
         }
         var settings = ImageWorkerSettings(imaging: imaging, http: http, storeLocation: self.imageStore)
         settings.handler.prefersOriginals = self.originals
+        let metrics = StageMetrics(stage: "images")
+        settings.handler.onBytes = { direction, count in metrics.recordImageBytes(direction: direction, count: count) }
         let worker = try ImageWorker(settings: settings, environment: Self.environment, logger: logger)
         try await WorkerRunner.run(
             configuration: try self.worker.stageConfiguration(stage: "images", defaultConcurrency: 4),
             handler: worker.handler,
             metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9102),
             services: [worker],
+            metrics: metrics,
             logger: logger
         )
     }

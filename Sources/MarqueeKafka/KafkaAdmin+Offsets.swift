@@ -38,18 +38,20 @@ extension KafkaAdmin {
                 throw KafkaError(code: .admin, reason: "no answer for group '\(group)'")
             }
             if let error = rd_kafka_group_result_error(result) {
+                let text = String(cString: rd_kafka_error_string(error))
                 throw KafkaError(
                     code: .commit,
-                    reason: "could not commit offsets of group '\(group)': \(String(cString: rd_kafka_error_string(error)))",
+                    reason: "could not commit offsets of group '\(group)': \(text)",
                     rdKafkaCode: RDKafkaCode(rd_kafka_error_code(error))
                 )
             }
             if let partitions = rd_kafka_group_result_partitions(result) {
                 for entry in RDKafkaTopicPartitionList.entries(UnsafeMutablePointer(mutating: partitions))
                 where entry.error != .noError {
+                    let what = "the offset of group '\(group)' on \(entry.partition)"
                     throw KafkaError(
                         code: .commit,
-                        reason: "could not commit the offset of group '\(group)' on \(entry.partition): \(entry.error.message)",
+                        reason: "could not commit \(what): \(entry.error.message)",
                         rdKafkaCode: entry.error
                     )
                 }

@@ -16,6 +16,8 @@ public import Prometheus
 /// | `marquee_stage_ready` (1 or 0) | `stage` |
 /// | `marquee_stage_assigned_partitions`, `marquee_stage_paused_partitions` | `stage` |
 /// | `marquee_stage_consumer_lag` (messages, from librdkafka's statistics) | `stage`, `topic` |
+/// | `marquee_fetch_http_responses_total` (fetch worker) | `source`, `status` (the HTTP status, or `error` without a response) |
+/// | `marquee_images_bytes_total` (image worker) | `direction` (`in`: downloaded, `out`: variants written) |
 ///
 /// `kind` is the payload's kind (a bounded set: ``PayloadKind/known`` plus `unknown`).
 public final class StageMetrics: Sendable {
@@ -42,6 +44,18 @@ public final class StageMetrics: Sendable {
         static var assigned: MetricNameDescriptor { descriptor("assigned_partitions", "", "Partitions assigned to this process.") }
         static var paused: MetricNameDescriptor {
             descriptor("paused_partitions", "", "Assigned partitions paused: retries waiting for their time, or all while a dependency is down.")
+        }
+        static var httpResponses: MetricNameDescriptor {
+            MetricNameDescriptor(
+                namespace: "marquee", subsystem: "fetch", metricName: "http_responses", unitName: "total",
+                helpText: "Upstream responses, by source and HTTP status (error: no response)."
+            )
+        }
+        static var imageBytes: MetricNameDescriptor {
+            MetricNameDescriptor(
+                namespace: "marquee", subsystem: "images", metricName: "bytes", unitName: "total",
+                helpText: "Image bytes downloaded (in) and variant bytes written (out)."
+            )
         }
         static var lag: MetricNameDescriptor {
             descriptor("consumer_lag", "", "Messages not yet consumed on the assigned partitions, per topic (librdkafka statistics).")
@@ -79,6 +93,16 @@ public final class StageMetrics: Sendable {
             self.registry.makeCounter(descriptor: Name.dlq, labels: labels + [("error_kind", kind.rawValue)]).increment()
         }
         if report.duration > .zero { self.duration.record(report.duration) }
+    }
+
+    /// Counts one upstream response of the fetch worker (`status`: the HTTP status, or `error` without one).
+    public func recordHTTPResponse(source: String, status: String) {
+        self.registry.makeCounter(descriptor: Name.httpResponses, labels: [("source", source), ("status", status)]).increment()
+    }
+
+    /// Counts image bytes of the image worker: `in` downloaded, `out` written as variants.
+    public func recordImageBytes(direction: String, count: Int) {
+        self.registry.makeCounter(descriptor: Name.imageBytes, labels: [("direction", direction)]).increment(by: Int64(count))
     }
 
     /// Sets the gauges that are read at scrape time from the stage's status.

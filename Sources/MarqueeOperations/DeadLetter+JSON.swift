@@ -1,5 +1,4 @@
 public import MarqueeCore
-
 import MarqueeKafka
 
 import struct Foundation.Data

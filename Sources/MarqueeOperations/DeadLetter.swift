@@ -1,5 +1,5 @@
-public import MarqueeKafka
 import MarqueeCore
+public import MarqueeKafka
 import MarqueePipeline
 
 /// A message a stage parked in its dead-letter topic, with what its headers and payload say about it.
@@ -53,7 +53,8 @@ public struct DeadLetter: Sendable, Hashable {
         self.id = DeadLetterID(stage: stage, partition: record.partition.partition, offset: record.offset)
         self.record = record
         self.kind = PayloadKind.peek(record.value)
-        self.errorKind = header(Envelope.Header.errorKind).flatMap { Envelope.ErrorKind(rawValue: $0)?.rawValue }
+        self.errorKind =
+            header(Envelope.Header.errorKind).flatMap { Envelope.ErrorKind(rawValue: $0)?.rawValue }
             ?? Self.unknownErrorKind
         self.error = header(Envelope.Header.error)
         self.attempt = header(Envelope.Header.attempt).flatMap { Int($0) }
@@ -128,10 +129,15 @@ public struct DeadLetterID: Hashable, Sendable, Comparable, CustomStringConverti
     /// `stage/partition/offset`.
     public var description: String { "\(self.stage)/\(self.partition)/\(self.offset)" }
 
-    /// Stages in pipeline order (fetch, images, records; any other after them, alphabetically), then partition, then offset.
+    /// Stages in pipeline order (fetch, images, records; any other after them, alphabetically), then partition,
+    /// then offset.
     public static func < (lhs: DeadLetterID, rhs: DeadLetterID) -> Bool {
-        func rank(_ stage: String) -> Int { PipelineLayout.stageNames.firstIndex(of: stage) ?? PipelineLayout.stageNames.count }
-        return (rank(lhs.stage), lhs.stage, lhs.partition, lhs.offset) < (rank(rhs.stage), rhs.stage, rhs.partition, rhs.offset)
+        func rank(_ stage: String) -> Int {
+            PipelineLayout.stageNames.firstIndex(of: stage) ?? PipelineLayout.stageNames.count
+        }
+        return (rank(lhs.stage), lhs.stage, lhs.partition, lhs.offset) < (
+            rank(rhs.stage), rhs.stage, rhs.partition, rhs.offset
+        )
     }
 }
 

@@ -1,5 +1,5 @@
-import class Foundation.ISO8601DateFormatter
 import struct Foundation.Date
+import class Foundation.ISO8601DateFormatter
 
 /// Which dead letters to look at: the same filters for listing, replaying and purging (and for a dashboard).
 ///

@@ -28,7 +28,9 @@ public struct DeadLetterQueue: Sendable {
     ///   - admin: Reads watermarks and the reader group's offsets, and commits them when purging.
     ///   - reader: Reads the dead-letter records by offset.
     ///   - readerGroup: The group whose committed offsets mark letters as purged.
-    public init(layout: PipelineLayout, admin: KafkaAdmin, reader: KafkaReader, readerGroup: String = Self.defaultReaderGroup) {
+    public init(
+        layout: PipelineLayout, admin: KafkaAdmin, reader: KafkaReader, readerGroup: String = Self.defaultReaderGroup
+    ) {
         self.layout = layout
         self.admin = admin
         self.reader = reader
@@ -59,7 +61,9 @@ public struct DeadLetterQueue: Sendable {
     /// - Throws: A ``KafkaError`` when no broker answered.
     public func partitions(stages: Set<String> = []) async throws(KafkaError) -> [Partition] {
         let existing = Set(try await self.admin.listTopics().map(\.name))
-        let stages = self.layout.stages.filter { (stages.isEmpty || stages.contains($0.name)) && existing.contains($0.topics.dlq) }
+        let stages = self.layout.stages.filter {
+            (stages.isEmpty || stages.contains($0.name)) && existing.contains($0.topics.dlq)
+        }
         guard !stages.isEmpty else { return [] }
         let committed = try await self.admin.committedOffsets(group: self.readerGroup, topics: stages.map(\.topics.dlq))
         var partitions: [Partition] = []
@@ -86,7 +90,9 @@ public struct DeadLetterQueue: Sendable {
     /// records, so a large topic is never held in memory at once.
     ///
     /// - Throws: A ``KafkaError`` when the broker does not answer within ``readTimeout``.
-    public func scan(_ partitions: [Partition], includingPurged: Bool, visit: (DeadLetter) -> Void) async throws(KafkaError) {
+    public func scan(_ partitions: [Partition], includingPurged: Bool, visit: (DeadLetter) -> Void)
+        async throws(KafkaError)
+    {
         let byPartition = Dictionary(uniqueKeysWithValues: partitions.map { ($0.partition, $0) })
         // Empty partitions are skipped: a listed end at the start means nothing was ever written or kept.
         var cursors: [KafkaTopicPartition: Int64] = [:]
@@ -99,7 +105,8 @@ public struct DeadLetterQueue: Sendable {
             )
             for record in records {
                 guard let partition = byPartition[record.partition] else { continue }
-                visit(DeadLetter(record: record, stage: partition.stage, isPurged: record.offset < partition.purgedUpTo))
+                visit(
+                    DeadLetter(record: record, stage: partition.stage, isPurged: record.offset < partition.purgedUpTo))
                 cursors[record.partition] = record.offset + 1
             }
             // Fewer than asked: every partition reached its end. Otherwise read on from where each one stopped
@@ -132,7 +139,8 @@ public struct DeadLetterQueue: Sendable {
         let partitions = try await self.partitions(stages: stages)
         var states: [DeadLetterID: Partition] = [:]
         for partition in partitions {
-            states[DeadLetterID(stage: partition.stage, partition: partition.partition.partition, offset: 0)] = partition
+            states[DeadLetterID(stage: partition.stage, partition: partition.partition.partition, offset: 0)] =
+                partition
         }
         var found: [DeadLetterID: DeadLetter] = [:]
         var wanted: [KafkaTopicPartition: (state: Partition, offsets: Set<Int64>)] = [:]
@@ -157,7 +165,8 @@ public struct DeadLetterQueue: Sendable {
         for ranges in reads {
             for record in try await self.reader.read(ranges, timeout: self.readTimeout) {
                 guard let entry = wanted[record.partition], entry.offsets.contains(record.offset) else { continue }
-                let letter = DeadLetter(record: record, stage: entry.state.stage, isPurged: record.offset < entry.state.purgedUpTo)
+                let letter = DeadLetter(
+                    record: record, stage: entry.state.stage, isPurged: record.offset < entry.state.purgedUpTo)
                 found[letter.id] = letter
             }
         }
@@ -171,9 +180,12 @@ public struct DeadLetterQueue: Sendable {
     ///   - stages: The stages to look at (every stage when empty).
     ///   - isSelected: Whether a letter is to be purged.
     /// - Throws: A ``KafkaError`` when the broker does not answer.
-    public func planPurge(stages: Set<String> = [], selecting isSelected: (DeadLetter) -> Bool) async throws(KafkaError) -> DeadLetterPurge {
+    public func planPurge(stages: Set<String> = [], selecting isSelected: (DeadLetter) -> Bool) async throws(KafkaError)
+        -> DeadLetterPurge
+    {
         let partitions = try await self.partitions(stages: stages)
-        var purge = DeadLetterPurge(starts: Dictionary(uniqueKeysWithValues: partitions.map { ($0.partition, $0.purgedUpTo) }))
+        var purge = DeadLetterPurge(
+            starts: Dictionary(uniqueKeysWithValues: partitions.map { ($0.partition, $0.purgedUpTo) }))
         try await self.scan(partitions, includingPurged: false) { letter in
             purge.consider(letter, selected: isSelected(letter))
         }

@@ -1,5 +1,5 @@
-public import MarqueeKafka
 import MarqueeCore
+public import MarqueeKafka
 import MarqueePipeline
 
 /// Sends dead letters back to their stage's main topic, as fresh deliveries of the same jobs.
@@ -56,7 +56,8 @@ public enum DeadLetterReplay {
                 try? await Task.sleep(until: started + .seconds(round), clock: clock)
             }
             let batch = Array(letters[start..<min(start + slice, letters.count)])
-            let results = try await producer.sendCollectingResults(batch.map { Self.message(replaying: $0, layout: layout) })
+            let results = try await producer.sendCollectingResults(
+                batch.map { Self.message(replaying: $0, layout: layout) })
             for (letter, result) in zip(batch, results) { report(letter, result) }
         }
     }

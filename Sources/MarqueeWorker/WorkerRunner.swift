@@ -1,5 +1,5 @@
 public import Logging
-import MarqueeObservability
+public import MarqueeObservability
 public import MarqueePipeline
 public import ServiceLifecycle
 import UnixSignals
@@ -24,17 +24,19 @@ public enum WorkerRunner {
     /// - Parameters:
     ///   - metricsAddress: Where `/metrics`, `/healthz` and `/readyz` listen.
     ///   - services: Services the handler needs running alongside (started before the stage, stopped after).
+    ///   - metrics: The stage's metrics, when the handler reports to them too; `nil` makes new ones.
     ///   - onStarted: Called with the listener's port once it listens (0 picks a free port).
     public static func run<Handler: StageHandler>(
         configuration: StageConfiguration,
         handler: Handler,
         metricsAddress: (host: String, port: Int),
         services: [any Service] = [],
+        metrics: StageMetrics? = nil,
         logger: Logger,
         onStarted: (@Sendable (Int) -> Void)? = nil
     ) async throws {
         var configuration = configuration
-        let metrics = StageMetrics(stage: configuration.topics.stage)
+        let metrics = metrics ?? StageMetrics(stage: configuration.topics.stage)
         configuration.report(to: metrics)
         let stage = Stage(configuration: configuration, handler: handler, logger: logger)
         let stageName = configuration.topics.stage

@@ -5,11 +5,11 @@ import MarqueePipeline
 import MarqueeTestSupport
 import Testing
 
-import class Foundation.JSONSerialization
 import struct Foundation.Data
+import class Foundation.JSONSerialization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `marquee dlq` as a process against the real broker: dead letters the stage wrote (by hand with the stage's
@@ -46,14 +46,19 @@ struct DLQCLITests {
         let record = Record(kind: .movie, key: "tmdb:movie:1", fetchedAt: 1, data: ["id": .integer(1)])
         func routed(_ attempt: Int, _ kind: Envelope.ErrorKind, _ error: String, origin: String) -> [KafkaHeader] {
             let root = JobID.make()
-            return Envelope(id: JobID.make(), root: root, parent: root, attempt: attempt, origin: origin, error: error, errorKind: kind)
-                .kafkaHeaders
+            return Envelope(
+                id: JobID.make(), root: root, parent: root, attempt: attempt, origin: origin, error: error,
+                errorKind: kind
+            )
+            .kafkaHeaders
         }
         try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in
             try await producer.deliver([
                 KafkaProducerMessage(
                     topic: fetch.dlq, key: Array(missing.dedupeKey.utf8), value: missing.encoded(),
-                    headers: routed(1, .permanent, "HTTP 404: The resource you requested could not be found.", origin: "\(fetch.main)/0/0")
+                    headers: routed(
+                        1, .permanent, "HTTP 404: The resource you requested could not be found.",
+                        origin: "\(fetch.main)/0/0")
                 ),
                 KafkaProducerMessage(
                     topic: fetch.dlq, key: Array(list.dedupeKey.utf8), value: list.encoded(),
@@ -82,7 +87,9 @@ struct DLQCLITests {
         let group = TestEnvironment.uniqueName("dlq-reader")
         func dlq(_ arguments: [String]) async throws -> CommandRun {
             try await runMarquee(
-                ["dlq"] + arguments + ["--brokers", TestEnvironment.brokers, "--topic-prefix", prefix, "--reader-group", group]
+                ["dlq"] + arguments + [
+                    "--brokers", TestEnvironment.brokers, "--topic-prefix", prefix, "--reader-group", group,
+                ]
             )
         }
 
@@ -90,16 +97,23 @@ struct DLQCLITests {
         let listed = try await dlq(["list", "--json"])
         #expect(listed.status == 0, "\(listed.standardError)")
         let letters = try jsonLines(listed.standardOutput)
-        #expect(letters.map { $0["id"] as? String } == ["fetch/0/0", "fetch/0/1", "fetch/0/2", "fetch/0/3", "records/0/0"])
+        #expect(
+            letters.map { $0["id"] as? String } == ["fetch/0/0", "fetch/0/1", "fetch/0/2", "fetch/0/3", "records/0/0"])
         #expect(letters.map { $0["kind"] as? String } == ["tmdb.movie", "tmdb.list", "unknown", "tmdb.movie", "movie"])
-        #expect(letters.map { $0["error_kind"] as? String } == ["permanent", "transient", "poison", "permanent", "permanent"])
+        #expect(
+            letters.map { $0["error_kind"] as? String } == [
+                "permanent", "transient", "poison", "permanent", "permanent",
+            ])
         #expect(letters.map { $0["attempt"] as? Int } == [1, 4, nil, 1, 1])
         #expect(letters.map { $0["poison"] as? Bool } == [false, false, true, false, false])
         #expect(letters[1]["error"] as? String == "HTTP 503 Service Unavailable")
         #expect(letters[1]["origin"] as? String == "\(fetch.main)/0/1")
         #expect(letters[0]["key"] as? String == missing.dedupeKey)
         #expect(letters[0]["topic"] as? String == fetch.dlq)
-        #expect(letters.allSatisfy { ($0["age_seconds"] as? Int).map { $0 < 120 } == true && $0["purged"] as? Bool == false })
+        #expect(
+            letters.allSatisfy {
+                ($0["age_seconds"] as? Int).map { $0 < 120 } == true && $0["purged"] as? Bool == false
+            })
         #expect(listed.standardError.contains("5 dead letters:"), "the summary goes to standard error with --json")
 
         // The table, with its summary per stage and error kind.
@@ -107,10 +121,18 @@ struct DLQCLITests {
         #expect(table.status == 0, "\(table.standardError)")
         let rows = table.standardOutput.split(separator: "\n").map(String.init)
         #expect(rows.first?.hasPrefix("ID") == true && rows.first?.contains("ERROR KIND") == true)
-        #expect(rows.contains { $0.hasPrefix("fetch/0/1") && $0.contains("tmdb.list") && $0.contains("transient") && $0.contains("HTTP 503") })
+        #expect(
+            rows.contains {
+                $0.hasPrefix("fetch/0/1") && $0.contains("tmdb.list") && $0.contains("transient")
+                    && $0.contains("HTTP 503")
+            })
         #expect(table.standardOutput.contains("5 dead letters:"))
-        #expect(rows.contains { $0.split(separator: " ", omittingEmptySubsequences: true) == ["fetch", "permanent", "2"] })
-        #expect(rows.contains { $0.split(separator: " ", omittingEmptySubsequences: true) == ["records", "permanent", "1"] })
+        #expect(
+            rows.contains { $0.split(separator: " ", omittingEmptySubsequences: true) == ["fetch", "permanent", "2"] })
+        #expect(
+            rows.contains {
+                $0.split(separator: " ", omittingEmptySubsequences: true) == ["records", "permanent", "1"]
+            })
 
         // Filters.
         func ids(_ arguments: [String]) async throws -> [String] {
@@ -128,7 +150,8 @@ struct DLQCLITests {
         // show: facts, headers, the payload pretty-printed; the raw bytes; poison escaped; bad ids exit 65.
         let shown = try await dlq(["show", "fetch/0/0"])
         #expect(shown.status == 0, "\(shown.standardError)")
-        #expect(shown.standardOutput.contains("marquee-error: HTTP 404: The resource you requested could not be found."))
+        #expect(
+            shown.standardOutput.contains("marquee-error: HTTP 404: The resource you requested could not be found."))
         #expect(shown.standardOutput.contains("marquee-error-kind: permanent"))
         #expect(shown.standardOutput.contains("payload (\(missing.encoded().count) bytes, JSON):"))
         #expect(shown.standardOutput.contains("\n  \"kind\": \"tmdb.movie\""), "\(shown.standardOutput)")
@@ -163,18 +186,26 @@ struct DLQCLITests {
         let paced = try await dlq(["replay", "fetch/0/0", "records/0/0", "fetch/0/3", "--rate", "1"])
         #expect(clock.now - started >= .seconds(2))
         #expect(paced.status == 0, "\(paced.standardError)")
-        #expect(paced.standardOutput.split(separator: "\n").map { $0.split(separator: " ")[0] } == ["fetch/0/0", "records/0/0", "fetch/0/3"])
-        #expect(paced.standardError.contains("3 of 3 dead letters replayed to \(fetch.main) (2), \(records.main) (1)"), "\(paced.standardError)")
+        #expect(
+            paced.standardOutput.split(separator: "\n").map { $0.split(separator: " ")[0] } == [
+                "fetch/0/0", "records/0/0", "fetch/0/3",
+            ])
+        #expect(
+            paced.standardError.contains("3 of 3 dead letters replayed to \(fetch.main) (2), \(records.main) (1)"),
+            "\(paced.standardError)")
         #expect(try await dlqContents([fetch], main: true).map(\.value) == [missing.encoded(), other.encoded()])
         #expect(try await dlqContents([records], main: true).map(\.value) == [record.encoded()])
 
         // Everything: nothing shows, --all shows every letter again, and the topics hold what they held.
         let dryPurge = try await dlq(["purge", "--all", "--dry-run"])
-        #expect(dryPurge.status == 0 && dryPurge.standardOutput.contains("4 dead letters would be purged"), "\(dryPurge.standardOutput)")
+        #expect(
+            dryPurge.status == 0 && dryPurge.standardOutput.contains("4 dead letters would be purged"),
+            "\(dryPurge.standardOutput)")
         #expect(try await ids([]).count == 4, "a dry run commits nothing")
         let purged = try await dlq(["purge", "--all"])
         #expect(purged.status == 0, "\(purged.standardError)")
-        #expect(purged.standardOutput.contains("4 dead letters purged (fetch 3, records 1)"), "\(purged.standardOutput)")
+        #expect(
+            purged.standardOutput.contains("4 dead letters purged (fetch 3, records 1)"), "\(purged.standardOutput)")
         let empty = try await dlq(["list"])
         #expect(empty.status == 0 && empty.standardOutput.contains("no dead letters"))
         #expect(empty.standardOutput.contains("5 purged not shown (--all shows them)"), "\(empty.standardOutput)")
@@ -200,10 +231,13 @@ struct DLQCLITests {
     /// replayed once the upstream is fixed, and comes through the same worker: its records arrive, under the
     /// same job id.
     @Test func replayBringsAFixedJobThrough() async throws {
-        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "8", "--movies", "100", "--tmdb-key", "tmdb-key-dlq"])
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: [
+            "--seed", "8", "--movies", "100", "--tmdb-key", "tmdb-key-dlq",
+        ])
         defer { emulator.terminate() }
         let (prefix, fetch, records) = try await pipelineTopics("mqdr", fetchTiers: 3, recordsTiers: 0)
-        let (worker, _) = try await startFetchWorker(emulator: emulator, prefix: prefix, environment: ["TMDB_API_KEY": "tmdb-key-dlq"])
+        let (worker, _) = try await startFetchWorker(
+            emulator: emulator, prefix: prefix, environment: ["TMDB_API_KEY": "tmdb-key-dlq"])
         do {
             try await Self.replayScenario(emulator: emulator, prefix: prefix, fetch: fetch, records: records)
         } catch {
@@ -215,7 +249,9 @@ struct DLQCLITests {
         #expect(await worker.waitForExit() == 0)
     }
 
-    static func replayScenario(emulator: UpstreamEmulatorProcess, prefix: String, fetch: StageTopics, records: StageTopics) async throws {
+    static func replayScenario(
+        emulator: UpstreamEmulatorProcess, prefix: String, fetch: StageTopics, records: StageTopics
+    ) async throws {
         // A detail that does not exist: permanent. Then a list while the upstream fails every call: transient,
         // through tiers 1 to 3, then the DLQ.
         try await enqueue(.tmdbMovie(id: 999_999_999, language: "ko-KR", follow: .none), to: fetch)
@@ -228,7 +264,8 @@ struct DLQCLITests {
         let before = try await dlqContents([fetch])
 
         func dlq(_ arguments: [String]) async throws -> CommandRun {
-            try await runMarquee(["dlq"] + arguments + ["--brokers", TestEnvironment.brokers, "--topic-prefix", prefix])
+            try await runMarquee(
+                ["dlq"] + arguments + ["--brokers", TestEnvironment.brokers, "--topic-prefix", prefix])
         }
         let listed = try jsonLines(try await dlq(["list", "--json", "--stage", "fetch"]).standardOutput)
         #expect(listed.count == 2)
@@ -250,7 +287,9 @@ struct DLQCLITests {
         // A dry run says what it would send and sends nothing.
         let dry = try await dlq(["replay", "--error-kind", "transient", "--dry-run"])
         #expect(dry.status == 0, "\(dry.standardError)")
-        #expect(dry.standardOutput.contains("1 dead letter would be replayed (dry run) to \(fetch.main) (1)"), "\(dry.standardOutput)")
+        #expect(
+            dry.standardOutput.contains("1 dead letter would be replayed (dry run) to \(fetch.main) (1)"),
+            "\(dry.standardOutput)")
         #expect(dry.standardOutput.contains(id))
 
         // The replay, with --purge: the job runs again on the worker and its 40 records arrive.
@@ -262,7 +301,8 @@ struct DLQCLITests {
         let produced = try await read(40, from: records.main, including: isEntityRecord)
         #expect(Set(produced.map(\.keyString)).count == 40)
         let outcome = try await read(1, from: records.main) { message in
-            guard message.keyString == "job.outcome:\(envelope.id)", let record = try? Record.decode(message.value) else { return false }
+            guard message.keyString == "job.outcome:\(envelope.id)", let record = try? Record.decode(message.value)
+            else { return false }
             return (try? JobOutcome.decode(record))?.outcome == .done
         }
         #expect(outcome.count == 1, "the replayed job kept its id: lineage holds")
@@ -276,7 +316,9 @@ struct DLQCLITests {
         #expect(replayed.headers.string(Envelope.Header.attempt) == "1")
         #expect(replayed.headers.string(Envelope.Header.id) == envelope.id.rawValue)
         #expect(replayed.headers.string(Envelope.Header.root) == envelope.root.rawValue)
-        for dropped in [Envelope.Header.error, Envelope.Header.errorKind, Envelope.Header.origin, Envelope.Header.notBefore] {
+        for dropped in [
+            Envelope.Header.error, Envelope.Header.errorKind, Envelope.Header.origin, Envelope.Header.notBefore,
+        ] {
             #expect(replayed.headers.string(dropped) == nil, "\(dropped)")
         }
         #expect(replayed.value == job.encoded() && replayed.keyString == job.dedupeKey)
@@ -305,6 +347,7 @@ func dlqContents(_ stages: [StageTopics], main: Bool = false) async throws -> [K
 /// The JSON objects of JSON lines.
 func jsonLines(_ text: String) throws -> [[String: Any]] {
     try text.split(separator: "\n").map { line in
-        try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
+        try #require(
+            try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
     }
 }

@@ -83,6 +83,15 @@ import Testing
         #expect(Self.check(Array(Self.pathological[index].utf8)) == .refused, "document \(index)")
     }
 
+    @Test func aKeyNamedTwiceIsSaidSo() throws {
+        let error = try #require(throws: PayloadError.self) {
+            try FetchJob.decode(Array(#"{"v":1,"kind":"tmdb.movie","id":550,"id":551}"#.utf8))
+        }
+        #expect(error.description == "the payload names a key twice in one object")
+        let notJSON = try #require(throws: PayloadError.self) { try FetchJob.decode(Array("{".utf8)) }
+        #expect(notJSON.description == "the payload is not JSON")
+    }
+
     @Test func aByteOrderMarkIsToleratedAsFilesFromOtherEditorsHaveIt() throws {
         let job = try FetchJob.decode(Array("\u{FEFF}{\"v\":1,\"kind\":\"tmdb.genres\",\"language\":\"en-US\"}".utf8))
         #expect(job == .tmdbGenres(language: "en-US"))

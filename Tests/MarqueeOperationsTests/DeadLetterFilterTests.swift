@@ -79,7 +79,9 @@ import Testing
         #expect(try DeadLetterFilter.time(text, nowMilliseconds: Self.now) == expected)
     }
 
-    @Test(arguments: ["", "2", "h", "-2h", "2x", "yesterday", "2026-11-22 09:30", "2026-11-22T09:30:00", "99999999999999999999w"])
+    @Test(arguments: [
+        "", "2", "h", "-2h", "2x", "yesterday", "2026-11-22 09:30", "2026-11-22T09:30:00", "99999999999999999999w",
+    ])
     func unreadableTimesAreRefused(_ text: String) {
         #expect(throws: DeadLetterError.self) { try DeadLetterFilter.time(text, nowMilliseconds: Self.now) }
     }
@@ -93,15 +95,19 @@ import Testing
         // Out of order, as rounds over several partitions deliver them.
         for (offset, minutesAgo) in [(0, 50), (1, 10), (2, 40), (3, 30), (4, 20), (5, 60), (6, 5)] {
             let timestamp = Self.now - Int64(minutesAgo) * 60_000
-            listing.add(Self.letter(offset: Int64(offset), errorKind: offset == 6 ? .transient : .permanent, timestamp: timestamp))
+            listing.add(
+                Self.letter(
+                    offset: Int64(offset), errorKind: offset == 6 ? .transient : .permanent, timestamp: timestamp))
         }
         listing.add(Self.letter(stage: "images", offset: 0))
         #expect(listing.matched == 8)
         #expect(listing.letters.map(\.id.description) == ["fetch/0/4", "fetch/0/1", "fetch/0/6"])
-        #expect(listing.counts == [
-            DeadLetterCount(stage: "fetch", errorKind: "permanent"): 6, DeadLetterCount(stage: "fetch", errorKind: "transient"): 1,
-            DeadLetterCount(stage: "images", errorKind: "permanent"): 1,
-        ])
+        #expect(
+            listing.counts == [
+                DeadLetterCount(stage: "fetch", errorKind: "permanent"): 6,
+                DeadLetterCount(stage: "fetch", errorKind: "transient"): 1,
+                DeadLetterCount(stage: "images", errorKind: "permanent"): 1,
+            ])
         var unlimited = DeadLetterListing(partitions: [], limit: nil)
         for offset in (0..<10).reversed() { unlimited.add(Self.letter(offset: Int64(offset), timestamp: Self.now)) }
         #expect(unlimited.letters.map(\.id.offset) == Array(0..<10), "the same time: by id")

@@ -18,7 +18,9 @@ import Testing
     /// Feeds letters `offsets` of a partition, selected where `selected` says so.
     static func purge(starts: [KafkaTopicPartition: Int64], _ letters: [(Int32, Int64, Bool)]) -> DeadLetterPurge {
         var purge = DeadLetterPurge(starts: starts)
-        for (partition, offset, selected) in letters { purge.consider(Self.letter(partition, offset), selected: selected) }
+        for (partition, offset, selected) in letters {
+            purge.consider(Self.letter(partition, offset), selected: selected)
+        }
         return purge
     }
 
@@ -33,7 +35,10 @@ import Testing
     @Test func aLetterNotSelectedStopsThePurgeOfItsPartitionAndIsNeverHidden() {
         let purge = Self.purge(
             starts: [Self.zero: 0, Self.one: 10],
-            [(0, 0, true), (0, 1, true), (0, 2, false), (0, 3, true), (0, 4, false), (0, 5, true), (1, 10, true), (1, 11, true)]
+            [
+                (0, 0, true), (0, 1, true), (0, 2, false), (0, 3, true), (0, 4, false), (0, 5, true), (1, 10, true),
+                (1, 11, true),
+            ]
         )
         #expect(purge.positions[Self.zero] == 2, "up to, not past, fetch/0/2")
         #expect(purge.positions[Self.one] == 12, "partitions are independent")
@@ -72,7 +77,8 @@ import Testing
         headers.append(KafkaHeader(key: "x-custom", value: [0x00, 0x01]))
         headers.append(KafkaHeader(key: Envelope.Header.replayedFrom, value: "mq.fetch.dlq/0/1"))
         let letter = DeadLetter(
-            record: deadLetterRecord(topic: "mq.fetch.dlq", partition: 2, offset: 17, value: movieJob.encoded(), headers: headers),
+            record: deadLetterRecord(
+                topic: "mq.fetch.dlq", partition: 2, offset: 17, value: movieJob.encoded(), headers: headers),
             stage: "fetch"
         )
         let message = DeadLetterReplay.message(replaying: letter, layout: self.layout)
@@ -80,16 +86,21 @@ import Testing
         #expect(message.partition == nil, "the partitioner places it by key, as the stage did")
         #expect(message.key == Array("tmdb:movie:550:ko-KR".utf8))
         #expect(message.value == movieJob.encoded())
-        #expect(message.headers.map(\.key) == [
-            "marquee-id", "marquee-root", "marquee-parent", "traceparent", "x-custom", "marquee-attempt", "marquee-replayed-from",
-        ])
+        #expect(
+            message.headers.map(\.key) == [
+                "marquee-id", "marquee-root", "marquee-parent", "traceparent", "x-custom", "marquee-attempt",
+                "marquee-replayed-from",
+            ])
         #expect(message.headers.string(Envelope.Header.replayedFrom) == "mq.fetch.dlq/2/17")
         #expect(message.headers.first { $0.key == "x-custom" }?.value == [0x00, 0x01])
         let envelope = try? Envelope(headers: message.headers.map { ($0.key, $0.stringValue) })
-        #expect(envelope == Envelope(
-            id: JobID(rawValue: "01JOB"), root: JobID(rawValue: "01ROOT"), parent: JobID(rawValue: "01PARENT"), attempt: 1,
-            traceparent: "00-abc-def-01"
-        ))
+        #expect(
+            envelope
+                == Envelope(
+                    id: JobID(rawValue: "01JOB"), root: JobID(rawValue: "01ROOT"), parent: JobID(rawValue: "01PARENT"),
+                    attempt: 1,
+                    traceparent: "00-abc-def-01"
+                ))
     }
 
     @Test func aPoisonReplayKeepsItsOwnHeadersAndBytes() {
@@ -97,8 +108,10 @@ import Testing
             record: deadLetterRecord(
                 topic: "mq.records.dlq", offset: 0, key: nil, value: [0xFF],
                 headers: [
-                    KafkaHeader(key: "producer", value: "legacy"), KafkaHeader(key: Envelope.Header.origin, value: "mq.records/0/0"),
-                    KafkaHeader(key: Envelope.Header.error, value: "not UTF-8"), KafkaHeader(key: Envelope.Header.errorKind, value: "poison"),
+                    KafkaHeader(key: "producer", value: "legacy"),
+                    KafkaHeader(key: Envelope.Header.origin, value: "mq.records/0/0"),
+                    KafkaHeader(key: Envelope.Header.error, value: "not UTF-8"),
+                    KafkaHeader(key: Envelope.Header.errorKind, value: "poison"),
                 ]
             ),
             stage: "records"

@@ -15,15 +15,19 @@ func deadLetterRecord(
     timestamp: Int64? = 1_763_800_000_000
 ) -> KafkaRecord {
     KafkaRecord(
-        partition: KafkaTopicPartition(topic: topic, partition: partition), offset: offset, key: key.map { Array($0.utf8) },
+        partition: KafkaTopicPartition(topic: topic, partition: partition), offset: offset,
+        key: key.map { Array($0.utf8) },
         value: value, headers: headers, timestamp: timestamp
     )
 }
 
 /// The headers the stage writes on a job it dead-letters (Stage.route): the job's envelope with the error facts.
-func routedHeaders(attempt: Int, errorKind: Envelope.ErrorKind, error: String, origin: String = "marquee.fetch/1/7") -> [KafkaHeader] {
+func routedHeaders(attempt: Int, errorKind: Envelope.ErrorKind, error: String, origin: String = "marquee.fetch/1/7")
+    -> [KafkaHeader]
+{
     Envelope(
-        id: JobID(rawValue: "01JOB"), root: JobID(rawValue: "01ROOT"), parent: JobID(rawValue: "01PARENT"), attempt: attempt,
+        id: JobID(rawValue: "01JOB"), root: JobID(rawValue: "01ROOT"), parent: JobID(rawValue: "01PARENT"),
+        attempt: attempt,
         origin: origin, error: error, errorKind: errorKind, traceparent: "00-abc-def-01"
     ).kafkaHeaders
 }
@@ -71,7 +75,8 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
     }
 
     @Test func missingOrStrangeHeadersReadAsUnknownNotAsAFailure() {
-        let bare = DeadLetter(record: deadLetterRecord(offset: 0, value: Array("{}".utf8), headers: [], timestamp: nil), stage: "images")
+        let bare = DeadLetter(
+            record: deadLetterRecord(offset: 0, value: Array("{}".utf8), headers: [], timestamp: nil), stage: "images")
         #expect(bare.errorKind == DeadLetter.unknownErrorKind)
         #expect(bare.error == nil && bare.attempt == nil && bare.origin == nil && bare.timestamp == nil)
         #expect(bare.age(nowMilliseconds: 5) == nil)
@@ -79,7 +84,8 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
             record: deadLetterRecord(
                 offset: 1, value: Array(#"{"kind":"somebody.else","v":1}"#.utf8),
                 headers: [
-                    KafkaHeader(key: Envelope.Header.errorKind, value: "fatal"), KafkaHeader(key: Envelope.Header.attempt, value: "many"),
+                    KafkaHeader(key: Envelope.Header.errorKind, value: "fatal"),
+                    KafkaHeader(key: Envelope.Header.attempt, value: "many"),
                     KafkaHeader(key: Envelope.Header.error, value: ""),
                 ]
             ),
@@ -105,12 +111,16 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
     @Test func jsonHasSnakeCaseFactsAndOptionallyTheContent() throws {
         let letter = DeadLetter(
             record: deadLetterRecord(
-                partition: 1, offset: 4, value: movieJob.encoded(), headers: routedHeaders(attempt: 1, errorKind: .permanent, error: "HTTP 404")
+                partition: 1, offset: 4, value: movieJob.encoded(),
+                headers: routedHeaders(attempt: 1, errorKind: .permanent, error: "HTTP 404")
             ),
             stage: "fetch", isPurged: true
         )
         let json = letter.json(nowMilliseconds: 1_763_800_060_000)
-        guard case .object(let object) = json else { Issue.record("not an object"); return }
+        guard case .object(let object) = json else {
+            Issue.record("not an object")
+            return
+        }
         #expect(object["id"] == .string("fetch/1/4"))
         #expect(object["error_kind"] == .string("permanent"))
         #expect(object["attempt"] == .integer(1))
@@ -121,10 +131,14 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
 
         guard case .object(let full) = letter.json(nowMilliseconds: 0, includingContent: true) else { return }
         #expect(full["payload"] == (try JSONValue.parse(movieJob.encoded())))
-        guard case .array(let headers) = full["headers"] else { Issue.record("no headers"); return }
+        guard case .array(let headers) = full["headers"] else {
+            Issue.record("no headers")
+            return
+        }
         #expect(headers.first == .object(["name": .string("marquee-id"), "value": .string("01JOB")]))
 
-        let text = DeadLetter(record: deadLetterRecord(offset: 0, value: Array("not json".utf8), headers: []), stage: "fetch")
+        let text = DeadLetter(
+            record: deadLetterRecord(offset: 0, value: Array("not json".utf8), headers: []), stage: "fetch")
         guard case .object(let textObject) = text.json(nowMilliseconds: 0, includingContent: true) else { return }
         #expect(textObject["payload_text"] == .string("not json"))
         let binary = DeadLetter(record: deadLetterRecord(offset: 0, value: [0xFF, 0x00], headers: []), stage: "fetch")
@@ -136,28 +150,30 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
 @Suite struct DeadLetterTextTests {
     @Test func jsonIsReindentedWithItsKeysInOrderAndItsStringsUntouched() {
         let json = #"{"z":1, "a":[],"b" :{"c":"x{,}:[y]\"z\\"},"d":[1,{"e":null}],"f":{ }}"#
-        #expect(DeadLetter.indentedJSON(Array(json.utf8)) == #"""
-            {
-              "z": 1,
-              "a": [],
-              "b": {
-                "c": "x{,}:[y]\"z\\"
-              },
-              "d": [
-                1,
+        #expect(
+            DeadLetter.indentedJSON(Array(json.utf8)) == #"""
                 {
-                  "e": null
+                  "z": 1,
+                  "a": [],
+                  "b": {
+                    "c": "x{,}:[y]\"z\\"
+                  },
+                  "d": [
+                    1,
+                    {
+                      "e": null
+                    }
+                  ],
+                  "f": {}
                 }
-              ],
-              "f": {}
-            }
-            """#)
+                """#)
         #expect(DeadLetter.indentedJSON(Array("[]".utf8)) == "[]")
         #expect(DeadLetter.indentedJSON(Array(#""기생충""#.utf8)) == #""기생충""#)
     }
 
     @Test func anythingElseIsEscapedOntoOneLine() {
-        #expect(DeadLetter.escaped(Array("한국어 text\tab\n\u{1b}[0m \\ end".utf8)) == #"한국어 text\tab\n\u{1b}[0m \\ end"#)
+        let text = "한국어 text\tab\n\u{1b}[0m \\ end"
+        #expect(DeadLetter.escaped(Array(text.utf8)) == #"한국어 text\tab\n\u{1b}[0m \\ end"#)
         #expect(DeadLetter.escaped([0xFF, 0x00, 0x41, 0x0A, 0x5C, 0xE2, 0x82]) == #"\xff\x00A\n\\\xe2\x82"#)
         #expect(DeadLetter.escaped([]) == "")
     }
@@ -179,8 +195,12 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
     let layout = try! PipelineLayout(settings: ["MARQUEE_TOPIC_PREFIX": "mq."])
 
     @Test func readsStagePartitionOffsetAndTheTopicForm() throws {
-        #expect(try DeadLetterID(parsing: "fetch/2/17", layout: self.layout) == DeadLetterID(stage: "fetch", partition: 2, offset: 17))
-        #expect(try DeadLetterID(parsing: "mq.images.dlq/0/3", layout: self.layout) == DeadLetterID(stage: "images", partition: 0, offset: 3))
+        #expect(
+            try DeadLetterID(parsing: "fetch/2/17", layout: self.layout)
+                == DeadLetterID(stage: "fetch", partition: 2, offset: 17))
+        #expect(
+            try DeadLetterID(parsing: "mq.images.dlq/0/3", layout: self.layout)
+                == DeadLetterID(stage: "images", partition: 0, offset: 3))
         let id = DeadLetterID(stage: "records", partition: 7, offset: 123_456_789_012)
         #expect(try DeadLetterID(parsing: id.description, layout: self.layout) == id)
     }
@@ -204,10 +224,13 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
 
     @Test func idsSortInPipelineOrderThenPartitionThenOffset() {
         let ids = [
-            DeadLetterID(stage: "records", partition: 0, offset: 0), DeadLetterID(stage: "fetch", partition: 1, offset: 2),
-            DeadLetterID(stage: "images", partition: 0, offset: 9), DeadLetterID(stage: "fetch", partition: 1, offset: 10),
+            DeadLetterID(stage: "records", partition: 0, offset: 0),
+            DeadLetterID(stage: "fetch", partition: 1, offset: 2),
+            DeadLetterID(stage: "images", partition: 0, offset: 9),
+            DeadLetterID(stage: "fetch", partition: 1, offset: 10),
             DeadLetterID(stage: "fetch", partition: 0, offset: 50),
         ]
-        #expect(ids.sorted().map(\.description) == ["fetch/0/50", "fetch/1/2", "fetch/1/10", "images/0/9", "records/0/0"])
+        #expect(
+            ids.sorted().map(\.description) == ["fetch/0/50", "fetch/1/2", "fetch/1/10", "images/0/9", "records/0/0"])
     }
 }
