@@ -25,7 +25,7 @@ struct Dashboard: AsyncParsableCommand {
             Examples:
               marquee dashboard                                 # http://127.0.0.1:8080/
               marquee dashboard --address 0.0.0.0:8080 --interval 5s
-              MARQUEE_GRAFANA_URL=http://grafana:3000/d/marquee marquee dashboard
+              MARQUEE_GRAFANA_URL=http://grafana:3000/d/marquee-pipeline marquee dashboard
               marquee dashboard --store postgres://marquee@127.0.0.1:15432/marquee --image-store file://./var/images
             """
     )
@@ -101,6 +101,9 @@ struct Dashboard: AsyncParsableCommand {
             + Double(self.interval.duration.components.attoseconds) / 1e18)
         configuration.historyCapacity = self.history ?? max(2, Int((3600 / seconds).rounded(.up)))
         configuration.requestTimeout = .seconds(self.kafka.timeout)
+        if let group = environment["MARQUEE_DLQ_READER_GROUP"], !group.isEmpty {
+            configuration.deadLetterReaderGroup = group  // whose positions mark purged letters, as `marquee dlq`
+        }
         configuration.grafanaURL = self.grafanaURL ?? environment["MARQUEE_GRAFANA_URL"].flatMap { $0.isEmpty ? nil : $0 }
         let (host, port) = try self.hostAndPort()
         let dashboard: MarqueeDashboard.Dashboard

@@ -106,6 +106,7 @@ actor DashboardMonitor {
     private let logger: Logger
     private var state = MonitorSnapshot()
     private var workerRecords: [String: WorkerRecord] = [:]
+    private var deadLetterTallies: [KafkaTopicPartition: PartitionTally] = [:]
     private var isSampling = false
 
     init(
@@ -221,21 +222,68 @@ actor DashboardMonitor {
         }
     }
 
+    /// What was read of one dead-letter partition: its letters past the purge position, tallied.
+    struct PartitionTally: Sendable {
+        /// The partition's start and purge position when it was read: when either moves, it is read again.
+        var start: Int64
+        var purgedUpTo: Int64
+        /// The next offset to read.
+        var next: Int64
+        var counts: [DeadLetterSummary.Count: Int] = [:]
+        var total = 0
+        /// The latest letters, at most twice the page's number (trimmed in halves).
+        var latest: [DeadLetter] = []
+    }
+
+    /// Reads the letters that arrived since the last round (a letter never changes, so each is read once), and
+    /// reads a partition again from its purge position when `marquee dlq purge` moved it or retention its start.
     private func readDeadLetters() async -> Result<DeadLetterSummary, KafkaError> {
+        let keep = max(0, self.configuration.latestDeadLetters)
         do {
             let partitions = try await self.deadLetterQueue.partitions()
-            var listing = DeadLetterListing(partitions: partitions, limit: self.configuration.latestDeadLetters)
+            var tallies: [KafkaTopicPartition: PartitionTally] = [:]
+            var reads: [DeadLetterQueue.Partition] = []
+            for partition in partitions {
+                var tally = self.deadLetterTallies[partition.partition]
+                if tally == nil || tally?.start != partition.start || tally?.purgedUpTo != partition.purgedUpTo {
+                    tally = PartitionTally(
+                        start: partition.start, purgedUpTo: partition.purgedUpTo, next: partition.purgedUpTo
+                    )
+                }
+                tallies[partition.partition] = tally
+                // Read from where the last round stopped: the queue reads from a partition's purge position.
+                var read = partition
+                read.committed = tally?.next
+                reads.append(read)
+            }
+            try await self.deadLetterQueue.scan(reads, includingPurged: false) { letter in
+                guard var tally = tallies[letter.record.partition] else { return }
+                tally.counts[.init(stage: letter.id.stage, kind: letter.kind, errorKind: letter.errorKind), default: 0] +=
+                    1
+                tally.total += 1
+                tally.next = letter.offset + 1
+                if keep > 0 {
+                    tally.latest.append(letter)
+                    if tally.latest.count >= 2 * keep {
+                        tally.latest = Array(tally.latest.sorted(by: DeadLetter.isOlder).suffix(keep))
+                    }
+                }
+                tallies[letter.record.partition] = tally
+            }
+            self.deadLetterTallies = tallies
+
             var summary = DeadLetterSummary()
             for stage in self.configuration.layout.stages { summary.byStage[stage.name] = 0 }
-            try await self.deadLetterQueue.scan(partitions, includingPurged: false) { letter in
-                listing.add(letter)
-                summary.counts[.init(stage: letter.id.stage, kind: letter.kind, errorKind: letter.errorKind), default: 0] +=
-                    1
-                summary.byStage[letter.id.stage, default: 0] += 1
-                summary.total += 1
+            var latest: [DeadLetter] = []
+            for partition in partitions {
+                guard let tally = tallies[partition.partition] else { continue }
+                summary.counts.merge(tally.counts, uniquingKeysWith: +)
+                summary.byStage[partition.stage, default: 0] += tally.total
+                summary.total += tally.total
+                summary.purged += partition.purgedUpTo - partition.start
+                latest += tally.latest
             }
-            summary.latest = listing.letters
-            summary.purged = listing.purged
+            summary.latest = Array(latest.sorted(by: DeadLetter.isOlder).suffix(keep))
             return .success(summary)
         } catch {
             return .failure(error)

@@ -133,6 +133,37 @@ struct DashboardHandlerTests {
                 #expect(html.contains(expected), "\(expected)")
             }
         }
+
+        // Letters that arrive later are counted at the next sample; a purge (the reader group's position moved by
+        // `marquee dlq purge`) hides the letters before it.
+        var envelope = Envelope.root()
+        envelope.error = "TMDB answered 404 for movie 903"
+        envelope.errorKind = .permanent
+        let late = KafkaProducerMessage(
+            topic: pipeline.prefix + "fetch.dlq", key: nil, value: Array(#"{"v":1,"kind":"tmdb.movie","id":903}"#.utf8),
+            headers: envelope.kafkaHeaders
+        )
+        _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in try await producer.send([late]) }
+        await dashboard.sample()
+        try await app.test(.router) { client in
+            let dlq = try await client.json("/api/dlq")
+            #expect(dlq["total"]?.int == 4)
+            #expect(dlq["by_stage"]?["fetch"]?.int == 3)
+            #expect(dlq["latest"]?.list?.first?["error"]?.text == "TMDB answered 404 for movie 903", "newest first")
+        }
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        try await admin.commitOffsets(
+            group: pipeline.readerGroup, [KafkaTopicPartition(topic: pipeline.prefix + "fetch.dlq", partition: 0): 2]
+        )
+        await dashboard.sample()
+        try await app.test(.router) { client in
+            let dlq = try await client.json("/api/dlq")
+            #expect(dlq["total"]?.int == 2, "\(dlq)")
+            #expect(dlq["by_stage"]?["fetch"]?.int == 1)
+            #expect(dlq["purged"]?.int == 2)
+            let overview = try await client.page("/")
+            #expect(overview.html.contains("data-test=\"dlq-fetch\">1<"))
+        }
         await dashboard.close()
         await pipeline.stop()
     }
@@ -156,6 +187,8 @@ struct DashboardPipeline {
     let worker: IndexWorker
     let posterKey: ImageKey
     let posterBytes: [UInt8]
+    /// The group whose committed offsets mark purged dead letters (`marquee dlq purge`), this pipeline's own.
+    let readerGroup: String
 
     var workerAddress: String { String(self.worker.base.dropFirst("http://".count)) }
 
@@ -167,7 +200,7 @@ struct DashboardPipeline {
             "MARQUEE_GROUP_RECORDS": self.groups["records"]!,
             "MARQUEE_WORKERS": "records=\(self.workerAddress),fetch=127.0.0.1:1",
             "MARQUEE_STORE": "sqlite:\(self.storePath)", "MARQUEE_IMAGE_STORE": "file://\(self.imageFolder)",
-            "MARQUEE_BROKERS": TestEnvironment.brokers,
+            "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_DLQ_READER_GROUP": self.readerGroup,
         ]
     }
 
@@ -180,6 +213,7 @@ struct DashboardPipeline {
             configuration.imageStore = "file://\(self.imageFolder)"
             configuration.sampleInterval = .seconds(1)
             configuration.requestTimeout = .seconds(5)
+            configuration.deadLetterReaderGroup = self.readerGroup
             return configuration
         }
     }
@@ -245,7 +279,7 @@ struct DashboardPipeline {
         let worker = try await IndexWorker.start(topics: records, group: groups["records"]!, store: location)
         return DashboardPipeline(
             prefix: prefix, groups: groups, storePath: storePath, imageFolder: imageFolder, worker: worker,
-            posterKey: posterKey, posterBytes: posterBytes
+            posterKey: posterKey, posterBytes: posterBytes, readerGroup: TestEnvironment.uniqueName("mqd-dlq-reader")
         )
     }
 
