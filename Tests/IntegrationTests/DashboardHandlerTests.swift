@@ -169,6 +169,23 @@ struct DashboardHandlerTests {
     }
 }
 
+/// `marquee dashboard` as a process: bad arguments are usage errors, named.
+@Suite(.serialized, .timeLimit(.minutes(1)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct DashboardCLITests {
+    @Test(arguments: [
+        (["--address", "localhost"], "--address localhost: expected host:port"),
+        (["--address", "127.0.0.1:70000"], "expected host:port"),
+        (["--samples", "0"], "--samples must be at least 1"),
+        (["--interval", "10ms"], "--interval must be at least 100ms"),
+        (["--store", "mysql://x"], "MARQUEE_STORE"),
+    ])
+    func badArgumentsAreUsageErrors(arguments: [String], message: String) async throws {
+        let run = try await runBuiltExecutable("marquee", ["dashboard"] + arguments, environment: ["MARQUEE_CONFIG": nil])
+        #expect(run.status == 64, "\(arguments): \(run.standardError)")
+        #expect(run.standardError.contains(message), "\(run.standardError)")
+    }
+}
+
 // MARK: - A pipeline with known contents
 
 /// Stage topics under a unique prefix with known messages, dead letters, a store and an image store with known
