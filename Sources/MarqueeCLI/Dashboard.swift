@@ -34,7 +34,10 @@ struct Dashboard: AsyncParsableCommand {
 
     @OptionGroup var pipeline: PipelineOptions
 
-    @Option(name: .long, help: ArgumentHelp("Where to listen: host:port (port 0: any free port).", valueName: "host:port"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Where to listen: host:port (port 0: any free port).", valueName: "host:port")
+    )
     var address = "127.0.0.1:8080"
 
     @Option(
@@ -97,14 +100,18 @@ struct Dashboard: AsyncParsableCommand {
         configuration.environment = environment
         configuration.sampleInterval = self.interval.duration
         configuration.statusSamples = self.samples
-        let seconds = max(0.1, Double(self.interval.duration.components.seconds)
-            + Double(self.interval.duration.components.attoseconds) / 1e18)
+        let seconds = max(
+            0.1,
+            Double(self.interval.duration.components.seconds)
+                + Double(self.interval.duration.components.attoseconds) / 1e18
+        )
         configuration.historyCapacity = self.history ?? max(2, Int((3600 / seconds).rounded(.up)))
         configuration.requestTimeout = .seconds(self.kafka.timeout)
         if let group = environment["MARQUEE_DLQ_READER_GROUP"], !group.isEmpty {
             configuration.deadLetterReaderGroup = group  // whose positions mark purged letters, as `marquee dlq`
         }
-        configuration.grafanaURL = self.grafanaURL ?? environment["MARQUEE_GRAFANA_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        configuration.grafanaURL =
+            self.grafanaURL ?? environment["MARQUEE_GRAFANA_URL"].flatMap { $0.isEmpty ? nil : $0 }
         let (host, port) = try self.hostAndPort()
         let dashboard: MarqueeDashboard.Dashboard
         do {

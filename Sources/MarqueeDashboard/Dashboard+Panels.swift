@@ -37,7 +37,8 @@ extension Dashboard {
         }
         guard let letter else {
             let body = DashboardTemplates.render(
-                "message", ["message": "No dead letter \(id): wrong id, or deleted by the topic's retention."]
+                "message",
+                ["message": "No dead letter \(id): wrong id, or deleted by the topic's retention."]
             )
             return self.page(title: "Dead letter \(id)", body: body, snapshot: snapshot, status: .notFound)
         }
@@ -85,7 +86,9 @@ extension Dashboard {
         ]
         if let grafana = self.configuration.grafanaURL, !grafana.isEmpty { context["grafanaURL"] = grafana }
         return Self.text(
-            DashboardTemplates.render("page", context), contentType: "text/html; charset=utf-8", status: status
+            DashboardTemplates.render("page", context),
+            contentType: "text/html; charset=utf-8",
+            status: status
         )
     }
 
@@ -99,12 +102,18 @@ extension Dashboard {
             let history = snapshot.history[stage.stage] ?? []
             let charts = [
                 LineChart(
-                    id: "chart-\(stage.stage)-messages", title: "\(stage.stage): lag in messages", unit: "messages",
-                    points: history.map { .init(time: $0.time, value: Double($0.lag)) }, now: now
+                    id: "chart-\(stage.stage)-messages",
+                    title: "\(stage.stage): lag in messages",
+                    unit: "messages",
+                    points: history.map { .init(time: $0.time, value: Double($0.lag)) },
+                    now: now
                 ),
                 LineChart(
-                    id: "chart-\(stage.stage)-seconds", title: "\(stage.stage): lag in seconds (oldest due message)",
-                    unit: "seconds", points: history.map { .init(time: $0.time, value: $0.lagSeconds ?? 0) }, now: now
+                    id: "chart-\(stage.stage)-seconds",
+                    title: "\(stage.stage): lag in seconds (oldest due message)",
+                    unit: "seconds",
+                    points: history.map { .init(time: $0.time, value: $0.lagSeconds ?? 0) },
+                    now: now
                 ),
             ]
             var tiers: [String: (tier: Int, overdue: Int64, notYetDue: Int64, unscanned: Int64)] = [:]
@@ -329,7 +338,9 @@ extension Dashboard {
                 "boxOfficeEntries": counts.boxOfficeEntries,
                 "books": counts.books,
                 "images": counts.images,
-                "all": counts.all.map { ["name": $0.name.replacingOccurrences(of: "_", with: " "), "count": $0.count] },
+                "all": counts.all.map {
+                    ["name": $0.name.replacingOccurrences(of: "_", with: " "), "count": $0.count]
+                },
                 "latest": contents.latest.map { item -> [String: Any] in
                     var entry: [String: Any] = [
                         "key": item.key,

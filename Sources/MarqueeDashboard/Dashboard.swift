@@ -44,7 +44,9 @@ public final class Dashboard: Sendable {
         self.configuration = configuration
         self.logger = logger
         let admin = try KafkaAdmin(
-            configuration: configuration.kafka, requestTimeout: configuration.requestTimeout, logger: logger
+            configuration: configuration.kafka,
+            requestTimeout: configuration.requestTimeout,
+            logger: logger
         )
         let reader = try KafkaReader(configuration: configuration.kafka, logger: logger)
         var http = HTTPFetcherConfiguration()
@@ -56,10 +58,16 @@ public final class Dashboard: Sendable {
         quiet.logLevel = .critical
         let fetcher = try HTTPFetcher(configuration: http, logger: quiet)
         self.monitor = DashboardMonitor(
-            configuration: configuration, admin: admin, reader: reader, fetcher: fetcher, logger: logger
+            configuration: configuration,
+            admin: admin,
+            reader: reader,
+            fetcher: fetcher,
+            logger: logger
         )
         var queue = DeadLetterQueue(
-            layout: configuration.layout, admin: admin, reader: reader,
+            layout: configuration.layout,
+            admin: admin,
+            reader: reader,
             readerGroup: configuration.deadLetterReaderGroup
         )
         queue.readTimeout = configuration.requestTimeout

@@ -128,7 +128,9 @@ actor DashboardMonitor {
         self.sampler = sampler
         self.window = LagWindow(capacity: max(1, configuration.statusSamples))
         var queue = DeadLetterQueue(
-            layout: configuration.layout, admin: admin, reader: reader,
+            layout: configuration.layout,
+            admin: admin,
+            reader: reader,
             readerGroup: configuration.deadLetterReaderGroup
         )
         queue.readTimeout = configuration.requestTimeout
@@ -247,7 +249,9 @@ actor DashboardMonitor {
                 var tally = self.deadLetterTallies[partition.partition]
                 if tally == nil || tally?.start != partition.start || tally?.purgedUpTo != partition.purgedUpTo {
                     tally = PartitionTally(
-                        start: partition.start, purgedUpTo: partition.purgedUpTo, next: partition.purgedUpTo
+                        start: partition.start,
+                        purgedUpTo: partition.purgedUpTo,
+                        next: partition.purgedUpTo
                     )
                 }
                 tallies[partition.partition] = tally
@@ -258,8 +262,12 @@ actor DashboardMonitor {
             }
             try await self.deadLetterQueue.scan(reads, includingPurged: false) { letter in
                 guard var tally = tallies[letter.record.partition] else { return }
-                tally.counts[.init(stage: letter.id.stage, kind: letter.kind, errorKind: letter.errorKind), default: 0] +=
-                    1
+                let key = DeadLetterSummary.Count(
+                    stage: letter.id.stage,
+                    kind: letter.kind,
+                    errorKind: letter.errorKind
+                )
+                tally.counts[key, default: 0] += 1
                 tally.total += 1
                 tally.next = letter.offset + 1
                 if keep > 0 {

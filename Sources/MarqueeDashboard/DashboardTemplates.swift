@@ -112,7 +112,8 @@ enum DashboardTemplates {
         <thead><tr><th scope="col">Tier</th><th scope="col">Overdue</th><th scope="col">Not yet due</th>
         <th scope="col">Unscanned</th></tr></thead>
         <tbody>
-        {{#tiers}}<tr><th scope="row"><abbr title="{{topic}}">tier {{tier}}</abbr></th><td data-test="{{stage}}-tier-{{tier}}-overdue">{{overdue}}</td>
+        {{#tiers}}<tr><th scope="row"><abbr title="{{topic}}">tier {{tier}}</abbr></th>
+        <td data-test="{{stage}}-tier-{{tier}}-overdue">{{overdue}}</td>
         <td data-test="{{stage}}-tier-{{tier}}-not-due">{{notYetDue}}</td><td>{{unscanned}}</td></tr>{{/tiers}}
         </tbody>
         </table>
@@ -204,7 +205,8 @@ enum DashboardTemplates {
         {{^latest}}<p>Nothing stored yet.</p>{{/latest}}
         <ul class="items">
         {{#latest}}<li class="item" data-key="{{key}}">
-        {{#thumbnail}}<img src="{{thumbnail}}" alt="{{role}} of {{title}}" width="92" loading="lazy"{{#color}} style="background:{{color}}"{{/color}}>{{/thumbnail}}
+        {{#thumbnail}}<img src="{{thumbnail}}" alt="{{role}} of {{title}}"
+        width="92" loading="lazy"{{#color}} style="background:{{color}}"{{/color}}>{{/thumbnail}}
         {{^thumbnail}}<span class="no-image" aria-hidden="true">{{initial}}</span>{{/thumbnail}}
         <span class="item-title">{{title}}</span>
         <span class="item-meta">{{kind}} · {{fetched}}</span>
@@ -288,7 +290,8 @@ enum DashboardTemplates {
         .hint, .note, figcaption, .item-meta { color: var(--muted); font-size: .9rem; }
         .error { color: var(--bad); font-weight: 600; }
         .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 380px), 1fr)); gap: 1rem; }
-        .card { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: 1rem; min-width: 0; }
+        .card { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: 1rem;
+          min-width: 0; }
         .reason { margin: .25rem 0 .5rem; }
         .figures { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; margin: .5rem 0; }
         .figures div { min-width: 6.5rem; }
@@ -365,7 +368,8 @@ enum DashboardTemplates {
                 var fresh = next.getElementById("content");
                 var current = document.getElementById("content");
                 if (!fresh || !current) return;
-                var open = Array.prototype.map.call(current.querySelectorAll("details[open][id]"), function (d) { return d.id; });
+                var open = Array.prototype.map.call(
+                  current.querySelectorAll("details[open][id]"), function (d) { return d.id; });
                 var focused = document.activeElement && document.activeElement.id;
                 current.replaceWith(fresh);
                 open.forEach(function (id) { var d = document.getElementById(id); if (d) d.open = true; });

@@ -71,12 +71,15 @@ struct LineChart: Sendable {
                 current = []
                 continue
             }
-            current.append((current.isEmpty ? "M" : "L") + Self.coordinate(x(point.time)) + "," + Self.coordinate(y(value)))
+            current.append(
+                (current.isEmpty ? "M" : "L") + Self.coordinate(x(point.time)) + "," + Self.coordinate(y(value))
+            )
         }
         if !current.isEmpty { paths.append(current.joined(separator: " ")) }
         let dots = self.points.suffix(1).compactMap { point in
             point.value.map {
-                "<circle class=\"chart-dot\" cx=\"\(Self.coordinate(x(point.time)))\" cy=\"\(Self.coordinate(y($0)))\" r=\"3\"/>"
+                let (cx, cy) = (Self.coordinate(x(point.time)), Self.coordinate(y($0)))
+                return "<circle class=\"chart-dot\" cx=\"\(cx)\" cy=\"\(cy)\" r=\"3\"/>"
             }
         }
 
@@ -90,7 +93,8 @@ struct LineChart: Sendable {
             data-points="\(self.points.count)">\
             <title id="\(titleID)">\(HTML.escape(self.title))</title>\
             <desc id="\(descriptionID)">\(HTML.escape(self.summary))</desc>\
-            <line class="chart-grid" x1="\(Int(Self.left))" y1="\(Int(Self.top))" x2="\(rightX)" y2="\(Int(Self.top))"/>\
+            <line class="chart-grid" x1="\(Int(Self.left))" y1="\(Int(Self.top))" x2="\(rightX)" \
+            y2="\(Int(Self.top))"/>\
             <line class="chart-grid" x1="\(Int(Self.left))" y1="\(bottomY)" x2="\(rightX)" y2="\(bottomY)"/>\
             <text class="chart-label" x="\(Int(Self.left) - 6)" y="\(Int(Self.top) + 4)" text-anchor="end">\
             \(Self.number(maximum))</text>\

@@ -59,7 +59,10 @@ extension Store {
         var items: [IngestedItem] = movieRows.compactMap { row in
             guard let id = row[0].int, let fetchedAt = row[1].int else { return nil }
             return IngestedItem(
-                kind: "movie", key: "tmdb:movie:\(id)", title: titles[id] ?? nil, fetchedAt: fetchedAt,
+                kind: "movie",
+                key: "tmdb:movie:\(id)",
+                title: titles[id] ?? nil,
+                fetchedAt: fetchedAt,
                 image: posters["tmdb:movie:\(id)"]?.first
             )
         }
@@ -70,7 +73,13 @@ extension Store {
         let covers = try await self.storedImages(owners: bookRows.compactMap { $0[0].text }, role: "cover")
         items += bookRows.compactMap { row in
             guard let key = row[0].text, let fetchedAt = row[2].int else { return nil }
-            return IngestedItem(kind: "book", key: key, title: row[1].text, fetchedAt: fetchedAt, image: covers[key]?.first)
+            return IngestedItem(
+                kind: "book",
+                key: key,
+                title: row[1].text,
+                fetchedAt: fetchedAt,
+                image: covers[key]?.first
+            )
         }
         return items.sorted { ($0.fetchedAt, $0.key) > ($1.fetchedAt, $1.key) }
     }

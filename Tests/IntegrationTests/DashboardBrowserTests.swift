@@ -4,10 +4,11 @@ import MarqueeTestSupport
 import Testing
 
 import class Foundation.FileManager
+import class Foundation.ProcessInfo
 import struct Foundation.URL
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real browser against a running pipeline: the built `marquee dashboard` serves the pipeline of
@@ -16,7 +17,9 @@ import Glibc
 ///
 /// `MARQUEE_DASHBOARD_SCREENSHOT=docs/dashboard.png` keeps the screenshot there (the README's picture).
 @Suite(
-    .serialized, .timeLimit(.minutes(3)), .enabled(if: TestEnvironment.isIntegrationEnabled),
+    .serialized,
+    .timeLimit(.minutes(3)),
+    .enabled(if: TestEnvironment.isIntegrationEnabled),
     .enabled(if: Chromium.path != nil, "chromium is not installed: scripts/setup.sh installs it (Debian `chromium`)")
 )
 struct DashboardBrowserTests {
@@ -52,7 +55,9 @@ struct DashboardBrowserTests {
         }
         #expect(isReady, "the dashboard saw the records worker ready")
 
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(TestEnvironment.uniqueName("mqd-chromium")).path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            TestEnvironment.uniqueName("mqd-chromium")
+        ).path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let browser = try #require(Chromium.path)
         let common = [
@@ -60,7 +65,10 @@ struct DashboardBrowserTests {
             "--virtual-time-budget=4000",
         ]
         // The DOM after the page's script ran (it marks <body data-ready>) and the charts were drawn.
-        let dump = try await runCommand(URL(fileURLWithPath: browser), common + ["--window-size=1280,1600", "--dump-dom", url])
+        let dump = try await runCommand(
+            URL(fileURLWithPath: browser),
+            common + ["--window-size=1280,1600", "--dump-dom", url]
+        )
         #expect(dump.status == 0, "\(dump.standardError.suffix(2000))")
         let dom = dump.standardOutput
         #expect(dom.contains("data-ready=\"true\""), "the page's script ran")
@@ -81,7 +89,8 @@ struct DashboardBrowserTests {
         let narrow = folder + "/dashboard-narrow.png"
         for (file, size) in [(screenshot, "1280,2300"), (narrow, "390,1400")] {
             let shot = try await runCommand(
-                URL(fileURLWithPath: browser), common + ["--window-size=\(size)", "--screenshot=\(file)", url]
+                URL(fileURLWithPath: browser),
+                common + ["--window-size=\(size)", "--screenshot=\(file)", url]
             )
             #expect(shot.status == 0, "\(shot.standardError.suffix(2000))")
             let png = try #require(FileManager.default.contents(atPath: file), "the screenshot was written")
@@ -112,5 +121,3 @@ enum Chromium {
         return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
 }
-
-import class Foundation.ProcessInfo

@@ -15,6 +15,7 @@ import Testing
 
 import struct Foundation.Date
 import class Foundation.FileManager
+import class Foundation.NSString
 
 /// Every page and JSON endpoint of the dashboard against the real broker, a real store and a real
 /// `marquee-index` worker, with known contents (``DashboardPipeline``).
@@ -88,7 +89,11 @@ struct DashboardHandlerTests {
             #expect(poison["payload_base64"]?.text != nil, "bytes that are not UTF-8")
             let page = try await client.page("/dlq/fetch/0/1")
             #expect(page.status == .ok)
-            #expect(page.html.contains("<dd class=\"error-text\" data-test=\"letter-error\">TMDB answered 404 for movie 902</dd>"))
+            #expect(
+                page.html.contains(
+                    "<dd class=\"error-text\" data-test=\"letter-error\">TMDB answered 404 for movie 902</dd>"
+                )
+            )
             #expect(page.html.contains("&quot;id&quot;: 902"), "the payload, indented JSON, escaped")
             #expect(page.html.contains("<th scope=\"row\">marquee-error-kind</th><td class=\"mono\">permanent</td>"))
             let poisonPage = try await client.page("/dlq/records/0/0")
@@ -140,7 +145,9 @@ struct DashboardHandlerTests {
         envelope.error = "TMDB answered 404 for movie 903"
         envelope.errorKind = .permanent
         let late = KafkaProducerMessage(
-            topic: pipeline.prefix + "fetch.dlq", key: nil, value: Array(#"{"v":1,"kind":"tmdb.movie","id":903}"#.utf8),
+            topic: pipeline.prefix + "fetch.dlq",
+            key: nil,
+            value: Array(#"{"v":1,"kind":"tmdb.movie","id":903}"#.utf8),
             headers: envelope.kafkaHeaders
         )
         _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in try await producer.send([late]) }
@@ -153,7 +160,8 @@ struct DashboardHandlerTests {
         }
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         try await admin.commitOffsets(
-            group: pipeline.readerGroup, [KafkaTopicPartition(topic: pipeline.prefix + "fetch.dlq", partition: 0): 2]
+            group: pipeline.readerGroup,
+            [KafkaTopicPartition(topic: pipeline.prefix + "fetch.dlq", partition: 0): 2]
         )
         await dashboard.sample()
         try await app.test(.router) { client in
@@ -180,7 +188,11 @@ struct DashboardCLITests {
         (["--store", "mysql://x"], "MARQUEE_STORE"),
     ])
     func badArgumentsAreUsageErrors(arguments: [String], message: String) async throws {
-        let run = try await runBuiltExecutable("marquee", ["dashboard"] + arguments, environment: ["MARQUEE_CONFIG": nil])
+        let run = try await runBuiltExecutable(
+            "marquee",
+            ["dashboard"] + arguments,
+            environment: ["MARQUEE_CONFIG": nil]
+        )
         #expect(run.status == 64, "\(arguments): \(run.standardError)")
         #expect(run.standardError.contains(message), "\(run.standardError)")
     }
@@ -224,7 +236,8 @@ struct DashboardPipeline {
     var configuration: DashboardConfiguration {
         get throws {
             var configuration = DashboardConfiguration(
-                layout: try PipelineLayout(settings: self.settings), kafka: TestEnvironment.kafka
+                layout: try PipelineLayout(settings: self.settings),
+                kafka: TestEnvironment.kafka
             )
             configuration.store = try StoreLocation(parsing: "sqlite:\(self.storePath)")
             configuration.imageStore = "file://\(self.imageFolder)"
@@ -237,7 +250,9 @@ struct DashboardPipeline {
 
     static func start() async throws -> DashboardPipeline {
         let prefix = TestEnvironment.uniqueName("mqd") + "."
-        let groups = Dictionary(uniqueKeysWithValues: ["fetch", "images", "records"].map { ($0, TestEnvironment.uniqueName("mqd-\($0)")) })
+        let groups = Dictionary(
+            uniqueKeysWithValues: ["fetch", "images", "records"].map { ($0, TestEnvironment.uniqueName("mqd-\($0)")) }
+        )
         let topics = ["fetch", "images", "records"].map { StageTopics(stage: $0, prefix: prefix, tiers: 1) }
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         _ = try await StageTopics.createAll(topics, partitions: 1, admin: admin)
@@ -250,7 +265,12 @@ struct DashboardPipeline {
             envelope.attempt = 2
             envelope.notBefore = notBefore
             messages.append(
-                KafkaProducerMessage(topic: fetch.retry(1), key: Array("r".utf8), value: Array("{}".utf8), headers: envelope.kafkaHeaders)
+                KafkaProducerMessage(
+                    topic: fetch.retry(1),
+                    key: Array("r".utf8),
+                    value: Array("{}".utf8),
+                    headers: envelope.kafkaHeaders
+                )
             )
         }
         for id in [901, 902] {
@@ -260,19 +280,31 @@ struct DashboardPipeline {
             envelope.origin = "\(fetch.main)/0/\(id - 901)"
             let job = #"{"v":1,"kind":"tmdb.movie","id":\#(id),"language":"ko-KR"}"#
             messages.append(
-                KafkaProducerMessage(topic: fetch.dlq, key: Array("tmdb:movie:\(id)".utf8), value: Array(job.utf8), headers: envelope.kafkaHeaders)
+                KafkaProducerMessage(
+                    topic: fetch.dlq,
+                    key: Array("tmdb:movie:\(id)".utf8),
+                    value: Array(job.utf8),
+                    headers: envelope.kafkaHeaders
+                )
             )
         }
         var poison = Envelope.root()
         poison.error = "the payload is not UTF-8"
         poison.errorKind = .poison
         messages.append(
-            KafkaProducerMessage(topic: records.dlq, key: nil, value: [0xFF, 0xFE, 0x00, 0x41, 0x42], headers: poison.kafkaHeaders)
+            KafkaProducerMessage(
+                topic: records.dlq,
+                key: nil,
+                value: [0xFF, 0xFE, 0x00, 0x41, 0x42],
+                headers: poison.kafkaHeaders
+            )
         )
-        _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in try await producer.send(messages) }
+        _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in try await producer.send(messages)
+        }
 
         // The store and the image store.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(TestEnvironment.uniqueName("mqd")).path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(TestEnvironment.uniqueName("mqd"))
+            .path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let storePath = folder + "/marquee.db"
         let imageFolder = folder + "/images"
@@ -281,22 +313,35 @@ struct DashboardPipeline {
         _ = try await store.migrate()
         let sha256 = String(repeating: "5e", count: 32)
         let posterKey = ImageKey.variant(sha256: sha256, width: 92, format: "webp")
-        var rows: [Record] = (1...3).map { (id: Int64) -> Record in movieRecord(id, fetchedAt: now - 90_000 + id * 1_000) }
+        var rows: [Record] = (1...3).map { (id: Int64) -> Record in
+            movieRecord(id, fetchedAt: now - 90_000 + id * 1_000)
+        }
         rows.append(bookRecord("OL1W", "Swift Programming", fetchedAt: now - 60_000))
         rows.append(bookRecord("OL2W", "Café Society", fetchedAt: now - 59_000))
         rows.append(posterRecord(owner: "tmdb:movie:1", sha256: sha256, key: posterKey, fetchedAt: now - 80_000))
         _ = try await store.write(rows)
         await store.close()
         let posterBytes = try SyntheticImage.render(
-            .init(width: 92, height: 138, pattern: .split(top: [200, 60, 40], bottom: [30, 40, 90]), encoding: .webp(quality: 80))
+            .init(
+                width: 92,
+                height: 138,
+                pattern: .split(top: [200, 60, 40], bottom: [30, 40, 90]),
+                encoding: .webp(quality: 80)
+            )
         )
         let images = try FileImageStore(root: imageFolder, logger: .marqueeTest)
         try await images.put(posterKey, posterBytes, contentType: "image/webp")
 
         let worker = try await IndexWorker.start(topics: records, group: groups["records"]!, store: location)
         return DashboardPipeline(
-            prefix: prefix, groups: groups, storePath: storePath, imageFolder: imageFolder, worker: worker,
-            posterKey: posterKey, posterBytes: posterBytes, readerGroup: TestEnvironment.uniqueName("mqd-dlq-reader")
+            prefix: prefix,
+            groups: groups,
+            storePath: storePath,
+            imageFolder: imageFolder,
+            worker: worker,
+            posterKey: posterKey,
+            posterBytes: posterBytes,
+            readerGroup: TestEnvironment.uniqueName("mqd-dlq-reader")
         )
     }
 
@@ -327,12 +372,12 @@ struct DashboardPipeline {
     }
 }
 
-import class Foundation.NSString
-
 /// An Open Library book from search.
 func bookRecord(_ work: String, _ title: String, fetchedAt: Int64) -> Record {
     Record(
-        kind: .book, key: "openlibrary:work:\(work)", fetchedAt: fetchedAt,
+        kind: .book,
+        key: "openlibrary:work:\(work)",
+        fetchedAt: fetchedAt,
         data: [
             "work_id": .string(work), "edition_id": .null, "title": .string(title), "authors": .array([]),
             "first_publish_year": .integer(2020), "isbn": .array([]), "cover_id": .null, "subjects": .array([]),
@@ -344,12 +389,16 @@ func bookRecord(_ work: String, _ title: String, fetchedAt: Int64) -> Record {
 /// The `image` record of a poster with one 92 px WebP variant.
 func posterRecord(owner: String, sha256: String, key: ImageKey, fetchedAt: Int64) -> Record {
     Record(
-        kind: .image, key: "\(owner):poster", fetchedAt: fetchedAt,
+        kind: .image,
+        key: "\(owner):poster",
+        fetchedAt: fetchedAt,
         data: [
             "owner": .string(owner), "role": .string("poster"), "sha256": .string(sha256),
             "source_url": .string("https://image.tmdb.org/t/p/w500/poster.jpg"),
             "downloaded_url": .string("https://image.tmdb.org/t/p/w500/poster.jpg"), "rendition": .string("w500"),
-            "original": .object(["format": .string("jpeg"), "width": .integer(500), "height": .integer(750), "bytes": .integer(80_000)]),
+            "original": .object([
+                "format": .string("jpeg"), "width": .integer(500), "height": .integer(750), "bytes": .integer(80_000),
+            ]),
             "variants": .array([
                 .object([
                     "width": .integer(92), "height": .integer(138), "format": .string("webp"), "bytes": .integer(1_000),

@@ -32,10 +32,12 @@ import Testing
             #expect(page.headers[.contentType] == "text/html; charset=utf-8")
             let html = String(buffer: page.body)
             #expect(html.hasPrefix("<!doctype html>\n<html lang=\"en\">"))
-            for landmark in ["<main id=\"content\"", "<nav aria-label=\"Sections\">", "class=\"skip\" href=\"#content\"",
+            for landmark in [
+                "<main id=\"content\"", "<nav aria-label=\"Sections\">", "class=\"skip\" href=\"#content\"",
                 "<section id=\"lag\"", "<section id=\"workers\"", "<section id=\"dlq\"", "<section id=\"store\"",
-                "name=\"viewport\"", "name=\"color-scheme\" content=\"light dark\"", "id=\"refresh-toggle\" aria-pressed=\"false\""]
-            {
+                "name=\"viewport\"", "name=\"color-scheme\" content=\"light dark\"",
+                "id=\"refresh-toggle\" aria-pressed=\"false\"",
+            ] {
                 #expect(html.contains(landmark), "\(landmark)")
             }
             #expect(html.contains("First sample pending"))

@@ -15,7 +15,10 @@ import Testing
         #expect(svg.contains("<title id=\"c-title\">fetch: lag in messages</title>"))
         #expect(svg.components(separatedBy: "<path class=\"chart-line\"").count == 2, "one line")
         #expect(svg.contains("data-points=\"7\""))
-        #expect(chart.summary == "fetch: lag in messages over the last 1m00s, 7 samples: lowest 0, highest 60, latest 60 messages.")
+        #expect(
+            chart.summary
+                == "fetch: lag in messages over the last 1m00s, 7 samples: lowest 0, highest 60, latest 60 messages."
+        )
         // The value axis tops at the highest value; the latest point is on the right edge.
         #expect(svg.contains(">60</text>"))
         #expect(svg.contains(">−5 min</text>"), "a young history spans 5 minutes, not the hour")
@@ -36,8 +39,11 @@ import Testing
 
     @Test func escapesTitlesAndSpreadsTableRowsKeepingTheLatest() {
         let chart = LineChart(
-            id: "x", title: "<script>&", unit: "messages",
-            points: (0..<100).map { .init(time: self.now - Int64(99 - $0) * 1000, value: Double($0)) }, now: self.now
+            id: "x",
+            title: "<script>&",
+            unit: "messages",
+            points: (0..<100).map { .init(time: self.now - Int64(99 - $0) * 1000, value: Double($0)) },
+            now: self.now
         )
         #expect(chart.svg.contains("<title id=\"x-title\">&lt;script&gt;&amp;</title>"))
         let rows = chart.tableRows(count: 12)

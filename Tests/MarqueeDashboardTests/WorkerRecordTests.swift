@@ -18,8 +18,11 @@ import Testing
             )
         }
         return WorkerStatus(
-            stage: "fetch", address: "127.0.0.1:9101", state: state,
-            reason: state == .unreachable ? "connection refused" : nil, figures: figures
+            stage: "fetch",
+            address: "127.0.0.1:9101",
+            state: state,
+            reason: state == .unreachable ? "connection refused" : nil,
+            figures: figures
         )
     }
 
