@@ -341,7 +341,8 @@ enum DashboardTemplates {
         """
 
     /// Refreshes the page's content every `data-refresh` seconds without reloading: fetches the same page, swaps
-    /// `<main>`, keeps the open `<details>` open and the focused element focused. A button pauses it (WCAG 2.2.2).
+    /// `<main>` and keeps the open `<details>` open. It waits while the keyboard focus is inside `<main>` or text is
+    /// selected, so nobody loses their place. A button pauses it (WCAG 2.2.2).
     static let script = """
         (function () {
           "use strict";
@@ -359,6 +360,15 @@ enum DashboardTemplates {
           }
           function refresh() {
             if (paused || busy || document.hidden) return;
+            // Never pull the page from under a keyboard user or a selection: wait until focus leaves <main>.
+            var main = document.getElementById("content");
+            var active = document.activeElement;
+            var selecting = window.getSelection && String(window.getSelection()).length > 0;
+            if ((main && active && active !== main && main.contains(active)) || selecting) {
+              var note = document.getElementById("updated");
+              if (note && note.textContent.indexOf("waits") < 0) note.textContent += " (refresh waits while you read)";
+              return;
+            }
             busy = true;
             fetch(location.pathname + location.search, { cache: "no-store", headers: { "Accept": "text/html" } })
               .then(function (response) { return response.ok ? response.text() : null; })
@@ -370,10 +380,8 @@ enum DashboardTemplates {
                 if (!fresh || !current) return;
                 var open = Array.prototype.map.call(
                   current.querySelectorAll("details[open][id]"), function (d) { return d.id; });
-                var focused = document.activeElement && document.activeElement.id;
                 current.replaceWith(fresh);
                 open.forEach(function (id) { var d = document.getElementById(id); if (d) d.open = true; });
-                if (focused) { var f = document.getElementById(focused); if (f) f.focus({ preventScroll: true }); }
                 var updated = next.getElementById("updated");
                 var mine = document.getElementById("updated");
                 if (updated && mine) mine.textContent = updated.textContent;

@@ -19,6 +19,7 @@ public struct IngestedItem: Codable, Hashable, Sendable {
         case image
     }
 
+    /// An item as ``Store/latestItems(limit:language:)`` returns it.
     public init(kind: String, key: String, title: String?, fetchedAt: Int64, image: StoredImage?) {
         self.kind = kind
         self.key = key

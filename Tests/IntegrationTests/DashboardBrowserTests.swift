@@ -72,6 +72,7 @@ struct DashboardBrowserTests {
         #expect(dump.status == 0, "\(dump.standardError.suffix(2000))")
         let dom = dump.standardOutput
         #expect(dom.contains("data-ready=\"true\""), "the page's script ran")
+        #expect(dom.contains("data-refreshed=\""), "the script refreshed the content (every 2 s) within the budget")
         #expect(dom.components(separatedBy: "<svg class=\"chart\"").count - 1 == 6, "two charts per stage")
         #expect(dom.contains("<path class=\"chart-line\""))
         for expected in [
