@@ -6,7 +6,7 @@ ROOT := $(abspath .)
 export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: run test setup build up down status completions fault-run bench-kafka bench-stage bench-fetch bench-images bench-index clean
+.PHONY: run test setup build up down status completions fault-run bench-kafka bench-stage bench-fetch bench-images bench-index bench-e2e clean
 
 ## make run: set up, build, start the local stack, run every worker on a demo crawl (the upstream emulator unless
 ## API keys are set), show progress until it drained, and print a summary. PAGES, FETCH_WORKERS, IMAGE_WORKERS,
@@ -57,6 +57,11 @@ bench-index: setup
 ## accounted for (FAULT_SHORT=1 for the short form CI runs; FAULT_PAGES, CHAOS_SECONDS: scripts/fault-run.sh).
 fault-run: setup build up
 	scripts/fault-run.sh
+
+## make bench-e2e: a 10,000-movie crawl end to end (release builds, PostgreSQL), with one and two image workers,
+## against the imaging path alone on the same posters; e2e_ratio (BENCH_MOVIES for a smaller crawl).
+bench-e2e: setup up
+	scripts/bench-e2e.sh
 
 ## make completions: bash, zsh and fish completion scripts for every executable, into var/completions/.
 completions: build

@@ -165,7 +165,7 @@ echo "  jobs             $jobs with an outcome ($fetch_jobs fetch), $done_jobs d
 echo "  roots            $root_count enqueued, $roots_seen with an outcome"
 echo "  spawned          $spawned by done jobs; $missing of them without a final outcome"
 echo "  restarts         $(cat "$logs/restarts" 2>/dev/null || echo 0) kill -9s; $(grep -c 'UNEXPECTED EXIT' "$logs/chaos.log" || true) unexpected exits"
-echo "  outages          $(grep -E 'broker|PostgreSQL' "$logs/chaos.log" | sed 's/^/                   /' | sed '1s/^ *//')"
+echo "  outages          $(grep -E '^[0-9]+s (broker|PostgreSQL)' "$logs/chaos.log" | paste -sd ',' | sed 's/,/, /g')"
 echo "  retries per tier $("$bin/marquee" topics list --pipeline-only --json | python3 -c 'import json,sys; print(", ".join("%s %d" % (t["name"].split(".",1)[1], t["end"]) for t in json.load(sys.stdin) if ".retry." in t["name"] and t["end"]))')"
 echo "  lag at the end   $lag"
 echo "  duplicate rows   $duplicates (movies, reviews, job outcomes by their keys)"

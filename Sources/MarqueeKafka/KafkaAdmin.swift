@@ -162,46 +162,16 @@ public final class KafkaAdmin: Sendable {
     ) async throws(KafkaError) -> [KafkaTopicPartition: Int64?] {
         let client = self.client
         let timeout = self.timeout
-        return try await Self.blocking { () throws(KafkaError) in
-            var requested: [(KafkaTopicPartition, Int64?)] = []
+        let partitions = try await Self.blocking { () throws(KafkaError) -> [KafkaTopicPartition] in
+            var partitions: [KafkaTopicPartition] = []
             for topic in topics {
-                requested += try client.existingPartitions(of: topic, timeout: timeout).map {
-                    (KafkaTopicPartition(topic: topic, partition: $0), nil)
+                partitions += try client.existingPartitions(of: topic, timeout: timeout).map {
+                    KafkaTopicPartition(topic: topic, partition: $0)
                 }
             }
-            let list = RDKafkaTopicPartitionList(requested)
-            var request: OpaquePointer? = rd_kafka_ListConsumerGroupOffsets_new(group, list.pointer)
-            defer { rd_kafka_ListConsumerGroupOffsets_destroy(request) }
-            let event = try client.adminRequest(
-                timeout: timeout,
-                expecting: RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT
-            ) { options, queue in
-                rd_kafka_ListConsumerGroupOffsets(client.handle, &request, 1, options, queue)
-            }
-            defer { rd_kafka_event_destroy(event) }
-            var count = 0
-            let groups = rd_kafka_ListConsumerGroupOffsets_result_groups(
-                rd_kafka_event_ListConsumerGroupOffsets_result(event),
-                &count
-            )
-            guard count == 1, let result = groups?[0] else {
-                throw KafkaError(code: .admin, reason: "no answer for group '\(group)'")
-            }
-            if let error = rd_kafka_group_result_error(result) {
-                throw KafkaError(
-                    code: .admin,
-                    reason: "could not read offsets of group '\(group)': \(String(cString: rd_kafka_error_string(error)))",
-                    rdKafkaCode: RDKafkaCode(rd_kafka_error_code(error))
-                )
-            }
-            var offsets: [KafkaTopicPartition: Int64?] = [:]
-            if let partitions = rd_kafka_group_result_partitions(result) {
-                for entry in RDKafkaTopicPartitionList.entries(UnsafeMutablePointer(mutating: partitions)) {
-                    offsets[entry.partition] = entry.offset >= 0 ? entry.offset : nil
-                }
-            }
-            return offsets
+            return partitions
         }
+        return try await self.committedOffsets(group: group, partitions: partitions)
     }
 
     /// Lag of a consumer group per partition of the given topics: end offset minus committed offset (minus the
