@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // The dashboard's server-rendered pages (`marquee dashboard`).
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         // librdkafka ≥ 2.1, linked statically from the project-local build (scripts/setup.sh).
@@ -288,10 +290,30 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `marquee dashboard`: the web page of lag, workers, dead letters and the store (Hummingbird, Mustache).
+        .target(
+            name: "MarqueeDashboard",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeHTTP",
+                "MarqueeImageStore",
+                "MarqueeKafka",
+                "MarqueeOperations",
+                "MarqueeStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "MarqueeCLI",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeDashboard",
                 "MarqueeHTTP",
                 "MarqueeKafka",
                 "MarqueeOperations",
@@ -480,6 +502,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "MarqueeDashboardTests",
+            dependencies: [
+                "MarqueeCore", "MarqueeDashboard", "MarqueeKafka", "MarqueeOperations", "MarqueeStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "MarqueeObservabilityTests",
             dependencies: ["MarqueeObservability"],
             swiftSettings: swiftSettings
@@ -497,10 +530,13 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
+                "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeDashboard", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
                 "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeObservability", "MarqueeOperations",
                 "MarqueePipeline",
                 "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

@@ -24,6 +24,7 @@ debs=(
     libssl-dev libsasl2-dev libzstd-dev liblz4-dev zlib1g-dev
     libcurl4-openssl-dev libvips-dev libsqlite3-dev
     postgresql postgresql-contrib
+    chromium  # the dashboard's browser test (headless)
 )
 missing=()
 for p in "${debs[@]}"; do

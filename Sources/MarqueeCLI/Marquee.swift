@@ -22,6 +22,9 @@ struct Marquee: AsyncParsableCommand {
             Shell completion: marquee --generate-completion-script bash > /etc/bash_completion.d/marquee (also zsh, \
             fish); `make completions` writes them for every executable into var/completions/.
             """,
-        subcommands: [Enqueue.self, Topics.self, Lag.self, DLQ.self, Status.self, Drain.self, Query.self, RoundTrip.self]
+        subcommands: [
+            Enqueue.self, Topics.self, Lag.self, DLQ.self, Status.self, Drain.self, Dashboard.self, Query.self,
+            RoundTrip.self,
+        ]
     )
 }

@@ -959,7 +959,7 @@ extension Store {
 
     // MARK: - Parts
 
-    private func query(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
+    func query(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
         try await self.engine.read(self.engine.dialect.placeholders(sql), binds)
     }
 
@@ -1043,7 +1043,7 @@ extension Store {
     }
 
     /// The display title of each movie (``MovieSummary/title``).
-    private func displayTitles(of ids: [Int64], language: String?) async throws -> [Int64: String?] {
+    func displayTitles(of ids: [Int64], language: String?) async throws -> [Int64: String?] {
         guard !ids.isEmpty else { return [:] }
         let translations = try await self.translatedTitles(of: ids)
         var originals: [Int64: String] = [:]
@@ -1083,7 +1083,7 @@ extension Store {
     }
 
     /// The images of each owner (optionally of one role), with their variants.
-    private func storedImages(owners: [String], role: String? = nil) async throws -> [String: [StoredImage]] {
+    func storedImages(owners: [String], role: String? = nil) async throws -> [String: [StoredImage]] {
         guard !owners.isEmpty else { return [:] }
         var binds: [SQLValue] = owners.map { .text($0) }
         var roleCondition = ""

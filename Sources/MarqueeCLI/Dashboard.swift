@@ -1,0 +1,158 @@
+import ArgumentParser
+import MarqueeDashboard
+import MarqueeKafka
+import MarqueeStore
+
+import class Foundation.ProcessInfo
+
+/// `marquee dashboard`: the web page of lag, workers, dead letters and the store.
+struct Dashboard: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dashboard",
+        abstract: "Serve a web page of the pipeline: lag, workers, dead letters and the store.",
+        discussion: """
+            One page that refreshes itself: per stage (fetch, images, records) the consumer lag in messages and in \
+            seconds over the last hour as charts, the consume rate, the time to drain and the group's status (the \
+            rules of `marquee lag`), retry tiers due vs. not yet due; each worker of MARQUEE_WORKERS (ready or not \
+            and why, jobs in flight, restarts seen); dead letters by stage, kind and error kind, the latest with \
+            their errors and a page each (headers and payload); what the store holds and the latest items with \
+            their thumbnails. Read-only: replay and purge stay in `marquee dlq`.
+
+            The history behind the charts is sampled by the dashboard itself (every --interval, an hour kept in \
+            memory), so it needs no Prometheus. JSON for scripts: /api/lag, /api/workers, /api/dlq, \
+            /api/dlq/<stage>/<partition>/<offset>, /api/store.
+
+            Examples:
+              marquee dashboard                                 # http://127.0.0.1:8080/
+              marquee dashboard --address 0.0.0.0:8080 --interval 5s
+              MARQUEE_GRAFANA_URL=http://grafana:3000/d/marquee-pipeline marquee dashboard
+              marquee dashboard --store postgres://marquee@127.0.0.1:15432/marquee --image-store file://./var/images
+            """
+    )
+
+    @OptionGroup var kafka: KafkaOptions
+
+    @OptionGroup var pipeline: PipelineOptions
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Where to listen: host:port (port 0: any free port).", valueName: "host:port")
+    )
+    var address = "127.0.0.1:8080"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: sqlite:PATH or postgres://user:password@host:port/database.",
+            discussion: "Default: $MARQUEE_STORE, else sqlite:./var/marquee.db.",
+            valueName: "location"
+        )
+    )
+    var store: String?
+
+    @Option(
+        name: .customLong("image-store"),
+        help: ArgumentHelp(
+            "The image store the thumbnails come from: file://PATH or s3://bucket/prefix?endpoint=…&region=….",
+            discussion: "Default: $MARQUEE_IMAGE_STORE, else file://./var/images.",
+            valueName: "location"
+        )
+    )
+    var imageStore: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Time between samples of lag, workers and dead letters: 5s, 10s, 1m (a bare number is seconds).",
+            valueName: "duration"
+        )
+    )
+    var interval = IntervalArgument(duration: .seconds(10))
+
+    @Option(name: .long, help: "Samples a group's status is judged over (as marquee lag --samples).")
+    var samples = 6
+
+    @Option(name: .long, help: "Samples kept for the charts (default: an hour at the interval).")
+    var history: Int?
+
+    @Option(
+        name: .customLong("grafana-url"),
+        help: ArgumentHelp("A Grafana dashboard to link to.", discussion: "Default: $MARQUEE_GRAFANA_URL, if set.")
+    )
+    var grafanaURL: String?
+
+    func validate() throws {
+        _ = try self.hostAndPort()
+        guard self.samples >= 1 else { throw ValidationError("--samples must be at least 1") }
+        if let history = self.history, history < 2 { throw ValidationError("--history must be at least 2") }
+        guard self.interval.duration >= .milliseconds(100) else {
+            throw ValidationError("--interval must be at least 100ms")
+        }
+        _ = try self.pipeline.layout()
+        _ = try self.storeLocation()
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        var configuration = DashboardConfiguration(layout: try self.pipeline.layout(), kafka: self.kafka.configuration)
+        configuration.store = try self.storeLocation()
+        configuration.imageStore = self.imageStore ?? environment["MARQUEE_IMAGE_STORE"] ?? "file://./var/images"
+        configuration.environment = environment
+        configuration.sampleInterval = self.interval.duration
+        configuration.statusSamples = self.samples
+        let seconds = max(
+            0.1,
+            Double(self.interval.duration.components.seconds)
+                + Double(self.interval.duration.components.attoseconds) / 1e18
+        )
+        configuration.historyCapacity = self.history ?? max(2, Int((3600 / seconds).rounded(.up)))
+        configuration.requestTimeout = .seconds(self.kafka.timeout)
+        if let group = environment["MARQUEE_DLQ_READER_GROUP"], !group.isEmpty {
+            configuration.deadLetterReaderGroup = group  // whose positions mark purged letters, as `marquee dlq`
+        }
+        configuration.grafanaURL =
+            self.grafanaURL ?? environment["MARQUEE_GRAFANA_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        let (host, port) = try self.hostAndPort()
+        let dashboard: MarqueeDashboard.Dashboard
+        do {
+            dashboard = try MarqueeDashboard.Dashboard(configuration: configuration, logger: self.kafka.logger)
+        } catch {
+            throw Self.fail("\(error)", code: .validationFailure)
+        }
+        do {
+            try await dashboard.serve(host: host, port: port) { port in
+                var standardError = StandardError()
+                print("marquee dashboard: serving http://\(host):\(port)/ (Ctrl-C to stop)", to: &standardError)
+            }
+        } catch {
+            await dashboard.close()
+            throw Self.fail("cannot serve on \(self.address): \(error)", code: ExitCode(69))
+        }
+        await dashboard.close()
+    }
+
+    func hostAndPort() throws -> (String, Int) {
+        guard let colon = self.address.lastIndex(of: ":"),
+            let port = Int(self.address[self.address.index(after: colon)...]), (0...65535).contains(port),
+            colon > self.address.startIndex
+        else { throw ValidationError("--address \(self.address): expected host:port, e.g. 127.0.0.1:8080") }
+        var host = String(self.address[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host, port)
+    }
+
+    func storeLocation() throws -> StoreLocation {
+        let text = self.store ?? ProcessInfo.processInfo.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
+        do {
+            return try StoreLocation(parsing: text)
+        } catch {
+            throw ValidationError("\(error.message) (--store or MARQUEE_STORE)")
+        }
+    }
+
+    static func fail(_ message: String, code: ExitCode) -> ExitCode {
+        var standardError = StandardError()
+        print("marquee: \(message)", to: &standardError)
+        return code
+    }
+}
