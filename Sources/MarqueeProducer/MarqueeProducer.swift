@@ -29,11 +29,11 @@ struct MarqueeProducer: AsyncParsableCommand {
             topic, its jobs are sent to <prefix>fetch with ids derived from (schedule, window, job index), then \
             it is confirmed, so a window is enqueued once across restarts and replicas (docs/producer.md says \
             exactly what is guaranteed). An invalid schedule file stops the start with the line and field at \
-            fault (exit 78), before anything is sent.
+            fault (exit 78), before anything is sent; a missing fetch topic or no broker exits 69.
 
             Examples:
-              marquee-producer --check deploy/schedule.example.yaml          # validate, show the next windows
-              marquee-producer --check deploy/schedule.example.yaml --jobs   # and the next window's jobs as JSON lines
+              marquee-producer --check deploy/schedule.example.yaml
+              marquee-producer --check deploy/schedule.example.yaml --jobs --windows 5
               marquee-producer --schedule deploy/schedule.example.yaml
               MARQUEE_SCHEDULE=/etc/marquee/schedule.yaml MARQUEE_BROKERS=kafka:9092 marquee-producer
             """
@@ -136,6 +136,13 @@ struct MarqueeProducer: AsyncParsableCommand {
         let configuration = settings
         let metrics = ProducerMetrics()
         let producer = WindowProducer(schedules: file.schedules, configuration: configuration, metrics: metrics, logger: logger)
+        do {
+            try await producer.prepare()
+        } catch {
+            var standardError = StandardError()
+            print("marquee-producer: \(error)", to: &standardError)
+            throw ExitCode(69)  // EX_UNAVAILABLE
+        }
         let (host, port) = try self.parsedMetricsAddress()
         let server = ObservabilityServer(
             host: host,

@@ -108,6 +108,8 @@ public final class WindowProducer: Service, Sendable {
         var cancelledWaiters: Set<Int> = []
         var nextWaiter = 0
         var term: Task<Void, Never>?
+        /// The leader's sleep until its next window, cut short by shutdown.
+        var sleeper: Task<Void, any Error>?
         var failure: (any Error)?
     }
 
@@ -135,9 +137,17 @@ public final class WindowProducer: Service, Sendable {
     /// Leadership and readiness now.
     public var status: ProducerStatus { self.state.withLock { $0.status } }
 
-    public func run() async throws {
+    /// Checks that the fetch topic exists and creates the state topic (one partition, compacted) if it does not.
+    /// ``run()`` does it too; calling it first lets a process report a missing topic before it starts serving.
+    ///
+    /// - Throws: A ``ProducerError`` when a topic is missing or wrong, a ``KafkaError`` when no broker answers.
+    public func prepare() async throws {
         let admin = try KafkaAdmin(configuration: self.configuration.kafka, logger: self.logger)
         try await self.prepareTopics(admin)
+    }
+
+    public func run() async throws {
+        try await self.prepare()
 
         var producerConfiguration = KafkaProducerConfiguration(kafka: self.configuration.kafka)
         producerConfiguration.deliveryTimeout = min(.seconds(30), self.configuration.claimTimeout / 2)
@@ -173,9 +183,13 @@ public final class WindowProducer: Service, Sendable {
         if let failure = self.state.withLock({ $0.failure }) { throw failure }
     }
 
-    /// Creates the state topic (one partition, compacted) and checks the fetch topic exists.
+    /// Checks the fetch topic exists and creates the state topic (one partition, compacted).
     private func prepareTopics(_ admin: KafkaAdmin) async throws {
         let stateTopic = self.configuration.stateTopic
+        let fetchTopic = self.configuration.fetchTopic
+        guard try await admin.listTopics().contains(where: { $0.name == fetchTopic && $0.error == nil && !$0.partitions.isEmpty }) else {
+            throw ProducerError("the topic \(fetchTopic) does not exist: create the stages' topics first (marquee topics create-stages)")
+        }
         do {
             // Compacted: each schedule's latest record stays for ever. Claims stay uncompacted for an hour, far
             // longer than any claim takes to be read back.
@@ -186,21 +200,16 @@ public final class WindowProducer: Service, Sendable {
             self.logger.warning("the broker refused the state topic's settings; creating it without them: \(error)")
             try await admin.createTopics([.init(name: stateTopic, partitions: 1)])
         }
-        let topics = try await admin.listTopics()
-        guard let state = topics.first(where: { $0.name == stateTopic }), state.partitions.count == 1 else {
+        guard let state = try await admin.listTopics().first(where: { $0.name == stateTopic }), state.partitions.count == 1 else {
             throw ProducerError("the state topic \(stateTopic) must have exactly one partition (its order decides which claim wins)")
-        }
-        guard topics.contains(where: { $0.name == self.configuration.fetchTopic && $0.error == nil && !$0.partitions.isEmpty }) else {
-            throw ProducerError(
-                "the topic \(self.configuration.fetchTopic) does not exist: create the stages' topics first (marquee topics create-stages)"
-            )
         }
     }
 
     /// Ends leadership after the window in progress and leaves the group.
     private func stop(_ consumer: KafkaConsumer) {
         self.stopping.fire()
-        let term = self.state.withLock { $0.term }
+        let (term, sleeper) = self.state.withLock { ($0.term, $0.sleeper) }
+        sleeper?.cancel()
         Task {
             await term?.value
             await consumer.close()
@@ -351,16 +360,25 @@ public final class WindowProducer: Service, Sendable {
         }
     }
 
-    /// Sleeps until `instant`, or until shutdown begins.
+    /// Sleeps until `instant`, or until shutdown begins (``stop(_:)`` cancels the sleep).
+    ///
+    /// - Throws: `CancellationError` when the leader's term ends meanwhile.
     private func sleep(until instant: Int64) async throws {
         let clock = self.clock
-        let stopping = self.stopping
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await clock.sleep(until: instant) }
-            group.addTask { await stopping.wait() }
-            try await group.next()
-            group.cancelAll()
+        let sleeper = Task { try await clock.sleep(until: instant) }
+        // Registered under the lock, then checked: a shutdown that began before it cancels it here.
+        let isStopping = self.state.withLock { state in
+            state.sleeper = sleeper
+            return self.stopping.isFired
         }
+        if isStopping { sleeper.cancel() }
+        await withTaskCancellationHandler {
+            _ = try? await sleeper.value
+        } onCancel: {
+            sleeper.cancel()
+        }
+        self.state.withLock { $0.sleeper = nil }
+        try Task.checkCancellation()
     }
 
     /// Claims a window; when the claim wins, sends its jobs (unless it skips the window) and confirms.
