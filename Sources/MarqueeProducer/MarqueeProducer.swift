@@ -98,6 +98,10 @@ struct MarqueeProducer: AsyncParsableCommand {
     )
     var kafkaProperties: [String] = (Self.environment["MARQUEE_KAFKA_PROPERTIES"] ?? "").split(separator: ",").map(String.init)
 
+    /// Test fault (`claimed:N` or `sent:N`: kill the process at that point of its Nth winning claim): hidden.
+    @Option(help: .hidden)
+    var crashAt: String = Self.environment["MARQUEE_PRODUCER_CRASH_AT"] ?? ""
+
     func validate() throws {
         if self.check == nil, self.schedule.isEmpty {
             throw ValidationError("name the schedule file: --schedule FILE (or MARQUEE_SCHEDULE), or --check FILE")
@@ -114,6 +118,20 @@ struct MarqueeProducer: AsyncParsableCommand {
         }
         _ = try self.parsedMetricsAddress()
         _ = try self.parsedKafkaProperties()
+        _ = try self.parsedCrashPoint()
+    }
+
+    func parsedCrashPoint() throws -> WindowProducerConfiguration.CrashPoint? {
+        guard !self.crashAt.isEmpty else { return nil }
+        let parts = self.crashAt.split(separator: ":")
+        guard parts.count == 2, let count = Int(parts[1]), count >= 1 else {
+            throw ValidationError("--crash-at: expected claimed:N or sent:N")
+        }
+        switch parts[0] {
+        case "claimed": return .claimed(count)
+        case "sent": return .sent(count)
+        default: throw ValidationError("--crash-at: expected claimed:N or sent:N")
+        }
     }
 
     func run() async throws {
@@ -133,6 +151,7 @@ struct MarqueeProducer: AsyncParsableCommand {
         settings.groupID = self.group.isEmpty ? nil : self.group
         settings.sessionTimeout = DurationText.parse(self.sessionTimeout)!
         settings.claimTimeout = DurationText.parse(self.claimTimeout)!
+        settings.crashPoint = try self.parsedCrashPoint()
         let configuration = settings
         let metrics = ProducerMetrics()
         let producer = WindowProducer(schedules: file.schedules, configuration: configuration, metrics: metrics, logger: logger)

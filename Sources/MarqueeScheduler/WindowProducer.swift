@@ -5,6 +5,10 @@ import MarqueePipeline
 public import ServiceLifecycle
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Settings of a ``WindowProducer``.
 public struct WindowProducerConfiguration: Sendable {
     /// The shared client settings.
@@ -31,6 +35,17 @@ public struct WindowProducerConfiguration: Sendable {
     ///
     /// Default: 60 seconds.
     public var claimTimeout: Duration = .seconds(60)
+
+    /// Where a test makes the process kill itself, as `kill -9` would.
+    public enum CrashPoint: Hashable, Sendable {
+        /// After its `n`th winning claim, before sending the window's jobs.
+        case claimed(Int)
+        /// After the jobs of its `n`th winning claim were acknowledged, before the window is confirmed.
+        case sent(Int)
+    }
+
+    /// Test fault: the process kills itself (SIGKILL) at this point, to test takeovers. Default: `nil`.
+    public var crashPoint: CrashPoint? = nil
 
     public init(kafka: KafkaConfiguration, owner: String) {
         self.kafka = kafka
@@ -107,6 +122,8 @@ public final class WindowProducer: Service, Sendable {
         var waiters: [Waiter] = []
         var cancelledWaiters: Set<Int> = []
         var nextWaiter = 0
+        /// Winning claims so far (for ``WindowProducerConfiguration/crashPoint``).
+        var wins = 0
         var term: Task<Void, Never>?
         /// The leader's sleep until its next window, cut short by shutdown.
         var sleeper: Task<Void, any Error>?
@@ -409,6 +426,12 @@ public final class WindowProducer: Service, Sendable {
             self.metrics?.record(schedule: name, window: window, outcome: .lost, jobs: 0)
             return
         }
+        let wins = self.state.withLock { state in
+            state.wins += 1
+            return state.wins
+        }
+        if self.configuration.crashPoint == .claimed(wins) { Self.crash(logger, "after the claim, before the jobs") }
+        let crashAfterSending = self.configuration.crashPoint == .sent(wins)
         // The window is this process's now: send and confirm even if leadership ends meanwhile (left half-done,
         // it would be taken over and sent again).
         let messages = jobs.enumerated().map { index, job in
@@ -428,6 +451,7 @@ public final class WindowProducer: Service, Sendable {
         let stateMessage = self.stateMessage(done)
         let confirmed = try await Task {
             if !messages.isEmpty { try await producer.deliver(messages) }
+            if crashAfterSending { Self.crash(logger, "after the jobs were acknowledged, before the confirmation") }
             return try await producer.send(stateMessage).offset
         }.value
         let outcome: ProducerMetrics.Outcome = skips ? .skipped : (supersedes == nil ? .fired : .resent)
@@ -440,6 +464,13 @@ public final class WindowProducer: Service, Sendable {
             ]
         )
         try await self.waitApplied(through: confirmed)
+    }
+
+    /// The test fault of ``WindowProducerConfiguration/crashPoint``.
+    private static func crash(_ logger: Logger, _ where: String) -> Never {
+        logger.critical("test fault: killing the process \(`where`)")
+        kill(getpid(), SIGKILL)
+        fatalError("SIGKILL did not end the process")
     }
 
     private func stateMessage(_ marker: WindowMarker) -> KafkaProducerMessage {

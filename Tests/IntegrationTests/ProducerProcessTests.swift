@@ -55,6 +55,35 @@ struct ProducerProcessTests {
         try await run.expectEveryWindowOnce(minimumWindows: 9)
     }
 
+    /// The two crashes a claim can be left unconfirmed by, made exact with the producer's test fault: before the
+    /// jobs were sent (the takeover sends them once) and after they were acknowledged (the takeover sends them
+    /// again, with the same ids: the one duplicate the design allows).
+    @Test func aWindowClaimedButNotConfirmedIsTakenOverWithTheSameIDs() async throws {
+        let run = try await ProducerRun.start(schedule: Self.schedule)
+        defer { run.finish() }
+        let first = try run.startProducer("first", environment: ["MARQUEE_PRODUCER_CRASH_AT": "claimed:2"])
+        #expect(await first.waitForExit() == SIGKILL)
+        let second = try run.startProducer("second", environment: ["MARQUEE_PRODUCER_CRASH_AT": "sent:2"])
+        #expect(await second.waitForExit() == SIGKILL)
+        let crashes = run.log.snapshot.crashes
+        let unsent = try #require(crashes.first { $0.value == "first" }?.key, "\(crashes)")
+        let sent = try #require(crashes.first { $0.value == "second" }?.key, "\(crashes)")
+
+        let third = try run.startProducer("third")
+        try await run.log.wait("both windows taken over, and two more fired") { log in
+            log.resent.isSuperset(of: [unsent, sent]) && log.fired["third", default: 0] >= 4
+        }
+        third.signal(SIGTERM)
+        #expect(await third.waitForExit() == 0)
+
+        try await run.expectEveryWindowOnce(minimumWindows: 6)
+        #expect(run.log.snapshot.resent == [unsent, sent])
+        let fetched = run.fetched.snapshot
+        #expect(fetched.windows[unsent]?.count == 3 && fetched.windows[sent]?.count == 3)
+        for id in fetched.windows[unsent] ?? [] { #expect(fetched.counts[id] == 1, "never sent before the crash: once") }
+        for id in fetched.windows[sent] ?? [] { #expect(fetched.counts[id] == 2, "acknowledged before the crash, resent: twice") }
+    }
+
     @Test func twoReplicasEnqueueEachWindowOnceThroughAFrozenLeader() async throws {
         let run = try await ProducerRun.start(schedule: Self.schedule)
         defer { run.finish() }
@@ -108,6 +137,8 @@ struct ProducerLog: Sendable, CustomStringConvertible {
     var lost = 0
     /// Why a producer stopped with an error, by name.
     var failures: [String: String] = [:]
+    /// Windows whose producer killed itself on purpose (the test fault), and which producer.
+    var crashes: [String: String] = [:]
 
     var description: String {
         "fired \(self.fired), resent \(self.resent.sorted()), leaders \(self.leaders.sorted()), standbys \(self.standbys.sorted()), "
@@ -175,7 +206,7 @@ final class ProducerRun: Sendable {
     }
 
     /// Starts a `marquee-producer` whose log lines feed ``log`` under `name`.
-    func startProducer(_ name: String) throws -> ChildProcess {
+    func startProducer(_ name: String, environment: [String: String] = [:]) throws -> ChildProcess {
         let log = self.log
         return try ChildProcess(
             "marquee-producer",
@@ -184,7 +215,7 @@ final class ProducerRun: Sendable {
                 "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": self.prefix,
                 "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0", "MARQUEE_SESSION_TIMEOUT": "6s",
                 "MARQUEE_PRODUCER_CLAIM_TIMEOUT": "4s", "MARQUEE_LOG_LEVEL": "info",
-            ],
+            ].merging(environment) { $1 },
             readsStandardError: true
         ) { line in
             guard line.hasPrefix("{"), case .object(let entry)? = try? JSONValue.parse(Array(line.utf8)),
@@ -208,6 +239,7 @@ final class ProducerRun: Sendable {
                     }
                 case "another replica claimed the window first": log.lost += 1
                 case let message where message.hasPrefix("the producer stops: "): log.failures[name] = message
+                case let message where message.hasPrefix("test fault: "): if let window { log.crashes[window] = name }
                 default: break
                 }
             }
