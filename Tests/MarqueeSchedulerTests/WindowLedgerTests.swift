@@ -126,6 +126,48 @@ struct StateLog {
         #expect(marker.key == "kofic-daily")
     }
 
+    /// Runs a leader on a manual clock from `from` to `to`: it plans, claims, sends when its claim wins and
+    /// confirms, and jumps the clock to whatever it waits for. Returns the windows it sent.
+    func lead(_ log: inout StateLog, _ schedule: Schedule, owner: String, from: Int64, to: Int64) -> [Int64] {
+        var now = from
+        var sent: [Int64] = []
+        while now <= to {
+            switch log.ledger().next(schedules: [schedule], now: now, since: from, claimTimeout: self.claimTimeout) {
+            case .wait(let until):
+                now = until
+            case .fire(let name, let window, let supersedes, let skips):
+                let offset = log.append(self.claim(window, by: owner, at: now, supersedes: supersedes, schedule: name))
+                if log.ledger().isWinner(schedule: name, window: window, offset: offset) {
+                    if !skips { sent.append(window) }
+                    log.append(self.done(window, by: owner, schedule: name))
+                }
+            }
+        }
+        return sent
+    }
+
+    @Test func aRestartAfterDowntimeCatchesUpAsTheScheduleSaysAndNeverRepeats() {
+        let at = { (hour: Int, minute: Int) in instant("Asia/Seoul", 2024, 6, 1, hour, minute) }
+        for (catchUp, expected) in [
+            (Schedule.CatchUp.all(limit: 100), [14, 15, 16, 17, 18, 19, 20]),
+            (.all(limit: 2), [17, 18, 19, 20]),
+            (.latest, [18, 19, 20]),
+            (.none, [19, 20]),  // 18:00 was 40 minutes late: skipped
+        ] {
+            var schedule = self.hourly
+            schedule.catchUp = catchUp
+            var log = StateLog()
+            // Up from 10:20 to 13:30, down until 18:40, up again until 20:30.
+            let before = self.lead(&log, schedule, owner: "first", from: at(10, 20), to: at(13, 30))
+            #expect(before == [at(11, 0), at(12, 0), at(13, 0)])
+            let after = self.lead(&log, schedule, owner: "second", from: at(18, 40), to: at(20, 30))
+            #expect(after == expected.map { at($0, 0) }, "\(catchUp)")
+            #expect(Set(before + after).count == before.count + after.count, "no window twice")
+            // A third start at once finds nothing to do.
+            #expect(self.lead(&log, schedule, owner: "third", from: at(20, 30), to: at(20, 59)).isEmpty)
+        }
+    }
+
     /// Two replicas that both believe they lead (a paused leader and its successor) follow the protocol
     /// against one log: each plans from a stale view of it (any prefix), they claim in either order, read
     /// back, send if they won, confirm; then both go on with full views until nothing is due. Every window is
