@@ -49,6 +49,7 @@ struct ProducerProcessTests {
         // …and another restart, which catches up what was missed meanwhile.
         let third = try run.startProducer("third")
         try await run.log.wait("the third producer firing three windows") { $0.fired["third", default: 0] >= 3 }
+        try await run.waitUntilNoWindowIsMissing()
         third.signal(SIGTERM)
         #expect(await third.waitForExit() == 0)
 
@@ -73,6 +74,7 @@ struct ProducerProcessTests {
         try await run.log.wait("both windows taken over, and two more fired") { log in
             log.resent.isSuperset(of: [unsent, sent]) && log.fired["third", default: 0] >= 4
         }
+        try await run.waitUntilNoWindowIsMissing()
         third.signal(SIGTERM)
         #expect(await third.waitForExit() == 0)
 
@@ -107,6 +109,9 @@ struct ProducerProcessTests {
         leader.signal(SIGCONT)
         try await run.log.wait("the old leader learning it lost the lead") { $0.endedTerms[leaderName, default: 0] > ended }
         try await run.fetched.wait("three more windows") { $0.windows.count >= seen + 3 }
+        // A window the old leader claimed first just before it learned it lost the lead is sent by the new
+        // leader once the claim timed out (8 s): a gap until then.
+        try await run.waitUntilNoWindowIsMissing()
 
         for replica in [leader, standby] { replica.signal(SIGTERM) }
         #expect(await standby.waitForExit() == 0)
@@ -152,7 +157,26 @@ struct FetchedJobs: Sendable, CustomStringConvertible {
     var windows: [String: Set<String>] = [:]
     var total = 0
 
-    var description: String { "\(self.total) messages, \(self.windows.count) windows, \(self.counts.count) distinct ids" }
+    var description: String {
+        "\(self.total) messages, \(self.windows.count) windows, \(self.counts.count) distinct ids, missing \(self.missing)"
+    }
+
+    /// Windows absent between the first and the last present (2 s apart).
+    var missing: [Int64] {
+        let windows = Set(self.windows.keys.compactMap(windowMilliseconds))
+        guard let first = windows.min(), let last = windows.max() else { return [] }
+        return stride(from: first, through: last, by: 2000).filter { !windows.contains($0) }
+    }
+}
+
+/// `2024-05-30T01:00:02Z` → epoch milliseconds.
+func windowMilliseconds(_ text: String) -> Int64? {
+    let parts = text.dropLast().split(separator: "T")
+    guard text.hasSuffix("Z"), parts.count == 2 else { return nil }
+    let date = parts[0].split(separator: "-").compactMap { Int($0) }
+    let time = parts[1].split(separator: ":").compactMap { Int($0) }
+    guard date.count == 3, time.count == 3, let day = LocalDate(year: date[0], month: date[1], day: date[2]) else { return nil }
+    return day.dayNumber * 86_400_000 + Int64(time[0] * 3600 + time[1] * 60 + time[2]) * 1000
 }
 
 /// One test's topics, schedule file, producers and a reader of the fetch topic.
@@ -214,7 +238,7 @@ final class ProducerRun: Sendable {
             environment: [
                 "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": self.prefix,
                 "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0", "MARQUEE_SESSION_TIMEOUT": "6s",
-                "MARQUEE_PRODUCER_CLAIM_TIMEOUT": "4s", "MARQUEE_LOG_LEVEL": "info",
+                "MARQUEE_PRODUCER_CLAIM_TIMEOUT": "8s", "MARQUEE_LOG_LEVEL": "info",
             ].merging(environment) { $1 },
             readsStandardError: true
         ) { line in
@@ -255,7 +279,7 @@ final class ProducerRun: Sendable {
         let fetched = self.fetched.snapshot
         let log = self.log.snapshot
         let windows = try fetched.windows.keys.map { text in
-            try #require(Self.milliseconds(text), "window header \(text)")
+            try #require(windowMilliseconds(text), "window header \(text)")
         }.sorted()
         #expect(windows.count >= minimumWindows, "\(fetched); \(log)")
         let first = try #require(windows.first)
@@ -263,7 +287,7 @@ final class ProducerRun: Sendable {
         let missing = stride(from: first, through: last, by: 2000).filter { !windows.contains($0) }
         #expect(missing.isEmpty, "windows missing between the first and the last: \(missing); \(log)")
         for (text, ids) in fetched.windows {
-            let window = try #require(Self.milliseconds(text))
+            let window = try #require(windowMilliseconds(text))
             let expected = Set((0..<3).map { self.schedule.jobID(window: window, index: $0).rawValue })
             #expect(ids == expected, "window \(text): ids \(ids.sorted()) are not its deterministic ids")
             for id in ids {
@@ -278,14 +302,10 @@ final class ProducerRun: Sendable {
         #expect(fetched.total >= windows.count * 3)
     }
 
-    /// `2024-05-30T01:00:02Z` → epoch milliseconds.
-    static func milliseconds(_ text: String) -> Int64? {
-        let parts = text.dropLast().split(separator: "T")
-        guard text.hasSuffix("Z"), parts.count == 2 else { return nil }
-        let date = parts[0].split(separator: "-").compactMap { Int($0) }
-        let time = parts[1].split(separator: ":").compactMap { Int($0) }
-        guard date.count == 3, time.count == 3, let day = LocalDate(year: date[0], month: date[1], day: date[2]) else { return nil }
-        return day.dayNumber * 86_400_000 + Int64(time[0] * 3600 + time[1] * 60 + time[2]) * 1000
+    /// Waits until the fetch topic has every window between its first and its last: a window left claimed by
+    /// a producer that stopped (or lost the lead) before sending is sent by the leader once its claim timed out.
+    func waitUntilNoWindowIsMissing() async throws {
+        try await self.fetched.wait("no window missing between the first and the last") { $0.missing.isEmpty }
     }
 
     func finish() {
