@@ -11,10 +11,12 @@
 /// Units are `d` (days) and `w` (weeks). The result is `yyyyMMdd` (KOFIC's form), or `yyyy-MM-dd` with `:iso`.
 /// Examples: `${yesterday}`, `${today-7d}`, `${week-1w}` (last week's Monday), `${yesterday:iso}`.
 public struct DateExpression: Hashable, Sendable, CustomStringConvertible {
+    /// The day an expression counts from.
     public enum Base: String, Hashable, Sendable, CaseIterable {
         case today, yesterday, week
     }
 
+    /// The day counted from.
     public var base: Base
     /// Days added to the base (negative: earlier).
     public var days: Int64

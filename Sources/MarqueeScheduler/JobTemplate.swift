@@ -10,7 +10,9 @@ public import MarqueeCore
 public struct JobTemplate: Sendable {
     /// Where a field was written in the schedule file.
     public struct Location: Hashable, Sendable {
+        /// 1-based.
         public var line: Int
+        /// 1-based, in Unicode scalars.
         public var column: Int
 
         public init(line: Int, column: Int) {
@@ -21,10 +23,13 @@ public struct JobTemplate: Sendable {
 
     /// One field of the template.
     public struct Field: Sendable {
+        /// The payload field it sets.
         public var name: String
         /// One value, or the values to expand over.
         public var values: [JSONValue]
+        /// Written as a list (or `A..B`): the template gives one job per value.
         public var isExpanded: Bool
+        /// Where its value was written.
         public var location: Location?
 
         public init(name: String, values: [JSONValue], isExpanded: Bool, location: Location?) {
@@ -38,6 +43,7 @@ public struct JobTemplate: Sendable {
     /// The most jobs one template may expand to in one window.
     public static let maximumJobs = 10_000
 
+    /// The fields, in the order written (the first varies slowest).
     public var fields: [Field]
     /// Where the template starts.
     public var location: Location?
@@ -49,7 +55,7 @@ public struct JobTemplate: Sendable {
 
     /// How many jobs the template expands to (the same for every window).
     public var count: Int {
-        self.fields.reduce(1) { $0 * max($1.values.count, 0) }
+        self.fields.reduce(1) { $0 * $1.values.count }
     }
 
     /// The jobs of the window whose day (in the schedule's zone) is `date`, in expansion order.
@@ -115,6 +121,7 @@ public struct JobTemplate: Sendable {
 public struct TemplateError: Error, CustomStringConvertible, Sendable {
     /// The field at fault (a dotted path), when one is.
     public var field: String?
+    /// Where the field (or the template) was written.
     public var location: JobTemplate.Location?
     /// What is wrong, naming the field.
     public var reason: String

@@ -11,6 +11,7 @@ public import Prometheus
 /// | `marquee_producer_leader` (1 or 0) | — |
 /// | `marquee_producer_ready` (1 or 0) | — |
 public final class ProducerMetrics: Sendable {
+    /// Where the metrics live (rendered by ``render()``).
     public let registry: PrometheusCollectorRegistry
     private let leader: Gauge
     private let ready: Gauge

@@ -31,9 +31,13 @@ public struct Schedule: Sendable {
 
     /// Unique in the file: part of every job id and of the state records' key.
     public var name: String
+    /// When it fires.
     public var timing: Timing
+    /// Its zone: the wall clock of ``timing`` and the day of the date placeholders.
     public var calendar: ZonedCalendar
+    /// What to do with windows missed while no producer ran.
     public var catchUp: CatchUp
+    /// What it enqueues each window, in order.
     public var templates: [JobTemplate]
 
     public init(name: String, timing: Timing, zone: TimeZone, catchUp: CatchUp = .latest, templates: [JobTemplate]) {

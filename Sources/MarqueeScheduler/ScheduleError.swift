@@ -16,6 +16,7 @@ public struct ScheduleError: Error, CustomStringConvertible, Sendable {
         public var description: String { self.name }
     }
 
+    /// The kind of problem.
     public var code: Code
     /// The file as named to the loader.
     public var file: String

@@ -26,6 +26,7 @@ import class Foundation.FileManager
 /// Loading checks everything an operator can get wrong, and every job each template expands to with the fetch
 /// stage's own decoding (for the next window), so a file that loads never sends a job a worker refuses.
 public struct ScheduleFile: Sendable {
+    /// The schedules, in file order; names are unique.
     public var schedules: [Schedule]
 
     public init(schedules: [Schedule]) { self.schedules = schedules }

@@ -16,8 +16,10 @@ public protocol SchedulerClock: Sendable {
 public struct SystemSchedulerClock: SchedulerClock {
     public init() {}
 
+    /// The wall clock, epoch milliseconds.
     public func now() -> Int64 { Int64(JobID.nowMilliseconds()) }
 
+    /// Sleeps on the task clock until the wall clock should read `instant`.
     public func sleep(until instant: Int64) async throws {
         let remaining = instant - self.now()
         if remaining > 0 { try await Task.sleep(for: .milliseconds(remaining)) }

@@ -16,10 +16,15 @@
 public struct WindowLedger: Sendable {
     /// One claim, as read from the topic.
     public struct Claim: Hashable, Sendable {
+        /// Where it is in the state topic.
         public var offset: Int64
+        /// The replica process that wrote it.
         public var owner: String
+        /// When it was written (the owner's clock, epoch milliseconds).
         public var at: Int64
+        /// For a takeover: the offset of the stale claim it replaces.
         public var supersedes: Int64?
+        /// The claim is to skip the window.
         public var skips: Bool
     }
 

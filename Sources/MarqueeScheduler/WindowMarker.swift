@@ -8,6 +8,7 @@ public import MarqueeCore
 /// "owner":"host/812/4f2a","at":1717030800012,"jobs":1}`; keyed by the schedule's name (the probe by `probe`), so
 /// a compacted topic keeps each schedule's latest record.
 public struct WindowMarker: Hashable, Sendable {
+    /// What a marker says.
     public enum Phase: String, Hashable, Sendable {
         /// The owner means to send the window's jobs (or to skip the window, with ``WindowMarker/skips``). The
         /// first claim of a window in the topic wins; a later one loses unless it supersedes a stale winner.
@@ -18,6 +19,7 @@ public struct WindowMarker: Hashable, Sendable {
         case probe
     }
 
+    /// What it says.
     public var phase: Phase
     /// The schedule (empty for a probe).
     public var schedule: String

@@ -83,6 +83,7 @@ public struct ProducerStatus: Sendable, Hashable {
 
 /// A failure of the producer that stops it.
 public struct ProducerError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, for the operator.
     public var reason: String
 
     public init(_ reason: String) { self.reason = reason }
