@@ -110,8 +110,8 @@ struct MarqueeProducer: AsyncParsableCommand {
         guard let session = DurationText.parse(self.sessionTimeout), session >= .seconds(1), session <= .seconds(3600) else {
             throw ValidationError("--session-timeout: '\(self.sessionTimeout)' is not a duration between 1s and 1h")
         }
-        guard let claim = DurationText.parse(self.claimTimeout), claim >= .seconds(2), claim <= .seconds(86_400) else {
-            throw ValidationError("--claim-timeout: '\(self.claimTimeout)' is not a duration between 2s and 24h")
+        guard let claim = DurationText.parse(self.claimTimeout), claim >= .seconds(4), claim <= .seconds(86_400) else {
+            throw ValidationError("--claim-timeout: '\(self.claimTimeout)' is not a duration between 4s and 24h")
         }
         guard Logger.Level(rawValue: self.logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical; got '\(self.logLevel)'")

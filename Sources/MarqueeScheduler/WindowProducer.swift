@@ -31,7 +31,8 @@ public struct WindowProducerConfiguration: Sendable {
     public var sessionTimeout: Duration = .seconds(10)
 
     /// How long a window's winning claim may go unconfirmed before the leader takes it over and sends the
-    /// window's jobs again (with the same ids). Sends give up after half of it.
+    /// window's jobs again (with the same ids). A winner sends only if it read its claim back within a quarter of
+    /// it, and each send gives up after a quarter, so a live winner confirms before anyone may take over.
     ///
     /// Default: 60 seconds.
     public var claimTimeout: Duration = .seconds(60)
@@ -168,7 +169,7 @@ public final class WindowProducer: Service, Sendable {
         try await self.prepare()
 
         var producerConfiguration = KafkaProducerConfiguration(kafka: self.configuration.kafka)
-        producerConfiguration.deliveryTimeout = min(.seconds(30), self.configuration.claimTimeout / 2)
+        producerConfiguration.deliveryTimeout = min(.seconds(30), self.configuration.claimTimeout / 4)
         producerConfiguration.linger = .milliseconds(1)
         let producer = try KafkaProducer(configuration: producerConfiguration, logger: self.logger)
 
@@ -355,8 +356,7 @@ public final class WindowProducer: Service, Sendable {
             self.logStateLoaded()
             while !Task.isCancelled, !self.stopping.isFired {
                 let now = self.clock.now()
-                let (seconds, attoseconds) = self.configuration.claimTimeout.components
-                let claimTimeout = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+                let claimTimeout = self.claimTimeoutMilliseconds
                 let action = self.state.withLock {
                     $0.ledger.next(schedules: self.schedules, now: now, since: self.startedAt, claimTimeout: claimTimeout)
                 }
@@ -376,6 +376,11 @@ public final class WindowProducer: Service, Sendable {
                 self.fail(error, consumer: consumer)
             }
         }
+    }
+
+    private var claimTimeoutMilliseconds: Int64 {
+        let (seconds, attoseconds) = self.configuration.claimTimeout.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
     /// Sleeps until `instant`, or until shutdown begins (``stop(_:)`` cancels the sleep).
@@ -425,6 +430,17 @@ public final class WindowProducer: Service, Sendable {
             let winner = self.state.withLock { $0.ledger.state(schedule: name, window: window)?.winner?.owner }
             logger.notice("another replica claimed the window first", metadata: ["marquee.winner": "\(winner ?? "?")"])
             self.metrics?.record(schedule: name, window: window, outcome: .lost, jobs: 0)
+            return
+        }
+        // Read back too late (a slow broker, a paused process): the claim may be taken over before this process
+        // could confirm, so it sends nothing; the window is taken over when the claim times out (by this process
+        // too, if it still leads).
+        let readBack = self.clock.now()
+        guard readBack - claim.at <= self.claimTimeoutMilliseconds / 4 else {
+            logger.warning(
+                "read the claim back too late to send before a takeover; leaving the window to it",
+                metadata: ["marquee.delay_ms": "\(readBack - claim.at)"]
+            )
             return
         }
         let wins = self.state.withLock { state in
