@@ -80,6 +80,14 @@ struct MarqueeProducer: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "Replicas of the state topic when it is created (-1: the brokers' default; use 3 in production).",
+            discussion: "Env: MARQUEE_PRODUCER_STATE_REPLICATION."
+        )
+    )
+    var stateReplication: Int = Self.environment["MARQUEE_PRODUCER_STATE_REPLICATION"].flatMap { Int($0) } ?? -1
+
+    @Option(
+        help: ArgumentHelp(
             "Address of /metrics, /healthz and /readyz, host:port (port 0 picks a free one).",
             discussion: "Env: MARQUEE_METRICS_ADDRESS."
         )
@@ -119,6 +127,9 @@ struct MarqueeProducer: AsyncParsableCommand {
         _ = try self.parsedMetricsAddress()
         _ = try self.parsedKafkaProperties()
         _ = try self.parsedCrashPoint()
+        guard self.stateReplication == -1 || (1...32).contains(self.stateReplication) else {
+            throw ValidationError("--state-replication must be -1 (the brokers' default) or 1…32")
+        }
     }
 
     func parsedCrashPoint() throws -> WindowProducerConfiguration.CrashPoint? {
@@ -152,6 +163,7 @@ struct MarqueeProducer: AsyncParsableCommand {
         settings.sessionTimeout = DurationText.parse(self.sessionTimeout)!
         settings.claimTimeout = DurationText.parse(self.claimTimeout)!
         settings.crashPoint = try self.parsedCrashPoint()
+        settings.stateReplicationFactor = self.stateReplication
         let configuration = settings
         let metrics = ProducerMetrics()
         let producer = WindowProducer(schedules: file.schedules, configuration: configuration, metrics: metrics, logger: logger)

@@ -37,6 +37,12 @@ public struct WindowProducerConfiguration: Sendable {
     /// Default: 60 seconds.
     public var claimTimeout: Duration = .seconds(60)
 
+    /// Replicas of the state topic when the producer creates it; -1 takes the brokers' `default.replication.factor`.
+    /// The exactly-once guarantee rests on this topic: use 3 on a production cluster.
+    ///
+    /// Default: -1.
+    public var stateReplicationFactor: Int = -1
+
     /// Where a test makes the process kill itself, as `kill -9` would.
     public enum CrashPoint: Hashable, Sendable {
         /// After its `n`th winning claim, before sending the window's jobs.
@@ -213,11 +219,16 @@ public final class WindowProducer: Service, Sendable {
             // Compacted: each schedule's latest record stays for ever. Claims stay uncompacted for an hour, far
             // longer than any claim takes to be read back.
             try await admin.createTopics([
-                .init(name: stateTopic, partitions: 1, configs: ["cleanup.policy": "compact", "min.compaction.lag.ms": "3600000"])
+                .init(
+                    name: stateTopic, partitions: 1, replicationFactor: self.configuration.stateReplicationFactor,
+                    configs: ["cleanup.policy": "compact", "min.compaction.lag.ms": "3600000"]
+                )
             ])
         } catch {
             self.logger.warning("the broker refused the state topic's settings; creating it without them: \(error)")
-            try await admin.createTopics([.init(name: stateTopic, partitions: 1)])
+            try await admin.createTopics([
+                .init(name: stateTopic, partitions: 1, replicationFactor: self.configuration.stateReplicationFactor)
+            ])
         }
         guard let state = try await admin.listTopics().first(where: { $0.name == stateTopic }), state.partitions.count == 1 else {
             throw ProducerError("the state topic \(stateTopic) must have exactly one partition (its order decides which claim wins)")
