@@ -97,6 +97,21 @@ struct ProducerProcessTests {
         let (leader, standby) = leaderName == "a" ? (replicas[0], replicas[1]) : (replicas[1], replicas[0])
         let standbyName = leaderName == "a" ? "b" : "a"
 
+        // Both ready; the gauges say who leads and what was enqueued.
+        try await run.log.wait("the leader firing a window") { $0.fired[leaderName, default: 0] >= 1 }
+        for name in [leaderName, standbyName] {
+            let base = try #require(run.log.snapshot.metrics[name], "\(name) announced its metrics address")
+            #expect(try httpGet(base + "/healthz").0 == 200)
+            let (status, body) = try httpGet(base + "/readyz")
+            #expect(status == 200 && body.hasPrefix("ready"), "\(name): \(status) \(body)")
+            let metrics = try httpGet(base + "/metrics").1
+            #expect(metricValue(metrics, "marquee_producer_leader") == (name == leaderName ? 1 : 0), "\(metrics)")
+            if name == leaderName {
+                #expect((metricValue(metrics, #"marquee_producer_windows_total{schedule="tick",outcome="fired"}"#) ?? 0) >= 1, "\(metrics)")
+                #expect((metricValue(metrics, #"marquee_producer_jobs_total{schedule="tick"}"#) ?? 0) >= 3, "\(metrics)")
+            }
+        }
+
         // The leader freezes: the group hands its place to the standby, which catches up the missed windows.
         let ended = run.log.snapshot.endedTerms[leaderName, default: 0]
         leader.signal(SIGSTOP)
@@ -144,6 +159,8 @@ struct ProducerLog: Sendable, CustomStringConvertible {
     var failures: [String: String] = [:]
     /// Windows whose producer killed itself on purpose (the test fault), and which producer.
     var crashes: [String: String] = [:]
+    /// Each producer's `/metrics`, `/healthz` and `/readyz` base URL.
+    var metrics: [String: String] = [:]
 
     var description: String {
         "fired \(self.fired), resent \(self.resent.sorted()), leaders \(self.leaders.sorted()), standbys \(self.standbys.sorted()), "
@@ -246,8 +263,10 @@ final class ProducerRun: Sendable {
                 case .string(let message)? = entry["msg"]
             else { return }
             let window: String? = if case .string(let window)? = entry["marquee.window"] { window } else { nil }
+            let metrics: String? = if case .string(let url)? = entry["marquee.metrics"] { String(url.dropLast("/metrics".count)) } else { nil }
             log.update { log in
                 switch message {
+                case "producer started": log.metrics[name] = metrics
                 case "leading: window state read":
                     log.leaders.insert(name)
                     log.standbys.remove(name)
