@@ -5,16 +5,14 @@ SHELL := /bin/bash
 ROOT := $(abspath .)
 export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
 SWIFT_BUILD_FLAGS ?=
-COUNT ?= 10000
 
-.PHONY: run test setup build up down status bench-kafka bench-stage bench-fetch bench-images bench-index clean
+.PHONY: run test setup build up down status completions bench-kafka bench-stage bench-fetch bench-images bench-index clean
 
-## make run: set up, build, start the local stack, and show a message round trip through the broker.
+## make run: set up, build, start the local stack, run every worker on a demo crawl (the upstream emulator unless
+## API keys are set), show progress until it drained, and print a summary. PAGES, FETCH_WORKERS, IMAGE_WORKERS,
+## INDEX_WORKERS, MAX_WAIT and KEEP_RUNNING=1 change it (scripts/run.sh).
 run: setup build up
-	.build/debug/marquee topics create marquee.roundtrip
-	.build/debug/marquee roundtrip --count $(COUNT)
-	@echo
-	@echo "The stack keeps running: 'make status', 'make down' to stop it."
+	scripts/run.sh
 
 ## make test: unit and integration tests against the real broker (started here, stopped afterwards if it was).
 test: setup
@@ -54,6 +52,10 @@ bench-images: setup
 ## make bench-index: the store's batched upserts vs PostgreSQL COPY of the same rows, same run; and SQLite.
 bench-index: setup
 	scripts/bench-index.sh
+
+## make completions: bash, zsh and fish completion scripts for every executable, into var/completions/.
+completions: build
+	scripts/completions.sh
 
 clean:
 	rm -rf .build

@@ -306,12 +306,29 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What the operator tools share (the CLI, later the dashboard): the pipeline's layout from MARQUEE_*
+        // settings, consumer lag and its status, dead letters, worker status.
+        .target(
+            name: "MarqueeOperations",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeHTTP",
+                "MarqueeKafka",
+                "MarqueePipeline",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "MarqueeCLI",
             dependencies: [
+                "MarqueeCore",
+                "MarqueeHTTP",
                 "MarqueeKafka",
+                "MarqueeOperations",
                 "MarqueePipeline",
                 "MarqueeStore",
+                "MarqueeWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -494,6 +511,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "MarqueeOperationsTests",
+            dependencies: ["MarqueeKafka", "MarqueeOperations", "MarqueePipeline"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "MarqueeObservabilityTests",
             dependencies: ["MarqueeObservability"],
             swiftSettings: swiftSettings
@@ -512,8 +534,8 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
-                "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeObservability", "MarqueePipeline",
-                "MarqueeScheduler", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
+                "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeObservability", "MarqueeOperations",
+                "MarqueePipeline", "MarqueeScheduler", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

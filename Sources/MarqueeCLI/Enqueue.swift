@@ -21,14 +21,21 @@ struct Enqueue: AsyncParsableCommand {
             Examples:
               marquee enqueue tmdb-list popular --pages 1-5 --language ko-KR,en-US --details --images
               marquee enqueue tmdb-search "기생충" --pages 2
+              marquee enqueue tmdb-movie 496243 27205 --language ko-KR,en-US --reviews --images
               marquee enqueue kofic-daily --from 2024-01-01 --to 2024-01-31 --details
+              marquee enqueue kofic-weekly --from 2024-01-01 --to 2024-03-31 --period weekend
+              marquee enqueue openlibrary-work OL45804W --images
               marquee enqueue openlibrary-search "swift programming" --details --images
               marquee enqueue --file jobs.jsonl
               jq -c '.[]' jobs.json | marquee enqueue --file -
             A JSON line is a fetch job as docs/fetch.md describes it, e.g.
               {"v":1,"kind":"tmdb.list","list":"popular","page":1,"language":"ko-KR"}
             """,
-        subcommands: [TMDBListJobs.self, TMDBSearchJobs.self, KOFICDailyJobs.self, OpenLibrarySearchJobs.self]
+        subcommands: [
+            TMDBListJobs.self, TMDBSearchJobs.self, TMDBMovieJobs.self, TMDBReviewsJobs.self, TMDBGenresJobs.self,
+            KOFICDailyJobs.self, KOFICWeeklyJobs.self, KOFICMovieJobs.self, KakaoPosterJobs.self,
+            OpenLibrarySearchJobs.self, OpenLibraryWorkJobs.self,
+        ]
     )
 
     @OptionGroup var sending: EnqueueOptions
@@ -179,214 +186,3 @@ final class Progress {
 #if canImport(Glibc)
 import Glibc
 #endif
-
-// MARK: - Flags
-
-/// `--pages 3` or `--pages 1-5`.
-struct PageRange: ExpressibleByArgument {
-    var pages: ClosedRange<Int64>
-
-    init?(argument: String) {
-        let parts = argument.split(separator: "-", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), let first = Int64(parts[0]), let last = Int64(parts.last!), first >= 1, last >= first
-        else { return nil }
-        self.pages = first...last
-    }
-}
-
-/// The follow-up flags of list-like jobs.
-struct FollowOptions: ParsableArguments {
-    @Flag(help: "Also fetch each listed item's details.")
-    var details = false
-    @Flag(help: "Also fetch reviews (TMDB).")
-    var reviews = false
-    @Flag(help: "Also download posters and covers.")
-    var images = false
-
-    var follow: Follow { Follow(details: self.details, reviews: self.reviews, images: self.images) }
-}
-
-/// Checks each built job with the fetch stage's decoding, so flags cannot produce a job the worker refuses.
-func checked(_ jobs: [FetchJob]) throws -> [FetchJob] {
-    try jobs.map { job in
-        do {
-            return try FetchJob.decode(job.encoded())
-        } catch {
-            throw ValidationError("\(error)")
-        }
-    }
-}
-
-func languages(_ text: String) -> [String] {
-    text.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty }
-}
-
-struct TMDBListJobs: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "tmdb-list",
-        abstract: "TMDB movie lists: popular, now_playing, top_rated, upcoming.",
-        discussion: "Example: marquee enqueue tmdb-list popular --pages 1-5 --language ko-KR,en-US --details"
-    )
-
-    @OptionGroup var sending: EnqueueOptions
-    @OptionGroup var following: FollowOptions
-
-    @Argument(help: "popular, now_playing, top_rated or upcoming.")
-    var list: String
-
-    @Option(help: "Pages, e.g. 3 or 1-5.")
-    var pages = PageRange(argument: "1")!
-
-    @Option(help: "Languages, comma-separated.")
-    var language = "ko-KR"
-
-    @Option(help: "ISO 3166-1 region (for release dates), e.g. KR.")
-    var region: String?
-
-    func run() async throws {
-        guard let list = FetchJob.TMDBList(rawValue: self.list) else {
-            throw ValidationError("'\(self.list)' is not a TMDB list: popular, now_playing, top_rated or upcoming")
-        }
-        let jobs = languages(self.language).flatMap { language in
-            self.pages.pages.map {
-                FetchJob.tmdbList(list: list, page: $0, language: language, region: self.region, follow: self.following.follow)
-            }
-        }
-        try await self.sending.send(try checked(jobs))
-    }
-}
-
-struct TMDBSearchJobs: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "tmdb-search",
-        abstract: "TMDB movie search.",
-        discussion: "Example: marquee enqueue tmdb-search \"기생충\" --pages 2 --language ko-KR"
-    )
-
-    @OptionGroup var sending: EnqueueOptions
-    @OptionGroup var following: FollowOptions
-
-    @Argument(help: "What to search for.")
-    var query: String
-
-    @Option(help: "Pages: N fetches pages 1…N (page 1 queues the rest); a-b fetches pages a…b.")
-    var pages = PageRange(argument: "1")!
-
-    @Option(help: "Languages, comma-separated.")
-    var language = "ko-KR"
-
-    @Option(help: "Release year.")
-    var year: Int64?
-
-    func run() async throws {
-        let range = self.pages.pages
-        let jobs = languages(self.language).flatMap { language in
-            // `--pages N`: page 1 follows up to N; a range: each page on its own.
-            range.lowerBound == range.upperBound
-                ? [FetchJob.tmdbSearch(query: self.query, page: 1, language: language, year: self.year, follow: self.follow(pages: range.upperBound))]
-                : range.map { FetchJob.tmdbSearch(query: self.query, page: $0, language: language, year: self.year, follow: self.follow(pages: 1)) }
-        }
-        try await self.sending.send(try checked(jobs))
-    }
-
-    private func follow(pages: Int64) -> Follow {
-        var follow = self.following.follow
-        follow.pages = pages
-        return follow
-    }
-}
-
-struct KOFICDailyJobs: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "kofic-daily",
-        abstract: "KOFIC daily box office, one job per day.",
-        discussion: "Example: marquee enqueue kofic-daily --from 2024-01-01 --to 2024-01-31 --details"
-    )
-
-    @OptionGroup var sending: EnqueueOptions
-    @OptionGroup var following: FollowOptions
-
-    @Option(help: "First day, YYYY-MM-DD.")
-    var from: String
-
-    @Option(help: "Last day, YYYY-MM-DD (default: --from).")
-    var to: String?
-
-    func run() async throws {
-        guard let first = Day(self.from), let last = Day(self.to ?? self.from) else {
-            throw ValidationError("--from and --to must be days as YYYY-MM-DD")
-        }
-        guard first <= last else { throw ValidationError("--to is before --from") }
-        var jobs: [FetchJob] = []
-        var day = first
-        while day <= last {
-            guard jobs.count < 3660 else { throw ValidationError("at most ten years of days at once") }
-            jobs.append(.koficDailyBoxOffice(date: day.compact, follow: self.following.follow))
-            day = day.next
-        }
-        try await self.sending.send(try checked(jobs))
-    }
-}
-
-struct OpenLibrarySearchJobs: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "openlibrary-search",
-        abstract: "Open Library book search.",
-        discussion: "Example: marquee enqueue openlibrary-search \"swift programming\" --pages 2 --details --images"
-    )
-
-    @OptionGroup var sending: EnqueueOptions
-    @OptionGroup var following: FollowOptions
-
-    @Argument(help: "What to search for.")
-    var query: String
-
-    @Option(help: "Pages: page 1 queues pages 2…N.")
-    var pages: Int64 = 1
-
-    @Option(help: "Results per page (1–100).")
-    var limit: Int64 = 20
-
-    func run() async throws {
-        var follow = self.following.follow
-        follow.pages = self.pages
-        try await self.sending.send(try checked([.openLibrarySearch(query: self.query, page: 1, limit: self.limit, follow: follow)]))
-    }
-}
-
-/// A calendar day (proleptic Gregorian), for ranges of dates.
-struct Day: Comparable {
-    let year: Int, month: Int, day: Int
-
-    /// `YYYY-MM-DD`, a real calendar day.
-    init?(_ text: String) {
-        let parts = text.split(separator: "-")
-        guard parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-            (1...9999).contains(year), (1...12).contains(month), day >= 1, day <= Self.days(in: month, of: year)
-        else { return nil }
-        (self.year, self.month, self.day) = (year, month, day)
-    }
-
-    private init(year: Int, month: Int, day: Int) { (self.year, self.month, self.day) = (year, month, day) }
-
-    static func days(in month: Int, of year: Int) -> Int {
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-    }
-
-    /// The day after.
-    var next: Day {
-        if self.day < Self.days(in: self.month, of: self.year) { return Day(year: self.year, month: self.month, day: self.day + 1) }
-        return self.month < 12 ? Day(year: self.year, month: self.month + 1, day: 1) : Day(year: self.year + 1, month: 1, day: 1)
-    }
-
-    /// `yyyyMMdd`, as KOFIC's `targetDt`.
-    var compact: String {
-        func padded(_ value: Int, _ width: Int) -> String {
-            String(repeating: "0", count: max(0, width - String(value).count)) + String(value)
-        }
-        return padded(self.year, 4) + padded(self.month, 2) + padded(self.day, 2)
-    }
-
-    static func < (lhs: Day, rhs: Day) -> Bool { (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day) }
-}

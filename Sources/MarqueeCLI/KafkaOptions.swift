@@ -59,7 +59,11 @@ extension KafkaError {
     var exit: ExitCode {
         var standardError = StandardError()
         print("marquee: \(self.reason)", to: &standardError)
-        return self.code == .configuration ? ExitCode.validationFailure : ExitCode.failure
+        switch self.code {
+        case .configuration: return ExitCode.validationFailure
+        case .brokerUnreachable: return ExitCode(69)  // EX_UNAVAILABLE
+        default: return ExitCode.failure
+        }
     }
 }
 

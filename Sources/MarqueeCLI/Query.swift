@@ -129,47 +129,8 @@ struct QueryOptions: ParsableArguments {
         return logger
     }
 
-    /// Prints `value` as one JSON document (indented, keys sorted so the output is stable).
     func printJSON(_ value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        print(String(decoding: Self.compactingEmptyContainers(try encoder.encode(value)), as: UTF8.self))
-    }
-
-    /// `[]` and `{}` for the `[\n\n]` and `{\n\n}` that Foundation's pretty printer writes for empty containers
-    /// (outside strings: a string's line breaks are escaped, so only the printer's white space is touched).
-    static func compactingEmptyContainers(_ json: some Collection<UInt8>) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(json.count)
-        var isInString = false
-        var isEscaped = false
-        var pendingSpace: [UInt8] = []  // white space after an opening bracket, held until we know what follows
-        for byte in json {
-            if isInString {
-                output.append(byte)
-                if isEscaped {
-                    isEscaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    isEscaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    isInString = false
-                }
-                continue
-            }
-            let opensEmpty = output.last == UInt8(ascii: "[") || output.last == UInt8(ascii: "{")
-            if opensEmpty, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") {
-                pendingSpace.append(byte)
-                continue
-            }
-            let closesEmpty =
-                (output.last == UInt8(ascii: "[") && byte == UInt8(ascii: "]"))
-                || (output.last == UInt8(ascii: "{") && byte == UInt8(ascii: "}"))
-            if !closesEmpty { output += pendingSpace }
-            pendingSpace = []
-            output.append(byte)
-            if byte == UInt8(ascii: "\"") { isInString = true }
-        }
-        return output + pendingSpace
+        try MarqueeCLI.printJSON(value)
     }
 
     /// Says on standard error that nothing was found (exit code 0).
@@ -607,6 +568,14 @@ private func validateLimit(_ limit: Int) throws {
 
 /// How values are written in tables.
 enum Format {
+    /// `0:42`, `12:03`, `1:02:03`.
+    static func elapsed(_ duration: Duration) -> String {
+        let seconds = Int(duration.components.seconds)
+        let two = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
+        return seconds >= 3600
+            ? "\(seconds / 3600):\(two(seconds / 60 % 60)):\(two(seconds % 60))" : "\(seconds / 60):\(two(seconds % 60))"
+    }
+
     /// `1,234,567`; `–` for none.
     static func grouped(_ value: Int?) -> String {
         guard let value else { return "–" }

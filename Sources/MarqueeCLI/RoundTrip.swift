@@ -7,7 +7,14 @@ import struct Foundation.UUID
 struct RoundTrip: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roundtrip",
-        abstract: "Produce messages with keys and headers, consume them back in a new group, and check each one."
+        abstract: "Produce messages with keys and headers, consume them back in a new group, and check each one.",
+        discussion: """
+            A smoke test of the broker and the Kafka layer: exits 0 when every message came back intact.
+
+            Examples:
+              marquee roundtrip
+              marquee roundtrip --count 100000 --brokers kafka:9092
+            """
     )
 
     @OptionGroup var kafka: KafkaOptions

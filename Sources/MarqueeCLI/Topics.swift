@@ -1,115 +1,190 @@
 import ArgumentParser
 import MarqueeKafka
+import MarqueeOperations
 import MarqueePipeline
-
-import class Foundation.ProcessInfo
 
 struct Topics: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List or create topics.",
+        discussion: """
+            Examples:
+              marquee topics create                 # every stage topic, MARQUEE_TOPIC_PARTITIONS partitions each
+              marquee topics list --pipeline-only
+            """,
         subcommands: [List.self, Create.self, CreateStages.self],
         defaultSubcommand: List.self
     )
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the cluster's topics and partition counts.")
+        static let configuration = CommandConfiguration(
+            abstract: "List topics with their partitions, end offsets and messages held.",
+            discussion: """
+                MESSAGES is what the partitions hold now (end offset minus first retained offset); END is the sum of \
+                the partitions' end offsets (every message ever written). The pipeline's own topics come first, \
+                marked with their stage.
+
+                Examples:
+                  marquee topics list
+                  marquee topics list --partitions          # one line per partition
+                  marquee topics list --json | jq '.[] | select(.messages > 0)'
+                """
+        )
 
         @OptionGroup var kafka: KafkaOptions
+        @OptionGroup var pipeline: PipelineOptions
+
+        @Flag(help: "One line per partition, with its first and end offsets.")
+        var partitions = false
+
+        @Flag(help: "Only the pipeline's own topics (main, retry tiers, dead letters of each stage).")
+        var pipelineOnly = false
+
+        @Flag(help: "Print JSON instead of a table.")
+        var json = false
 
         func run() async throws {
+            let layout = try self.pipeline.layout()
             try await reportingKafkaErrors {
                 let admin = try self.kafka.makeAdmin()
+                let stageOf = Dictionary(layout.stages.flatMap { stage in stage.topics.all.map { ($0, stage.name) } }) { first, _ in first }
                 let topics = try await admin.listTopics()
-                let width = max(5, topics.map(\.name.count).max() ?? 0)
-                print("TOPIC".padding(width) + "  PARTITIONS")
+                    .filter { !$0.name.hasPrefix("__") && (!self.pipelineOnly || stageOf[$0.name] != nil) }
+                    .sorted { (stageOf[$0.name] == nil ? 1 : 0, $0.name) < (stageOf[$1.name] == nil ? 1 : 0, $1.name) }
+                var listed: [TopicListing] = []
                 for topic in topics {
-                    print(topic.name.padding(width) + "  \(topic.partitions.count)")
+                    let watermarks = try await admin.watermarks(topic: topic.name)
+                    listed.append(TopicListing(name: topic.name, stage: stageOf[topic.name], watermarks: watermarks))
+                }
+                self.json ? try printJSON(listed) : self.printTable(listed)
+            }
+        }
+
+        private func printTable(_ topics: [TopicListing]) {
+            let headers = self.partitions
+                ? ["TOPIC", "STAGE", "PARTITION", "FIRST", "END", "MESSAGES"] : ["TOPIC", "STAGE", "PARTITIONS", "END", "MESSAGES"]
+            var table = TextTable(
+                headers.enumerated().map { index, header in
+                    TextTable.Column(header: header, alignment: index >= 2 ? .right : .left, maxWidth: index == 0 ? 80 : 40)
+                }
+            )
+            for topic in topics {
+                if self.partitions {
+                    for partition in topic.partitions {
+                        table.append([
+                            topic.name, topic.stage ?? "", "\(partition.partition)", "\(partition.first)", "\(partition.end)",
+                            "\(partition.end - partition.first)",
+                        ])
+                    }
+                } else {
+                    table.append([topic.name, topic.stage ?? "", "\(topic.partitions.count)", "\(topic.end)", "\(topic.messages)"])
                 }
             }
+            print(table.render())
         }
     }
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create topics; existing ones are left as they are."
+            abstract: "Create the pipeline's topics (or the named ones); existing topics are left as they are.",
+            discussion: """
+                Without names: every stage's main topic, retry tiers and dead-letter topic — with the defaults \
+                marquee.fetch, marquee.fetch.retry.1…3, marquee.fetch.dlq, and the same for images and records — \
+                each with MARQUEE_TOPIC_PARTITIONS partitions (default 8) and MARQUEE_REPLICATION_FACTOR replicas \
+                (default 1). The number of retry tiers follows MARQUEE_RETRY_DELAYS, as the workers do. Running it \
+                again changes nothing (an existing topic keeps its partitions).
+
+                Examples:
+                  marquee topics create
+                  MARQUEE_TOPIC_PARTITIONS=16 marquee topics create --config deploy/marquee.env
+                  marquee topics create --partitions 1 marquee.roundtrip
+                """
         )
 
         @OptionGroup var kafka: KafkaOptions
+        @OptionGroup var pipeline: PipelineOptions
 
-        @Option(help: "Partitions per topic.")
-        var partitions = 4
+        @Option(help: "Partitions per topic (default: MARQUEE_TOPIC_PARTITIONS, else 8).")
+        var partitions: Int?
 
-        @Option(help: "Replicas per partition.")
-        var replicationFactor = 1
+        @Option(help: "Replicas per partition (default: MARQUEE_REPLICATION_FACTOR, else 1).")
+        var replicationFactor: Int?
 
-        @Argument(help: "Topic names.")
-        var names: [String]
+        @Argument(help: "Topic names (default: every stage topic of the pipeline).")
+        var names: [String] = []
 
         func validate() throws {
-            guard self.partitions > 0 else { throw ValidationError("--partitions must be at least 1") }
-            guard self.replicationFactor > 0 else { throw ValidationError("--replication-factor must be at least 1") }
-            guard !self.names.isEmpty else { throw ValidationError("name at least one topic") }
+            if let partitions, partitions < 1 { throw ValidationError("--partitions must be at least 1") }
+            if let replicationFactor, replicationFactor < 1 { throw ValidationError("--replication-factor must be at least 1") }
         }
 
         func run() async throws {
-            try await reportingKafkaErrors {
-                let admin = try self.kafka.makeAdmin()
-                let created = Set(
-                    try await admin.createTopics(
-                        self.names.map {
-                            .init(name: $0, partitions: self.partitions, replicationFactor: self.replicationFactor)
-                        }
-                    )
-                )
-                for name in self.names {
-                    print("\(name): \(created.contains(name) ? "created" : "exists")")
-                }
-            }
+            try await createTopics(
+                layout: try self.pipeline.layout(), names: self.names, partitions: self.partitions,
+                replicationFactor: self.replicationFactor, kafka: self.kafka
+            )
+        }
+    }
+
+    /// The earlier name of `topics create` without names; kept for scripts.
+    struct CreateStages: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "create-stages",
+            abstract: "Same as `marquee topics create` without names.",
+            shouldDisplay: false
+        )
+
+        @OptionGroup var kafka: KafkaOptions
+        @OptionGroup var pipeline: PipelineOptions
+
+        @Option(help: "Partitions per topic.")
+        var partitions: Int?
+
+        func run() async throws {
+            try await createTopics(layout: try self.pipeline.layout(), names: [], partitions: self.partitions, replicationFactor: nil, kafka: self.kafka)
         }
     }
 }
 
-extension Topics {
-    struct CreateStages: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "create-stages",
-            abstract: "Create every stage topic: main, retry tiers and dead letters of fetch, images and records.",
-            discussion: "Existing topics are left as they are. With the defaults: marquee.fetch, marquee.fetch.retry.1…3, marquee.fetch.dlq, and the same for images and records."
-        )
-
-        @OptionGroup var kafka: KafkaOptions
-
-        @Option(help: "The topic prefix (default: $MARQUEE_TOPIC_PREFIX, else marquee.).")
-        var prefix: String = ProcessInfo.processInfo.environment["MARQUEE_TOPIC_PREFIX"] ?? "marquee."
-
-        @Option(help: "Partitions per topic.")
-        var partitions = 8
-
-        @Option(help: "Retry tiers per stage.")
-        var tiers = 3
-
-        @Option(help: "Replicas per partition.")
-        var replicationFactor = 1
-
-        func validate() throws {
-            guard self.partitions > 0 else { throw ValidationError("--partitions must be at least 1") }
-            guard (0...10).contains(self.tiers) else { throw ValidationError("--tiers must be from 0 to 10") }
-            guard self.replicationFactor > 0 else { throw ValidationError("--replication-factor must be at least 1") }
-        }
-
-        func run() async throws {
-            try await reportingKafkaErrors {
-                let stages = ["fetch", "images", "records"].map { StageTopics(stage: $0, prefix: self.prefix, tiers: self.tiers) }
-                let created = Set(
-                    try await StageTopics.createAll(
-                        stages, partitions: self.partitions, replicationFactor: self.replicationFactor, admin: try self.kafka.makeAdmin()
-                    )
-                )
-                for name in stages.flatMap(\.all) {
-                    print("\(name): \(created.contains(name) ? "created" : "exists")")
+/// Creates `names` (or every stage topic of `layout`) and prints each one's fate.
+private func createTopics(layout: PipelineLayout, names: [String], partitions: Int?, replicationFactor: Int?, kafka: KafkaOptions) async throws {
+    let names = names.isEmpty ? layout.stages.flatMap(\.topics.all) : names
+    try await reportingKafkaErrors {
+        let created = Set(
+            try await kafka.makeAdmin().createTopics(
+                names.map {
+                    .init(name: $0, partitions: partitions ?? layout.partitions, replicationFactor: replicationFactor ?? layout.replicationFactor)
                 }
-            }
+            )
+        )
+        for name in names {
+            print("\(name): \(created.contains(name) ? "created" : "exists")")
         }
+    }
+}
+
+/// A topic as `marquee topics list` shows it.
+struct TopicListing: Encodable {
+    struct Partition: Encodable {
+        var partition: Int32
+        var first: Int64
+        var end: Int64
+    }
+
+    var name: String
+    /// The pipeline stage the topic belongs to, if it is one of the pipeline's.
+    var stage: String?
+    var partitions: [Partition]
+    /// The sum of the partitions' end offsets.
+    var end: Int64
+    /// Messages retained now.
+    var messages: Int64
+
+    init(name: String, stage: String?, watermarks: [KafkaTopicPartition: KafkaWatermarks]) {
+        self.name = name
+        self.stage = stage
+        self.partitions = watermarks.sorted { $0.key < $1.key }.map { Partition(partition: $0.key.partition, first: $0.value.start, end: $0.value.end) }
+        self.end = self.partitions.map(\.end).reduce(0, +)
+        self.messages = self.partitions.map { $0.end - $0.first }.reduce(0, +)
     }
 }
 

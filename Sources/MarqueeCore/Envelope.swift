@@ -11,6 +11,8 @@ public struct Envelope: Hashable, Sendable {
         public static let error = "marquee-error"
         public static let errorKind = "marquee-error-kind"
         public static let traceparent = "traceparent"
+        /// `topic/partition/offset` of the dead letter a replayed job came from (`marquee dlq replay`).
+        public static let replayedFrom = "marquee-replayed-from"
     }
 
     /// How a job failed, as the `marquee-error-kind` header says it.

@@ -19,8 +19,8 @@ public enum JSONValue: Hashable, Sendable {
         guard String(validating: bytes, as: UTF8.self) != nil else {
             throw PayloadError(.notJSON, field: nil, "the payload is not UTF-8")
         }
-        guard let value = StrictJSON.parse(bytes) else {
-            throw PayloadError(.notJSON, field: nil, "the payload is not JSON")
+        guard let value = StrictJSON.parse(bytes, refusesDuplicateKeys: true) else {
+            throw PayloadError(.notJSON, field: nil, "the payload is not JSON (or names a key twice)")
         }
         return value
     }

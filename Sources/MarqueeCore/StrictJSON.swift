@@ -3,23 +3,27 @@
 /// Foundation's decoder on Linux accepts some invalid documents (a trailing comma after the last element, as in
 /// hand-edited Kakao samples); a payload or an upstream body like that is damaged and must be refused, not
 /// half-trusted. It is also several times faster than decoding `JSONValue` through `Codable`. Integers that fit `Int64` become ``JSONValue/integer(_:)``, other numbers
-/// ``JSONValue/number(_:)``; a duplicate object key keeps its last value; a leading UTF-8 byte order mark is
-/// skipped.
+/// ``JSONValue/number(_:)``; a duplicate object key keeps its last value (or refuses the document, for payloads:
+/// two readers could disagree on which value counts); a leading UTF-8 byte order mark is skipped.
 public struct StrictJSON {
     /// Nesting deeper than this is refused, so a hostile body cannot exhaust the stack.
     public static let maxDepth = 256
 
     private let bytes: [UInt8]
+    private let refusesDuplicateKeys: Bool
     private var index = 0
 
-    private init(_ bytes: [UInt8]) {
+    private init(_ bytes: [UInt8], refusesDuplicateKeys: Bool) {
         self.bytes = bytes
+        self.refusesDuplicateKeys = refusesDuplicateKeys
     }
 
     /// The document in `bytes`, or `nil` when it is not exactly one strict JSON value (surrounding whitespace
     /// allowed).
-    public static func parse(_ bytes: some Collection<UInt8>) -> JSONValue? {
-        var reader = StrictJSON(Array(bytes))
+    ///
+    /// - Parameter refusesDuplicateKeys: Refuse an object that names a key twice, instead of keeping the last.
+    public static func parse(_ bytes: some Collection<UInt8>, refusesDuplicateKeys: Bool = false) -> JSONValue? {
+        var reader = StrictJSON(Array(bytes), refusesDuplicateKeys: refusesDuplicateKeys)
         if reader.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.index = 3 }
         guard let value = reader.value(depth: 0) else { return nil }
         reader.skipWhitespace()
@@ -77,7 +81,7 @@ public struct StrictJSON {
             guard self.current == UInt8(ascii: ":") else { return nil }
             self.index += 1
             guard let value = self.value(depth: depth + 1) else { return nil }
-            members[key] = value
+            if members.updateValue(value, forKey: key) != nil, self.refusesDuplicateKeys { return nil }
             self.skipWhitespace()
             switch self.current {
             case UInt8(ascii: ","): self.index += 1

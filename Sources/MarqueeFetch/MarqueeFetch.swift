@@ -23,6 +23,11 @@ struct MarqueeFetch: AsyncParsableCommand {
 
             A source answering 401/403 (or without a key) pauses the stage: /readyz names the source and the \
             variable to fix, and the stage tries again by itself with a growing backoff.
+
+            Examples:
+              TMDB_API_KEY_FILE=/run/secrets/tmdb KOFIC_API_KEY=… marquee-fetch
+              MARQUEE_BROKERS=kafka:9092 marquee-fetch --concurrency 128 --metrics-address 0.0.0.0:9101
+              TMDB_BASE_URL=http://127.0.0.1:8181/tmdb/3 MARQUEE_ALLOW_PRIVATE_ADDRESSES=1 marquee-fetch   # the emulator
             """
     )
 

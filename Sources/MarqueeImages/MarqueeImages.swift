@@ -19,6 +19,11 @@ struct MarqueeImages: AsyncParsableCommand {
             s3://bucket/prefix?endpoint=…&region=… with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or *_FILE). \
             Unsafe inputs (SVG, HTML, unknown types, decompression bombs, truncated files) are refused before \
             decoding and dead-lettered with the reason; an unreachable store pauses the stage.
+
+            Examples:
+              marquee-images
+              MARQUEE_IMAGE_WIDTHS=185,342 MARQUEE_WEBP_QUALITY=75 marquee-images --concurrency 4
+              MARQUEE_IMAGE_STORE='s3://posters/marquee?endpoint=http://127.0.0.1:9000&region=us-east-1' marquee-images
             """
     )
 

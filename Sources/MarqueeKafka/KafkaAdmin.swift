@@ -8,8 +8,8 @@ public import Logging
 /// ``KafkaError`` instead of hanging when no broker answers. Calls block a dedicated thread, never the
 /// cooperative pool.
 public final class KafkaAdmin: Sendable {
-    private let client: RDKafkaClient
-    private let timeout: Duration
+    let client: RDKafkaClient
+    let timeout: Duration
 
     /// - Throws: A ``KafkaError`` when the configuration is invalid.
     public init(configuration: KafkaConfiguration, requestTimeout: Duration = .seconds(10), logger: Logger) throws(KafkaError) {
@@ -228,7 +228,7 @@ public final class KafkaAdmin: Sendable {
     }
 
     /// Runs blocking librdkafka work on its own thread and awaits the result.
-    private static func blocking<T: Sendable>(
+    static func blocking<T: Sendable>(
         _ work: @escaping @Sendable () throws(KafkaError) -> T
     ) async throws(KafkaError) -> T {
         try await DedicatedThread.run { () throws(KafkaError) in try work() }.get()

@@ -1,9 +1,4 @@
-import struct Foundation.Data
-import struct Foundation.URL
-import class Foundation.FileHandle
-import class Foundation.FileManager
-import class Foundation.Process
-import class Foundation.ProcessInfo
+public import Foundation
 
 /// What a finished command printed and how it exited.
 public struct CommandRun: Sendable {
@@ -20,12 +15,26 @@ public func runBuiltExecutable(
     _ arguments: [String],
     environment: [String: String?] = [:]
 ) async throws -> CommandRun {
-    let executable = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
-        .deletingLastPathComponent()
-        .appendingPathComponent(name)
+    let executable = builtExecutablesFolder.appendingPathComponent(name)
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
         throw BuiltExecutableMissing(path: executable.path)
     }
+    return try await runCommand(executable, arguments, environment: environment)
+}
+
+/// Where the package's executables were built: next to the test bundle (`.build/debug`).
+public var builtExecutablesFolder: URL {
+    URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).deletingLastPathComponent()
+}
+
+/// Runs `executable` to its end, as ``runBuiltExecutable(_:_:environment:)`` does, optionally in another
+/// working directory.
+public func runCommand(
+    _ executable: URL,
+    _ arguments: [String],
+    environment: [String: String?] = [:],
+    currentDirectory: URL? = nil
+) async throws -> CommandRun {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(TestEnvironment.uniqueName("marquee-run"))
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
@@ -34,6 +43,7 @@ public func runBuiltExecutable(
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if let currentDirectory { process.currentDirectoryURL = currentDirectory }
     var merged = ProcessInfo.processInfo.environment
     for (name, value) in environment { merged[name] = value }
     process.environment = merged

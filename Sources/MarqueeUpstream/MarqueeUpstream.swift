@@ -19,6 +19,11 @@ struct MarqueeUpstream: AsyncParsableCommand {
             {"event":"listening","url":"http://127.0.0.1:PORT"}; logs go to stderr. GET/POST /_control changes \
             keys, limits and faults at run time; GET /_stats counts requests, statuses and faults \
             (POST /_stats/reset clears them). See docs/upstream.md.
+
+            Examples:
+              marquee-upstream --port 8181
+              marquee-upstream --movies 10000 --books 2000 --seed 7
+              marquee-upstream --fault-5xx 0.05 --fault-reset 0.01 --fault-truncated-image 0.02
             """
     )
 

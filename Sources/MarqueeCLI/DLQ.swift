@@ -1,0 +1,660 @@
+import ArgumentParser
+import MarqueeCore
+import MarqueeKafka
+import MarqueeOperations
+import MarqueePipeline
+
+import struct Foundation.Data
+import class Foundation.FileHandle
+import class Foundation.ProcessInfo
+
+/// `marquee dlq`: the dead letters of every stage (docs/dlq.md). `list` and `show` read; `replay` sends letters
+/// back to their stage; `purge` hides them by moving a reader group's committed offsets. Nothing is ever deleted.
+struct DLQ: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dlq",
+        abstract: "Inspect, replay and purge dead letters.",
+        discussion: """
+            Dead letters live in <prefix><stage>.dlq (fetch, images, records). A letter's id is \
+            stage/partition/offset, e.g. fetch/2/17. Purged letters are those before the committed offset of \
+            the reader group (--reader-group, default marquee-dlq-reader): they stop showing, but the topic \
+            keeps them, and --all shows them again. Replay and purge never delete anything.
+
+            Examples:
+              marquee dlq list
+              marquee dlq list --stage fetch --error-kind transient --since 2h
+              marquee dlq list --kind tmdb.movie --grep 404 --json
+              marquee dlq show fetch/2/17
+              marquee dlq show fetch/2/17 --raw > payload.json
+              marquee dlq replay --stage fetch --error-kind transient --dry-run
+              marquee dlq replay fetch/2/17 fetch/0/4 --purge
+              marquee dlq replay --kind kakao.poster --rate 10
+              marquee dlq purge --stage images --error-kind permanent
+              marquee dlq purge --all
+
+            Exit status: 0 done; 1 partly done (some letters were not replayed or could not be hidden); \
+            64 bad arguments; 65 a dead letter id that is malformed or names no letter; 69 no broker answered.
+            """,
+        subcommands: [List.self, Show.self, Replay.self, Purge.self],
+        defaultSubcommand: List.self
+    )
+}
+
+// MARK: - Shared options
+
+/// Where the dead letters are: the broker, the pipeline's layout, and the reader group that marks purges.
+struct DLQOptions: ParsableArguments {
+    @OptionGroup var kafka: KafkaOptions
+    @OptionGroup var pipeline: PipelineOptions
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The consumer group whose committed offsets mark letters as purged.",
+            discussion: "Default: $MARQUEE_DLQ_READER_GROUP, else marquee-dlq-reader.",
+            valueName: "group"
+        )
+    )
+    var readerGroup: String =
+        ProcessInfo.processInfo.environment["MARQUEE_DLQ_READER_GROUP"]
+        ?? DeadLetterQueue.defaultReaderGroup
+
+    func validate() throws {
+        guard !self.readerGroup.isEmpty else { throw ValidationError("--reader-group must not be empty") }
+    }
+
+    /// The dead-letter topics of the layout, read with `--timeout` per request.
+    func queue() throws -> DeadLetterQueue {
+        let layout = try self.pipeline.layout()
+        var queue = DeadLetterQueue(
+            layout: layout,
+            admin: try self.kafka.makeAdmin(),
+            reader: try KafkaReader(configuration: self.kafka.configuration, logger: self.kafka.logger),
+            readerGroup: self.readerGroup
+        )
+        queue.readTimeout = .seconds(self.kafka.timeout)
+        return queue
+    }
+}
+
+/// The filters `list`, `replay` and `purge` share.
+struct DeadLetterFilterOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Only these stages: fetch, images, records (repeat or comma-separate).", valueName: "stage"))
+    var stage: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Only these payload kinds, e.g. tmdb.movie, image, movie, unknown.", valueName: "kind"))
+    var kind: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Only these error kinds: transient, permanent, poison, unknown.", valueName: "kind"))
+    var errorKind: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Only letters whose error contains this text (ignoring case).", valueName: "text"))
+    var grep: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Only letters dead-lettered since: a time ago (90s, 15m, 2h, 3d, 1w) or ISO 8601.", valueName: "time"))
+    var since: String?
+
+    @Option(
+        name: .long, help: ArgumentHelp("Only letters dead-lettered before: a time ago or ISO 8601.", valueName: "time")
+    )
+    var until: String?
+
+    /// The filter options, for messages.
+    static let names = "--stage, --kind, --error-kind, --grep, --since, --until"
+
+    /// Whether any filter is given.
+    var isSet: Bool {
+        !self.stage.isEmpty || !self.kind.isEmpty || !self.errorKind.isEmpty || self.grep != nil || self.since != nil
+            || self.until != nil
+    }
+
+    /// The filter these options describe (purged letters excluded; the caller decides).
+    ///
+    /// - Throws: A `ValidationError` (exit 64) for an unknown stage or error kind, or a time it cannot read.
+    func filter(layout: PipelineLayout, nowMilliseconds: Int64) throws -> DeadLetterFilter {
+        func values(_ options: [String]) -> Set<String> {
+            Set(
+                options.flatMap { $0.split(separator: ",") }.map { String($0.filter { !$0.isWhitespace }) }.filter {
+                    !$0.isEmpty
+                })
+        }
+        var filter = DeadLetterFilter()
+        filter.stages = values(self.stage)
+        let stageNames = layout.stages.map(\.name)
+        for stage in filter.stages.sorted() where !stageNames.contains(stage) {
+            throw ValidationError("--stage: no stage '\(stage)' (stages: \(stageNames.joined(separator: ", ")))")
+        }
+        filter.kinds = values(self.kind)
+        filter.errorKinds = values(self.errorKind)
+        let errorKinds = Envelope.ErrorKind.allCases.map(\.rawValue) + [DeadLetter.unknownErrorKind]
+        for errorKind in filter.errorKinds.sorted() where !errorKinds.contains(errorKind) {
+            throw ValidationError("--error-kind: '\(errorKind)' is not one of \(errorKinds.joined(separator: ", "))")
+        }
+        filter.errorText = self.grep.flatMap { $0.isEmpty ? nil : $0 }
+        do {
+            filter.since = try self.since.map { try DeadLetterFilter.time($0, nowMilliseconds: nowMilliseconds) }
+            filter.until = try self.until.map { try DeadLetterFilter.time($0, nowMilliseconds: nowMilliseconds) }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        return filter
+    }
+}
+
+// MARK: - list
+
+extension DLQ {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List dead letters, newest last, with a count per stage and error kind.",
+            discussion: """
+                Columns: ID (stage/partition/offset), KIND (the payload's kind), ERROR KIND, ATTEMPTS, AGE and the \
+                error, cut to fit. Purged letters are left out unless --all. --json prints one JSON object per \
+                letter (snake_case keys, see docs/dlq.md) and the summary on standard error.
+
+                Examples:
+                  marquee dlq list --stage fetch --since 2h
+                  marquee dlq list --error-kind poison --all
+                  marquee dlq list --kind tmdb.movie --json | jq -r .error
+                """
+        )
+
+        @OptionGroup var options: DLQOptions
+        @OptionGroup var filters: DeadLetterFilterOptions
+
+        @Flag(name: .long, help: "Include purged letters.")
+        var all = false
+
+        @Option(name: .long, help: "Show the newest N matching letters (0: every one). The counts cover every match.")
+        var limit = 100
+
+        @Flag(name: .long, help: "Print JSON lines instead of a table.")
+        var json = false
+
+        func validate() throws {
+            guard self.limit >= 0 else { throw ValidationError("--limit must be 0 (every letter) or more") }
+        }
+
+        func run() async throws {
+            try await reportingKafkaErrors {
+                let queue = try self.options.queue()
+                let now = Int64(JobID.nowMilliseconds())
+                var filter = try self.filters.filter(layout: queue.layout, nowMilliseconds: now)
+                filter.includesPurged = self.all
+                let listing = try await queue.list(filter, limit: self.limit == 0 ? nil : self.limit)
+                let letters = listing.letters
+                if self.json {
+                    for letter in letters {
+                        print(String(decoding: letter.json(nowMilliseconds: now).encoded(), as: UTF8.self))
+                    }
+                    var standardError = StandardError()
+                    print(Self.summary(listing, shown: letters.count, includesPurged: self.all), to: &standardError)
+                    return
+                }
+                if !letters.isEmpty {
+                    print(Self.table(letters, nowMilliseconds: now, markingPurged: self.all))
+                    print("")
+                }
+                print(Self.summary(listing, shown: letters.count, includesPurged: self.all))
+            }
+        }
+
+        static func table(_ letters: [DeadLetter], nowMilliseconds: Int64, markingPurged: Bool) -> String {
+            var columns: [TextTable.Column] = [
+                .init(header: "ID", maxWidth: 60), .init(header: "KIND", maxWidth: 30),
+                .init(header: "ERROR KIND", maxWidth: 12),
+                .init(header: "ATTEMPTS", alignment: .right), .init(header: "AGE", alignment: .right),
+                .init(header: "ERROR", maxWidth: 70),
+            ]
+            if markingPurged { columns.insert(.init(header: "PURGED"), at: 1) }
+            var table = TextTable(columns)
+            for letter in letters {
+                var row = [
+                    letter.id.description, letter.kind, letter.errorKind, letter.attempt.map { String($0) } ?? "-",
+                    letter.age(nowMilliseconds: nowMilliseconds).map(DLQ.formatAge) ?? "-", letter.error ?? "-",
+                ]
+                if markingPurged { row.insert(letter.isPurged ? "yes" : "", at: 1) }
+                table.append(row)
+            }
+            return table.render()
+        }
+
+        /// `3 dead letters (fetch 2, images 1)`, a line per stage and error kind, and what was left out.
+        static func summary(_ listing: DeadLetterListing, shown: Int, includesPurged: Bool) -> String {
+            var lines: [String] = []
+            let noun = listing.matched == 1 ? "dead letter" : "dead letters"
+            if listing.matched == 0 {
+                lines.append("no dead letters")
+            } else if shown < listing.matched {
+                lines.append("\(listing.matched) \(noun), the newest \(shown) shown (--limit):")
+            } else {
+                lines.append("\(listing.matched) \(noun):")
+            }
+            var table = TextTable([.init(header: ""), .init(header: ""), .init(header: "", alignment: .right)])
+            for (group, count) in listing.counts.sorted(by: { $0.key < $1.key }) {
+                table.append([group.stage, group.errorKind, String(count)])
+            }
+            if !listing.counts.isEmpty {
+                lines += table.render(showingHeader: false).split(separator: "\n").map { "  " + $0 }
+            }
+            if !includesPurged, listing.purged > 0 {
+                lines.append("\(listing.purged) purged not shown (--all shows them)")
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+}
+
+// MARK: - show
+
+extension DLQ {
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print one dead letter in full: its facts, every header and the payload.",
+            discussion: """
+                The payload is pretty-printed when it is JSON, else printed as text with unprintable bytes \
+                escaped (\\xNN). --raw writes the payload's exact bytes to standard output and nothing else; \
+                --json prints one JSON object (docs/dlq.md).
+
+                Examples:
+                  marquee dlq show fetch/2/17
+                  marquee dlq show marquee.fetch.dlq/2/17 --json
+                  marquee dlq show fetch/2/17 --raw | jq .
+                """
+        )
+
+        @OptionGroup var options: DLQOptions
+
+        @Argument(help: ArgumentHelp("The letter: stage/partition/offset, e.g. fetch/2/17.", valueName: "id"))
+        var id: String
+
+        @Flag(name: .long, help: "Write the payload's exact bytes to standard output, nothing else.")
+        var raw = false
+
+        @Flag(name: .long, help: "Print one JSON object with the headers and the payload.")
+        var json = false
+
+        func validate() throws {
+            guard !(self.raw && self.json) else { throw ValidationError("--raw and --json cannot be combined") }
+        }
+
+        func run() async throws {
+            try await reportingKafkaErrors {
+                let queue = try self.options.queue()
+                let id = try DLQ.parseID(self.id, layout: queue.layout)
+                guard let letter = try await queue.letters([id])[id] else {
+                    let topic = queue.layout.stage(id.stage)?.topics.dlq ?? id.stage
+                    throw DLQ.fail(
+                        "no dead letter \(id): \(topic) holds none at partition \(id.partition), offset \(id.offset)",
+                        code: DLQ.badID
+                    )
+                }
+                let now = Int64(JobID.nowMilliseconds())
+                if self.raw {
+                    FileHandle.standardOutput.write(Data(letter.record.value))
+                } else if self.json {
+                    print(
+                        String(
+                            decoding: letter.json(nowMilliseconds: now, includingContent: true).encoded(), as: UTF8.self
+                        ))
+                } else {
+                    print(Self.text(letter, nowMilliseconds: now))
+                }
+            }
+        }
+
+        static func text(_ letter: DeadLetter, nowMilliseconds: Int64) -> String {
+            var facts = TextTable([.init(header: ""), .init(header: "", maxWidth: 10_000)])
+            let time = letter.timestamp.map { DeadLetterFilter.format(milliseconds: $0) } ?? "-"
+            let age = letter.age(nowMilliseconds: nowMilliseconds).map { " (\(DLQ.formatAge($0)) ago)" } ?? ""
+            for (name, value) in [
+                ("id", letter.id.description),
+                ("topic", "\(letter.record.topic), partition \(letter.id.partition), offset \(letter.id.offset)"),
+                ("kind", letter.kind), ("error kind", letter.errorKind), ("error", letter.error ?? "-"),
+                ("attempts", letter.attempt.map { String($0) } ?? "-"), ("origin", letter.origin ?? "-"),
+                ("job", letter.jobID ?? "-"), ("root", letter.root ?? "-"), ("parent", letter.parent ?? "-"),
+                ("key", letter.record.key.map { DeadLetter.escaped($0) } ?? "-"), ("time", time + age),
+                ("purged", letter.isPurged ? "yes" : "no"),
+            ] {
+                facts.append([name, value])
+            }
+            var lines = [facts.render(showingHeader: false), "", "headers (\(letter.record.headers.count)):"]
+            for header in letter.record.headers {
+                lines.append("  \(header.key): \(header.value.map { DeadLetter.escaped($0) } ?? "(no value)")")
+            }
+            let form =
+                switch letter.payloadForm {
+                case .json: "JSON"
+                case .text: "text, not JSON"
+                case .binary: "not UTF-8, escaped"
+                }
+            lines += ["", "payload (\(letter.record.value.count) bytes, \(form)):", letter.readablePayload]
+            return lines.joined(separator: "\n")
+        }
+    }
+}
+
+// MARK: - replay
+
+extension DLQ {
+    struct Replay: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Send dead letters back to their stage's main topic, as new deliveries of the same jobs.",
+            discussion: """
+                Name the letters by id, or select them with filters (purged letters only with --all). Each \
+                replay carries the letter's key and payload unchanged, its id, root, parent and traceparent, \
+                marquee-attempt 1, and marquee-replayed-from: <dlq topic>/<partition>/<offset>; the error, \
+                origin and not-before headers are dropped. The dead letters stay where they are: add --purge to \
+                hide the replayed ones once every replay was acknowledged. Poison letters are refused unless \
+                --include-poison.
+
+                Examples:
+                  marquee dlq replay --stage fetch --error-kind transient --dry-run
+                  marquee dlq replay fetch/2/17 fetch/0/4
+                  marquee dlq replay --kind tmdb.movie --since 1d --rate 20 --purge
+                """
+        )
+
+        @OptionGroup var options: DLQOptions
+        @OptionGroup var filters: DeadLetterFilterOptions
+
+        @Argument(
+            help: ArgumentHelp("Letters to replay: stage/partition/offset (instead of filters).", valueName: "id"))
+        var ids: [String] = []
+
+        @Flag(name: .long, help: "Include purged letters (alone: replay every letter the topics hold).")
+        var all = false
+
+        @Flag(name: .long, help: "Print how many letters would be replayed and a sample of 5; send nothing.")
+        var dryRun = false
+
+        @Option(name: .long, help: ArgumentHelp("Send at most N replays a second.", valueName: "N"))
+        var rate: Int?
+
+        @Flag(name: .long, help: "Replay poison letters too (they failed to parse; replay them only after a fix).")
+        var includePoison = false
+
+        @Flag(name: .long, help: "After every replay was acknowledged, purge the replayed letters.")
+        var purge = false
+
+        func validate() throws {
+            guard self.ids.isEmpty || !self.filters.isSet else {
+                throw ValidationError("name letters by id or select them with filters, not both")
+            }
+            guard !self.ids.isEmpty || self.filters.isSet || self.all else {
+                throw ValidationError("name what to replay: ids, filters (\(DeadLetterFilterOptions.names)), or --all")
+            }
+            if let rate = self.rate { guard rate > 0 else { throw ValidationError("--rate must be at least 1") } }
+            guard !(self.dryRun && self.purge) else {
+                throw ValidationError("--dry-run sends nothing, so it cannot --purge")
+            }
+        }
+
+        func run() async throws {
+            var incomplete = false
+            try await reportingKafkaErrors {
+                let queue = try self.options.queue()
+                let layout = queue.layout
+                let selected = try await DLQ.selectLetters(
+                    ids: self.ids, filters: self.filters, includingPurged: self.all, queue: queue
+                )
+                let poison = self.includePoison ? [] : selected.filter(\.isPoison)
+                let letters = self.includePoison ? selected : selected.filter { !$0.isPoison }
+                var standardError = StandardError()
+                if !poison.isEmpty {
+                    let count = DLQ.count(poison.count, "poison letter")
+                    print(
+                        "marquee: \(count) not replayed (--include-poison replays them after a fix): "
+                            + DLQ.first5(poison.map(\.id)),
+                        to: &standardError
+                    )
+                    incomplete = true
+                }
+                if self.dryRun {
+                    let topics = DLQ.byTopic(letters, layout: layout)
+                    print("\(DLQ.count(letters.count, "dead letter")) would be replayed (dry run)\(topics).")
+                    if !letters.isEmpty {
+                        print(letters.count > 5 ? "The first 5:" : "They are:")
+                        print(Self.sample(letters.prefix(5), layout: layout))
+                    }
+                    incomplete = false  // nothing was asked to be done
+                    return
+                }
+                guard !letters.isEmpty else {
+                    print("nothing to replay", to: &standardError)
+                    return
+                }
+                var configuration = KafkaProducerConfiguration(kafka: self.options.kafka.configuration)
+                configuration.kafka.clientID = "marquee-dlq"
+                let producer = try KafkaProducer(configuration: configuration, logger: self.options.kafka.logger)
+                var sent: [DeadLetter] = []
+                do {
+                    try await DeadLetterReplay.send(
+                        letters, layout: layout, producer: producer, ratePerSecond: self.rate
+                    ) { letter, result in
+                        switch result {
+                        case .success(let report):
+                            sent.append(letter)
+                            let key = letter.record.key.map { DeadLetter.escaped($0) } ?? "-"
+                            let target = "\(report.topic)/\(report.partition)/\(report.offset)"
+                            print("\(letter.id) -> \(target)  \(letter.kind)  \(key)")
+                        case .failure(let error):
+                            var standardError = StandardError()
+                            print("marquee: \(letter.id) not replayed: \(error.reason)", to: &standardError)
+                        }
+                    }
+                    await producer.close()
+                } catch {
+                    await producer.close()
+                    throw error
+                }
+                let topics = DLQ.byTopic(sent, layout: layout)
+                print(
+                    "\(sent.count) of \(DLQ.count(letters.count, "dead letter")) replayed\(topics)", to: &standardError)
+                if sent.count < letters.count { incomplete = true }
+                if self.purge, !sent.isEmpty {
+                    let ids = Set(sent.map(\.id))
+                    let plan = try await queue.planPurge(stages: Set(ids.map(\.stage))) { ids.contains($0.id) }
+                    try await queue.commit(plan)
+                    let alreadyPurged = sent.filter(\.isPurged).count
+                    if !DLQ.reportPurge(plan, alreadyPurged: alreadyPurged, verb: "purged") { incomplete = true }
+                }
+            }
+            if incomplete { throw ExitCode.failure }
+        }
+
+        static func sample(_ letters: ArraySlice<DeadLetter>, layout: PipelineLayout) -> String {
+            var table = TextTable([
+                .init(header: "ID", maxWidth: 60), .init(header: "TO", maxWidth: 60),
+                .init(header: "KIND", maxWidth: 30),
+                .init(header: "ERROR KIND"), .init(header: "KEY", maxWidth: 50),
+            ])
+            for letter in letters {
+                table.append([
+                    letter.id.description, DeadLetterReplay.message(replaying: letter, layout: layout).topic,
+                    letter.kind,
+                    letter.errorKind, letter.record.key.map { DeadLetter.escaped($0) } ?? "-",
+                ])
+            }
+            return table.render()
+        }
+    }
+}
+
+// MARK: - purge
+
+extension DLQ {
+    struct Purge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Hide dead letters by advancing the reader group's committed offsets; nothing is deleted.",
+            discussion: """
+                A committed offset is one position per partition, so a purge hides the selected letters of each \
+                partition up to, not past, the first letter that it does not select: a selected letter after \
+                such a letter stays visible, and the count of those is reported (exit 1). Letters that arrive \
+                while purging are never hidden. `marquee dlq list --all` still shows purged letters.
+
+                Examples:
+                  marquee dlq purge --all
+                  marquee dlq purge --stage fetch --error-kind permanent
+                  marquee dlq purge fetch/0/3 fetch/0/4
+                  marquee dlq purge --kind image --dry-run
+                """
+        )
+
+        @OptionGroup var options: DLQOptions
+        @OptionGroup var filters: DeadLetterFilterOptions
+
+        @Argument(help: ArgumentHelp("Letters to purge: stage/partition/offset (instead of filters).", valueName: "id"))
+        var ids: [String] = []
+
+        @Flag(name: .long, help: "Purge every letter (of the --stage given, if any).")
+        var all = false
+
+        @Flag(name: .long, help: "Say what would be purged; commit nothing.")
+        var dryRun = false
+
+        func validate() throws {
+            guard self.ids.isEmpty || (!self.filters.isSet && !self.all) else {
+                throw ValidationError("name letters by id or select them with filters or --all, not both")
+            }
+            guard !self.ids.isEmpty || self.filters.isSet || self.all else {
+                throw ValidationError("name what to purge: ids, filters (\(DeadLetterFilterOptions.names)), or --all")
+            }
+        }
+
+        func run() async throws {
+            var complete = true
+            try await reportingKafkaErrors {
+                let queue = try self.options.queue()
+                let plan: DeadLetterPurge
+                var alreadyPurged = 0
+                if self.ids.isEmpty {
+                    let filter = try self.filters.filter(
+                        layout: queue.layout, nowMilliseconds: Int64(JobID.nowMilliseconds()))
+                    plan = try await queue.planPurge(stages: filter.stages) { filter.matches($0) }
+                } else {
+                    let ids = Set(try self.ids.map { try DLQ.parseID($0, layout: queue.layout) })
+                    let found = try await queue.letters(Array(ids))
+                    if let missing = ids.subtracting(found.keys).sorted().first {
+                        throw DLQ.fail("no dead letter \(missing): nothing was purged", code: DLQ.badID)
+                    }
+                    alreadyPurged = found.values.filter(\.isPurged).count
+                    plan = try await queue.planPurge(stages: Set(ids.map(\.stage))) { ids.contains($0.id) }
+                }
+                if !self.dryRun { try await queue.commit(plan) }
+                complete = DLQ.reportPurge(
+                    plan, alreadyPurged: alreadyPurged, verb: self.dryRun ? "would be purged (dry run)" : "purged")
+            }
+            if !complete { throw ExitCode.failure }
+        }
+    }
+}
+
+// MARK: - Helpers
+
+extension DLQ {
+    /// Exit status for a dead letter id that is malformed or names no letter (EX_DATAERR).
+    static let badID = ExitCode(65)
+
+    /// Prints `marquee: message` on standard error and returns `code` to throw.
+    static func fail(_ message: String, code: ExitCode) -> ExitCode {
+        var standardError = StandardError()
+        print("marquee: \(message)", to: &standardError)
+        return code
+    }
+
+    /// A dead letter id, or exit 65 with the reason.
+    static func parseID(_ text: String, layout: PipelineLayout) throws -> DeadLetterID {
+        do {
+            return try DeadLetterID(parsing: text, layout: layout)
+        } catch {
+            throw DLQ.fail(error.description, code: DLQ.badID)
+        }
+    }
+
+    /// The letters named by `ids` (every one must exist, else exit 65), or those the filters select.
+    static func selectLetters(
+        ids: [String],
+        filters: DeadLetterFilterOptions,
+        includingPurged: Bool,
+        queue: DeadLetterQueue
+    ) async throws -> [DeadLetter] {
+        guard ids.isEmpty else {
+            let parsed = try ids.map { try DLQ.parseID($0, layout: queue.layout) }
+            var unique: [DeadLetterID] = []
+            for id in parsed where !unique.contains(id) { unique.append(id) }
+            let found = try await queue.letters(unique)
+            if let missing = unique.first(where: { found[$0] == nil }) {
+                throw DLQ.fail("no dead letter \(missing): nothing was sent", code: DLQ.badID)
+            }
+            return unique.compactMap { found[$0] }
+        }
+        var filter = try filters.filter(layout: queue.layout, nowMilliseconds: Int64(JobID.nowMilliseconds()))
+        filter.includesPurged = includingPurged
+        return try await queue.list(filter).letters
+    }
+
+    /// Prints what a purge hid and what it could not; returns whether every selected letter is hidden.
+    static func reportPurge(_ plan: DeadLetterPurge, alreadyPurged: Int, verb: String) -> Bool {
+        var byStage: [String: Int] = [:]
+        for id in plan.hidden { byStage[id.stage, default: 0] += 1 }
+        let stages = byStage.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        print("\(DLQ.count(plan.hidden.count, "dead letter")) \(verb)\(stages.isEmpty ? "" : " (\(stages))")")
+        for (partition, offset) in plan.commits.sorted(by: { $0.key < $1.key }) {
+            let was = plan.starts[partition] ?? 0
+            print("  \(partition.topic)/\(partition.partition): purged up to offset \(offset) (was \(was))")
+        }
+        if alreadyPurged > 0 { print("\(alreadyPurged) already purged") }
+        guard plan.blocked.isEmpty else {
+            var standardError = StandardError()
+            print(
+                "marquee: \(DLQ.count(plan.blocked.count, "selected letter")) could not be hidden: each comes after a "
+                    + "letter of its partition that was not selected, and a purge never hides those "
+                    + "(\(DLQ.first5(plan.blocked)))",
+                to: &standardError
+            )
+            return false
+        }
+        return true
+    }
+
+    /// `1 dead letter`, `3 dead letters`.
+    static func count(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+
+    /// `fetch/0/1, fetch/0/2`, and `, …` after the fifth.
+    static func first5(_ ids: [DeadLetterID]) -> String {
+        ids.prefix(5).map(\.description).joined(separator: ", ") + (ids.count > 5 ? ", …" : "")
+    }
+
+    /// ` to marquee.fetch (3), marquee.images (1)`, or nothing for no letters.
+    static func byTopic(_ letters: [DeadLetter], layout: PipelineLayout) -> String {
+        var counts: [String: Int] = [:]
+        for letter in letters {
+            counts[DeadLetterReplay.message(replaying: letter, layout: layout).topic, default: 0] += 1
+        }
+        guard !counts.isEmpty else { return "" }
+        return " to " + counts.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
+    }
+
+    /// `45s`, `12m`, `3h`, `5d`: the largest whole unit.
+    static func formatAge(_ milliseconds: Int64) -> String {
+        let seconds = milliseconds / 1000
+        switch seconds {
+        case ..<60: return "\(seconds)s"
+        case ..<3600: return "\(seconds / 60)m"
+        case ..<86_400: return "\(seconds / 3600)h"
+        default: return "\(seconds / 86_400)d"
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import MarqueeCore
+import MarqueeKafka
+
+// MARK: - DeadLetter + text for people
+
+extension DeadLetter {
+    /// What a payload is, read for a person.
+    public enum PayloadForm: String, Sendable, Hashable {
+        /// UTF-8 JSON.
+        case json
+        /// UTF-8 text that is not JSON.
+        case text
+        /// Bytes that are not UTF-8.
+        case binary
+    }
+
+    /// Whether the payload is JSON, other text, or bytes that are not UTF-8.
+    public var payloadForm: PayloadForm {
+        if (try? JSONValue.parse(self.record.value)) != nil { return .json }
+        return String(validating: self.record.value, as: UTF8.self) == nil ? .binary : .text
+    }
+
+    /// The payload for a person to read: JSON re-indented (``indentedJSON(_:)``), anything else escaped onto one
+    /// line (``escaped(_:)``). The exact bytes are ``record``'s `value`.
+    public var readablePayload: String {
+        self.payloadForm == .json ? Self.indentedJSON(self.record.value) : Self.escaped(self.record.value)
+    }
+
+    /// Bytes as one printable line: UTF-8 text with control characters escaped (`\n`, `\t`, `\u{1b}` …), or, when
+    /// the bytes are not UTF-8, ASCII with every other byte as `\xNN`. Backslashes are doubled.
+    public static func escaped(_ bytes: [UInt8]) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) {
+            var result = ""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\\": result += "\\\\"
+                case "\n": result += "\\n"
+                case "\r": result += "\\r"
+                case "\t": result += "\\t"
+                default:
+                    if scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) {
+                        result += "\\u{\(String(scalar.value, radix: 16))}"
+                    } else {
+                        result.unicodeScalars.append(scalar)
+                    }
+                }
+            }
+            return result
+        }
+        var result = ""
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "\\"): result += "\\\\"
+            case UInt8(ascii: "\n"): result += "\\n"
+            case UInt8(ascii: "\r"): result += "\\r"
+            case UInt8(ascii: "\t"): result += "\\t"
+            case 0x20..<0x7F: result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16)
+                result += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return result
+    }
+
+    /// Valid JSON re-indented by two spaces, keys in their original order and strings exactly as written.
+    public static func indentedJSON(_ bytes: [UInt8]) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count * 2)
+        var depth = 0
+        var inString = false
+        var escaping = false
+        var index = 0
+        func newline() {
+            output.append(UInt8(ascii: "\n"))
+            output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: depth * 2))
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            if inString {
+                output.append(byte)
+                if escaping {
+                    escaping = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaping = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+                continue
+            case UInt8(ascii: "\""):
+                inString = true
+                output.append(byte)
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                output.append(byte)
+                // An empty object or array stays on one line.
+                var next = index
+                while next < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[next]) { next += 1 }
+                if next < bytes.count, bytes[next] == UInt8(ascii: "}") || bytes[next] == UInt8(ascii: "]") {
+                    output.append(bytes[next])
+                    index = next + 1
+                } else {
+                    depth += 1
+                    newline()
+                }
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                newline()
+                output.append(byte)
+            case UInt8(ascii: ","):
+                output.append(byte)
+                newline()
+            case UInt8(ascii: ":"):
+                output.append(contentsOf: ": ".utf8)
+            default:
+                output.append(byte)
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
