@@ -213,6 +213,8 @@ final class ProducerRun: Sendable {
     let fetched = Observed(FetchedJobs())
     private let consumer: KafkaConsumer
     private let reader: Task<Void, Never>
+    /// The producers started, and whether each has exited: ``finish()`` kills what a failed test left running.
+    private let children = Mutex<[(process: ChildProcess, hasExited: Bool)]>([])
 
     private init(prefix: String, path: String, schedule: Schedule, consumer: KafkaConsumer) {
         self.prefix = prefix
@@ -257,7 +259,7 @@ final class ProducerRun: Sendable {
     /// Starts a `marquee-producer` whose log lines feed ``log`` under `name`.
     func startProducer(_ name: String, environment: [String: String] = [:]) throws -> ChildProcess {
         let log = self.log
-        return try ChildProcess(
+        let child = try ChildProcess(
             "marquee-producer",
             arguments: ["--schedule", self.path],
             environment: [
@@ -295,6 +297,15 @@ final class ProducerRun: Sendable {
                 }
             }
         }
+        let index = self.children.withLock { children in
+            children.append((child, false))
+            return children.count - 1
+        }
+        Task {
+            _ = await child.waitForExit()
+            self.children.withLock { $0[index].hasExited = true }
+        }
+        return child
     }
 
     /// Waits until the fetch topic holds every confirmed window, then checks: the windows from the first to the
@@ -367,6 +378,11 @@ final class ProducerRun: Sendable {
     }
 
     func finish() {
+        // A test that failed half-way leaves producers running (one perhaps frozen): stop them.
+        for child in self.children.withLock({ $0.filter { !$0.hasExited }.map(\.process) }) {
+            child.signal(SIGCONT)
+            child.signal(SIGKILL)
+        }
         try? FileManager.default.removeItem(atPath: self.path)
         let consumer = self.consumer
         let reader = self.reader
