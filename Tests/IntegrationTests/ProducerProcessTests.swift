@@ -204,6 +204,25 @@ func windowMilliseconds(_ text: String) -> Int64? {
     return day.dayNumber * 86_400_000 + Int64(time[0] * 3600 + time[1] * 60 + time[2]) * 1000
 }
 
+/// A `marquee-producer` child process that remembers whether the test saw it exit.
+final class ProducerProcess: Sendable {
+    private let child: ChildProcess
+    private let exited = Mutex(false)
+
+    init(_ child: ChildProcess) { self.child = child }
+
+    var hasExited: Bool { self.exited.withLock { $0 } }
+
+    func signal(_ signal: Int32) { self.child.signal(signal) }
+
+    /// The exit status (or the signal that ended it). One caller at a time (``ChildProcess`` keeps one waiter).
+    func waitForExit() async -> Int32 {
+        let status = await self.child.waitForExit()
+        self.exited.withLock { $0 = true }
+        return status
+    }
+}
+
 /// One test's topics, schedule file, producers and a reader of the fetch topic.
 final class ProducerRun: Sendable {
     let prefix: String
@@ -213,8 +232,8 @@ final class ProducerRun: Sendable {
     let fetched = Observed(FetchedJobs())
     private let consumer: KafkaConsumer
     private let reader: Task<Void, Never>
-    /// The producers started, and whether each has exited: ``finish()`` kills what a failed test left running.
-    private let children = Mutex<[(process: ChildProcess, hasExited: Bool)]>([])
+    /// The producers started: ``finish()`` kills what a failed test left running.
+    private let children = Mutex<[ProducerProcess]>([])
 
     private init(prefix: String, path: String, schedule: Schedule, consumer: KafkaConsumer) {
         self.prefix = prefix
@@ -257,7 +276,7 @@ final class ProducerRun: Sendable {
     }
 
     /// Starts a `marquee-producer` whose log lines feed ``log`` under `name`.
-    func startProducer(_ name: String, environment: [String: String] = [:]) throws -> ChildProcess {
+    func startProducer(_ name: String, environment: [String: String] = [:]) throws -> ProducerProcess {
         let log = self.log
         let child = try ChildProcess(
             "marquee-producer",
@@ -297,15 +316,9 @@ final class ProducerRun: Sendable {
                 }
             }
         }
-        let index = self.children.withLock { children in
-            children.append((child, false))
-            return children.count - 1
-        }
-        Task {
-            _ = await child.waitForExit()
-            self.children.withLock { $0[index].hasExited = true }
-        }
-        return child
+        let producer = ProducerProcess(child)
+        self.children.withLock { $0.append(producer) }
+        return producer
     }
 
     /// Waits until the fetch topic holds every confirmed window, then checks: the windows from the first to the
@@ -379,9 +392,9 @@ final class ProducerRun: Sendable {
 
     func finish() {
         // A test that failed half-way leaves producers running (one perhaps frozen): stop them.
-        for child in self.children.withLock({ $0.filter { !$0.hasExited }.map(\.process) }) {
-            child.signal(SIGCONT)
-            child.signal(SIGKILL)
+        for producer in self.children.withLock({ $0 }) where !producer.hasExited {
+            producer.signal(SIGCONT)
+            producer.signal(SIGKILL)
         }
         try? FileManager.default.removeItem(atPath: self.path)
         let consumer = self.consumer
