@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "marquee-images", targets: ["MarqueeImages"]),
         .executable(name: "marquee-index", targets: ["MarqueeIndex"]),
         .executable(name: "marquee-upstream", targets: ["MarqueeUpstream"]),
+        .executable(name: "marquee-producer", targets: ["MarqueeProducer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -38,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // The dashboard's server-rendered pages (`marquee dashboard`).
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        // The producer's schedule file (YAML, with line numbers for its errors).
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // librdkafka ≥ 2.1, linked statically from the project-local build (scripts/setup.sh).
@@ -269,6 +272,36 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The scheduler: schedule files, windows in a time zone, job templates, and each window enqueued once
+        // (claims in a one-partition state topic, leader election by consumer group).
+        .target(
+            name: "MarqueeScheduler",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeKafka",
+                "MarqueePipeline",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "MarqueeProducer",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeKafka",
+                "MarqueeObservability",
+                "MarqueeScheduler",
+                "MarqueeWorker",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MarqueeTestSupport",
             dependencies: [
@@ -497,6 +530,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "MarqueeSchedulerTests",
+            dependencies: ["MarqueeCore", "MarqueeScheduler"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "MarqueeOperationsTests",
             dependencies: ["MarqueeKafka", "MarqueeOperations", "MarqueePipeline"],
             swiftSettings: swiftSettings
@@ -532,8 +570,7 @@ let package = Package(
             dependencies: [
                 "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeDashboard", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
                 "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeObservability", "MarqueeOperations",
-                "MarqueePipeline",
-                "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
+                "MarqueePipeline", "MarqueeScheduler", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -37,6 +37,31 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
         return JobID(rawValue: String(decoding: characters, as: UTF8.self))
     }
 
+    /// An id that is the same every time for the same `milliseconds` and `name`: a ULID whose timestamp part is
+    /// `milliseconds` and whose 80 random bits are taken from a 128-bit FNV-1a hash of `name`.
+    ///
+    /// For jobs whose resend must be recognisable: `marquee-producer` names each job of a window by its schedule,
+    /// window and index, so a window sent twice carries the same ids twice. Ids made by ``make(milliseconds:)``
+    /// and by this never meet in practice (80 random bits against a hash).
+    public static func deterministic(milliseconds: UInt64, name: String) -> JobID {
+        var hash: UInt128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d
+        for byte in name.utf8 {
+            hash ^= UInt128(byte)
+            hash &*= 0x0000_0000_0100_0000_0000_0000_0000_013B
+        }
+        return Self.encode(timestamp: milliseconds & 0xFFFF_FFFF_FFFF, random: (hash >> 48) & Self.randomMask)
+    }
+
+    private static func encode(timestamp: UInt64, random: UInt128) -> JobID {
+        let value = (UInt128(timestamp) << 80) | random
+        var characters = [UInt8](repeating: 0, count: 26)
+        for index in 0..<26 {
+            let shift = UInt128(125 - index * 5)
+            characters[index] = Self.alphabet[Int((value >> shift) & 0x1F)]
+        }
+        return JobID(rawValue: String(decoding: characters, as: UTF8.self))
+    }
+
     private static let randomMask: UInt128 = (1 << 80) - 1
     private static let generator = Mutex<(milliseconds: UInt64, random: UInt128)>((0, 0))
 

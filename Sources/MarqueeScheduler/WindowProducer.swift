@@ -1,0 +1,534 @@
+public import Logging
+import MarqueeCore
+public import MarqueeKafka
+import MarqueePipeline
+public import ServiceLifecycle
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Settings of a ``WindowProducer``.
+public struct WindowProducerConfiguration: Sendable {
+    /// The shared client settings.
+    public var kafka: KafkaConfiguration
+
+    /// This process, as the state records name it (host, process id and a random part: unique per run).
+    public var owner: String
+
+    /// Default: `marquee.`.
+    public var prefix: String = "marquee."
+
+    /// The consumer group whose member holding the state topic's partition is the leader.
+    ///
+    /// Default: `nil`, which means `<prefix>producer`.
+    public var groupID: String? = nil
+
+    /// Consumer-group session timeout: how long a silent leader keeps the leadership.
+    ///
+    /// Default: 10 seconds.
+    public var sessionTimeout: Duration = .seconds(10)
+
+    /// How long a window's winning claim may go unconfirmed before the leader takes it over and sends the
+    /// window's jobs again (with the same ids). A winner sends only if it read its claim back within a quarter of
+    /// it, and each send gives up after a quarter, so a live winner confirms before anyone may take over.
+    ///
+    /// Default: 60 seconds.
+    public var claimTimeout: Duration = .seconds(60)
+
+    /// Replicas of the state topic when the producer creates it; -1 takes the brokers' `default.replication.factor`.
+    /// The exactly-once guarantee rests on this topic: use 3 on a production cluster.
+    ///
+    /// Default: -1.
+    public var stateReplicationFactor: Int = -1
+
+    /// Where a test makes the process kill itself, as `kill -9` would.
+    public enum CrashPoint: Hashable, Sendable {
+        /// After its `n`th winning claim, before sending the window's jobs.
+        case claimed(Int)
+        /// After the jobs of its `n`th winning claim were acknowledged, before the window is confirmed.
+        case sent(Int)
+    }
+
+    /// Test fault: the process kills itself (SIGKILL) at this point, to test takeovers. Default: `nil`.
+    public var crashPoint: CrashPoint? = nil
+
+    public init(kafka: KafkaConfiguration, owner: String) {
+        self.kafka = kafka
+        self.owner = owner
+    }
+
+    /// `<prefix>producer.windows`: one partition, compacted, keyed by schedule.
+    public var stateTopic: String { "\(self.prefix)producer.windows" }
+
+    /// The fetch stage's main topic, where the jobs go.
+    public var fetchTopic: String { StageTopics(stage: "fetch", prefix: self.prefix, tiers: 0).main }
+
+    /// The leader-election group.
+    public var group: String { self.groupID ?? "\(self.prefix)producer" }
+}
+
+/// What `/readyz` and the gauges report about a producer.
+public struct ProducerStatus: Sendable, Hashable {
+    /// The group answered (this process is the leader or stands by).
+    public var hasJoined = false
+    /// This process holds the state topic's partition and fires windows.
+    public var isLeader = false
+    /// As leader, it has read the state topic through its own probe.
+    public var isStateLoaded = false
+
+    public init() {}
+
+    /// Why the process is not ready, or `nil` when it is (a leader with its state read, or a standby).
+    public var notReadyReason: String? {
+        if !self.hasJoined { return "joining the producer group" }
+        if self.isLeader, !self.isStateLoaded { return "reading the window state" }
+        return nil
+    }
+}
+
+/// A failure of the producer that stops it.
+public struct ProducerError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, for the operator.
+    public var reason: String
+
+    public init(_ reason: String) { self.reason = reason }
+
+    public var description: String { self.reason }
+}
+
+/// The scheduler service of `marquee-producer`: leader election, the window state, and each window's jobs
+/// enqueued once (docs/producer.md).
+///
+/// Every replica joins one consumer group on the one-partition state topic; the member assigned the partition
+/// is the leader, reads the topic from its start (nothing is ever committed), writes a probe and reads it back,
+/// then fires windows as ``WindowLedger`` decides: a claim, read back to see that it is the window's first, the
+/// jobs with deterministic ids, then `done`. Standbys only hold their place in the group.
+///
+/// As a `Service`, it runs until graceful shutdown: the window in progress is finished, then it leaves the group
+/// (a standby takes over at once) and flushes.
+public final class WindowProducer: Service, Sendable {
+    private let schedules: [Schedule]
+    private let configuration: WindowProducerConfiguration
+    private let clock: any SchedulerClock
+    private let metrics: ProducerMetrics?
+    private let logger: Logger
+    private let startedAt: Int64
+    private let stopping = OneShotSignal()
+    private let state = Mutex(State())
+
+    private struct Waiter {
+        let id: Int
+        let offset: Int64
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var ledger = WindowLedger()
+        var status = ProducerStatus()
+        var waiters: [Waiter] = []
+        var cancelledWaiters: Set<Int> = []
+        var nextWaiter = 0
+        /// Winning claims so far (for ``WindowProducerConfiguration/crashPoint``).
+        var wins = 0
+        var term: Task<Void, Never>?
+        /// The leader's sleep until its next window, cut short by shutdown.
+        var sleeper: Task<Void, any Error>?
+        var failure: (any Error)?
+    }
+
+    /// - Parameters:
+    ///   - schedules: The schedule file's schedules.
+    ///   - clock: The wall clock (tests inject their own).
+    ///   - metrics: Where outcomes are counted, if anywhere.
+    public init(
+        schedules: [Schedule],
+        configuration: WindowProducerConfiguration,
+        clock: any SchedulerClock = SystemSchedulerClock(),
+        metrics: ProducerMetrics? = nil,
+        logger: Logger
+    ) {
+        self.schedules = schedules
+        self.configuration = configuration
+        self.clock = clock
+        self.metrics = metrics
+        var logger = logger
+        logger[metadataKey: "marquee.owner"] = "\(configuration.owner)"
+        self.logger = logger
+        self.startedAt = clock.now()
+    }
+
+    /// Leadership and readiness now.
+    public var status: ProducerStatus { self.state.withLock { $0.status } }
+
+    /// Checks that the fetch topic exists and creates the state topic (one partition, compacted) if it does not.
+    /// ``run()`` does it too; calling it first lets a process report a missing topic before it starts serving.
+    ///
+    /// - Throws: A ``ProducerError`` when a topic is missing or wrong, a ``KafkaError`` when no broker answers.
+    public func prepare() async throws {
+        let admin = try KafkaAdmin(configuration: self.configuration.kafka, logger: self.logger)
+        try await self.prepareTopics(admin)
+    }
+
+    public func run() async throws {
+        try await self.prepare()
+
+        var producerConfiguration = KafkaProducerConfiguration(kafka: self.configuration.kafka)
+        producerConfiguration.deliveryTimeout = min(.seconds(30), self.configuration.claimTimeout / 4)
+        producerConfiguration.linger = .milliseconds(1)
+        let producer = try KafkaProducer(configuration: producerConfiguration, logger: self.logger)
+
+        var consumerConfiguration = KafkaConsumerConfiguration(
+            kafka: self.configuration.kafka,
+            groupID: self.configuration.group,
+            topics: [self.configuration.stateTopic]
+        )
+        consumerConfiguration.offsetReset = .earliest
+        consumerConfiguration.sessionTimeout = self.configuration.sessionTimeout
+        consumerConfiguration.heartbeatInterval = min(.seconds(3), self.configuration.sessionTimeout / 3)
+        let consumer: KafkaConsumer
+        do {
+            consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: self.logger)
+        } catch {
+            await producer.close()
+            throw error
+        }
+
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.readState(consumer) }
+                group.addTask { await self.follow(consumer.rebalances, producer: producer, consumer: consumer) }
+                await group.waitForAll()
+            }
+        } onGracefulShutdown: {
+            self.stop(consumer)
+        }
+        await producer.close()
+        if let failure = self.state.withLock({ $0.failure }) { throw failure }
+    }
+
+    /// Checks the fetch topic exists and creates the state topic (one partition, compacted).
+    private func prepareTopics(_ admin: KafkaAdmin) async throws {
+        let stateTopic = self.configuration.stateTopic
+        let fetchTopic = self.configuration.fetchTopic
+        guard try await admin.listTopics().contains(where: { $0.name == fetchTopic && $0.error == nil && !$0.partitions.isEmpty }) else {
+            throw ProducerError("the topic \(fetchTopic) does not exist: create the stages' topics first (marquee topics create-stages)")
+        }
+        do {
+            // Compacted: each schedule's latest record stays for ever. Claims stay uncompacted for an hour, far
+            // longer than any claim takes to be read back.
+            try await admin.createTopics([
+                .init(
+                    name: stateTopic, partitions: 1, replicationFactor: self.configuration.stateReplicationFactor,
+                    configs: ["cleanup.policy": "compact", "min.compaction.lag.ms": "3600000"]
+                )
+            ])
+        } catch {
+            self.logger.warning("the broker refused the state topic's settings; creating it without them: \(error)")
+            try await admin.createTopics([
+                .init(name: stateTopic, partitions: 1, replicationFactor: self.configuration.stateReplicationFactor)
+            ])
+        }
+        guard let state = try await admin.listTopics().first(where: { $0.name == stateTopic }), state.partitions.count == 1 else {
+            throw ProducerError("the state topic \(stateTopic) must have exactly one partition (its order decides which claim wins)")
+        }
+    }
+
+    /// Ends leadership after the window in progress and leaves the group.
+    private func stop(_ consumer: KafkaConsumer) {
+        self.stopping.fire()
+        let (term, sleeper) = self.state.withLock { ($0.term, $0.sleeper) }
+        sleeper?.cancel()
+        Task {
+            await term?.value
+            await consumer.close()
+        }
+    }
+
+    // MARK: - Reading the state topic
+
+    private func readState(_ consumer: KafkaConsumer) async {
+        do {
+            for try await message in consumer.messages {
+                let marker = WindowMarker.decode(message.value)
+                let ready: [Waiter] = self.state.withLock { state in
+                    if let marker {
+                        state.ledger.apply(marker, offset: message.offset)
+                    } else {
+                        state.ledger.advance(to: message.offset)
+                    }
+                    let applied = state.ledger.appliedOffset
+                    let ready = state.waiters.filter { $0.offset <= applied }
+                    state.waiters.removeAll { $0.offset <= applied }
+                    return ready
+                }
+                for waiter in ready { waiter.continuation.resume() }
+            }
+        } catch {
+            self.fail(error, consumer: consumer)
+        }
+        // No more reads: nobody waiting on one may wait for ever.
+        let waiters = self.state.withLock { state in
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.continuation.resume(throwing: CancellationError()) }
+    }
+
+    /// Returns once the state topic was read through `offset`.
+    private func waitApplied(through offset: Int64) async throws {
+        let id = self.state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome: Bool? = self.state.withLock { state in
+                    if state.cancelledWaiters.remove(id) != nil { return false }
+                    if state.ledger.appliedOffset >= offset { return true }
+                    state.waiters.append(Waiter(id: id, offset: offset, continuation: continuation))
+                    return nil
+                }
+                switch outcome {
+                case true?: continuation.resume()
+                case false?: continuation.resume(throwing: CancellationError())
+                case nil: break
+                }
+            }
+        } onCancel: {
+            let waiter: Waiter? = self.state.withLock { state in
+                if let index = state.waiters.firstIndex(where: { $0.id == id }) { return state.waiters.remove(at: index) }
+                state.cancelledWaiters.insert(id)
+                return nil
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    // MARK: - Leadership
+
+    private func follow(_ rebalances: AsyncStream<KafkaRebalanceEvent>, producer: KafkaProducer, consumer: KafkaConsumer) async {
+        let partition = KafkaTopicPartition(topic: self.configuration.stateTopic, partition: 0)
+        for await event in rebalances {
+            switch event {
+            case .assigned(let partitions):
+                self.state.withLock { $0.status.hasJoined = true }
+                if partitions.contains(partition) {
+                    await self.startTerm(producer: producer, consumer: consumer)
+                } else {
+                    await self.endTerm()
+                    self.logger.info("standing by: another replica leads")
+                }
+            case .revoked(let partitions):
+                if partitions.contains(partition) { await self.endTerm() }
+            }
+            self.metrics?.update(self.status)
+        }
+        await self.endTerm()
+    }
+
+    private func startTerm(producer: KafkaProducer, consumer: KafkaConsumer) async {
+        await self.endTerm()
+        guard !self.stopping.isFired else { return }
+        self.state.withLock { state in
+            state.status.isLeader = true
+            state.term = Task { await self.lead(producer: producer, consumer: consumer) }
+        }
+    }
+
+    /// Ends the current term at once (the partition is gone: nothing can be read back any more). A window whose
+    /// claim already won is still sent and confirmed.
+    private func endTerm() async {
+        let term = self.state.withLock { state in
+            defer { state.term = nil }
+            return state.term
+        }
+        guard let term else { return }
+        term.cancel()
+        await term.value
+        self.state.withLock { state in
+            state.status.isLeader = false
+            state.status.isStateLoaded = false
+        }
+        self.metrics?.update(self.status)
+        self.logger.notice("no longer the leader")
+    }
+
+    private func lead(producer: KafkaProducer, consumer: KafkaConsumer) async {
+        do {
+            self.metrics?.update(self.status)
+            self.logger.notice("elected leader: reading the window state")
+            let probe = WindowMarker(phase: .probe, schedule: "", window: 0, owner: self.configuration.owner, at: self.clock.now())
+            let report = try await producer.send(self.stateMessage(probe))
+            try await self.waitApplied(through: report.offset)
+            self.state.withLock { $0.status.isStateLoaded = true }
+            self.metrics?.update(self.status)
+            self.logStateLoaded()
+            while !Task.isCancelled, !self.stopping.isFired {
+                let now = self.clock.now()
+                let claimTimeout = self.claimTimeoutMilliseconds
+                let action = self.state.withLock {
+                    $0.ledger.next(schedules: self.schedules, now: now, since: self.startedAt, claimTimeout: claimTimeout)
+                }
+                switch action {
+                case .wait(let until):
+                    for schedule in self.schedules {
+                        self.metrics?.next(schedule: schedule.name, window: schedule.timing.window(after: now, in: schedule.calendar))
+                    }
+                    // At most a minute at a time, so a stepped wall clock is noticed.
+                    try await self.sleep(until: min(until, now + 60_000))
+                case .fire(let schedule, let window, let supersedes, let skips):
+                    try await self.fire(schedule: schedule, window: window, supersedes: supersedes, skips: skips, producer: producer)
+                }
+            }
+        } catch {
+            if !(error is CancellationError) && !Task.isCancelled && !self.stopping.isFired {
+                self.fail(error, consumer: consumer)
+            }
+        }
+    }
+
+    private var claimTimeoutMilliseconds: Int64 {
+        let (seconds, attoseconds) = self.configuration.claimTimeout.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// Sleeps until `instant`, or until shutdown begins (``stop(_:)`` cancels the sleep).
+    ///
+    /// - Throws: `CancellationError` when the leader's term ends meanwhile.
+    private func sleep(until instant: Int64) async throws {
+        let clock = self.clock
+        let sleeper = Task { try await clock.sleep(until: instant) }
+        // Registered under the lock, then checked: a shutdown that began before it cancels it here.
+        let isStopping = self.state.withLock { state in
+            state.sleeper = sleeper
+            return self.stopping.isFired
+        }
+        if isStopping { sleeper.cancel() }
+        await withTaskCancellationHandler {
+            _ = try? await sleeper.value
+        } onCancel: {
+            sleeper.cancel()
+        }
+        self.state.withLock { $0.sleeper = nil }
+        try Task.checkCancellation()
+    }
+
+    /// Claims a window; when the claim wins, sends its jobs (unless it skips the window) and confirms.
+    private func fire(schedule name: String, window: Int64, supersedes: Int64?, skips: Bool, producer: KafkaProducer) async throws {
+        guard let schedule = self.schedules.first(where: { $0.name == name }) else { return }
+        var logger = self.logger
+        logger[metadataKey: "marquee.schedule"] = "\(name)"
+        logger[metadataKey: "marquee.window"] = "\(Self.iso(window))"
+        var skips = skips
+        var jobs: [FetchJob] = []
+        if !skips {
+            do {
+                jobs = try schedule.jobs(for: window)
+            } catch {
+                logger.error("the window's jobs cannot be built; skipping it: \(error)")
+                skips = true
+            }
+        }
+        let claim = WindowMarker(
+            phase: .claimed, schedule: name, window: window, owner: self.configuration.owner, at: self.clock.now(),
+            supersedes: supersedes, jobs: jobs.count, skips: skips
+        )
+        let claimed = try await producer.send(self.stateMessage(claim))
+        try await self.waitApplied(through: claimed.offset)
+        guard self.state.withLock({ $0.ledger.isWinner(schedule: name, window: window, offset: claimed.offset) }) else {
+            let winner = self.state.withLock { $0.ledger.state(schedule: name, window: window)?.winner?.owner }
+            logger.notice("another replica claimed the window first", metadata: ["marquee.winner": "\(winner ?? "?")"])
+            self.metrics?.record(schedule: name, window: window, outcome: .lost, jobs: 0)
+            return
+        }
+        // Read back too late (a slow broker, a paused process): the claim may be taken over before this process
+        // could confirm, so it sends nothing; the window is taken over when the claim times out (by this process
+        // too, if it still leads).
+        let readBack = self.clock.now()
+        guard readBack - claim.at <= self.claimTimeoutMilliseconds / 4 else {
+            logger.warning(
+                "read the claim back too late to send before a takeover; leaving the window to it",
+                metadata: ["marquee.delay_ms": "\(readBack - claim.at)"]
+            )
+            return
+        }
+        let wins = self.state.withLock { state in
+            state.wins += 1
+            return state.wins
+        }
+        if self.configuration.crashPoint == .claimed(wins) { Self.crash(logger, "after the claim, before the jobs") }
+        let crashAfterSending = self.configuration.crashPoint == .sent(wins)
+        // The window is this process's now: send and confirm even if leadership ends meanwhile (left half-done,
+        // it would be taken over and sent again).
+        let messages = jobs.enumerated().map { index, job in
+            KafkaProducerMessage(
+                topic: self.configuration.fetchTopic,
+                key: Array(job.dedupeKey.utf8),
+                value: job.encoded(),
+                headers: Envelope.root(id: schedule.jobID(window: window, index: index)).kafkaHeaders + [
+                    KafkaHeader(key: "marquee-schedule", value: name), KafkaHeader(key: "marquee-window", value: Self.iso(window)),
+                ]
+            )
+        }
+        let done = WindowMarker(
+            phase: .done, schedule: name, window: window, owner: self.configuration.owner, at: self.clock.now(),
+            jobs: jobs.count, skips: skips
+        )
+        let stateMessage = self.stateMessage(done)
+        let confirmed = try await Task {
+            if !messages.isEmpty { try await producer.deliver(messages) }
+            if crashAfterSending { Self.crash(logger, "after the jobs were acknowledged, before the confirmation") }
+            return try await producer.send(stateMessage).offset
+        }.value
+        let outcome: ProducerMetrics.Outcome = skips ? .skipped : (supersedes == nil ? .fired : .resent)
+        self.metrics?.record(schedule: name, window: window, outcome: outcome, jobs: jobs.count)
+        logger.notice(
+            "window \(outcome.rawValue)",
+            metadata: [
+                "marquee.jobs": "\(jobs.count)",
+                "marquee.root.first": "\(jobs.isEmpty ? "" : schedule.jobID(window: window, index: 0).rawValue)",
+            ]
+        )
+        try await self.waitApplied(through: confirmed)
+    }
+
+    /// The test fault of ``WindowProducerConfiguration/crashPoint``.
+    private static func crash(_ logger: Logger, _ where: String) -> Never {
+        logger.critical("test fault: killing the process \(`where`)")
+        kill(getpid(), SIGKILL)
+        fatalError("SIGKILL did not end the process")
+    }
+
+    private func stateMessage(_ marker: WindowMarker) -> KafkaProducerMessage {
+        KafkaProducerMessage(topic: self.configuration.stateTopic, key: Array(marker.key.utf8), value: marker.encoded(), headers: [])
+    }
+
+    private func logStateLoaded() {
+        let summary = self.state.withLock { state in
+            self.schedules.map { schedule in
+                "\(schedule.name)=" + (state.ledger.latestWindow(schedule: schedule.name).map(Self.iso) ?? "none")
+            }
+        }
+        self.logger.notice("leading: window state read", metadata: ["marquee.latest": "\(summary.joined(separator: ", "))"])
+    }
+
+    private func fail(_ error: any Error, consumer: KafkaConsumer) {
+        self.logger.error("the producer stops: \(error)")
+        self.state.withLock { state in
+            if state.failure == nil { state.failure = error }
+        }
+        self.stop(consumer)
+    }
+
+    /// `2024-05-30T01:00:00Z`, or with milliseconds when the window has them.
+    static func iso(_ window: Int64) -> String {
+        let date = LocalDate(dayNumber: ZonedCalendar.floorDiv(window, 86_400_000))
+        let milliseconds = window - date.dayNumber * 86_400_000
+        let seconds = Int(milliseconds / 1000)
+        let time = "\(LocalDate.padded(seconds / 3600, 2)):\(LocalDate.padded(seconds / 60 % 60, 2)):\(LocalDate.padded(seconds % 60, 2))"
+        let fraction = milliseconds % 1000 == 0 ? "" : "." + LocalDate.padded(Int(milliseconds % 1000), 3)
+        return "\(date)T\(time)\(fraction)Z"
+    }
+}
