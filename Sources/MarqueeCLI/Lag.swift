@@ -386,20 +386,7 @@ enum LagFormat {
         return row
     }
 
-    /// `850ms`, `3.2s`, `4m05s`, `2h03m`, `3d04h`.
-    static func duration(_ duration: Duration) -> String {
-        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        if milliseconds < 1000 { return "\(milliseconds)ms" }
-        let seconds = milliseconds / 1000
-        if seconds < 60 {
-            let tenths = milliseconds / 100
-            return tenths % 10 == 0 ? "\(seconds)s" : "\(tenths / 10).\(tenths % 10)s"
-        }
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        if seconds < 3600 { return "\(seconds / 60)m\(two(seconds % 60))s" }
-        if seconds < 86_400 { return "\(seconds / 3600)h\(two(seconds % 3600 / 60))m" }
-        return "\(seconds / 86_400)d\(two(seconds % 86_400 / 3600))h"
-    }
+    static func duration(_ duration: Duration) -> String { duration.compactDescription }
 
     /// One decimal: `0.0`, `12.5`.
     static func rate(_ value: Double) -> String {

@@ -417,21 +417,7 @@ enum Format {
         return String(text.replacingOccurrences(of: "T", with: " ").prefix(19))
     }
 
-    /// `850ms`, `4.2s`, `3m05s`, `2h10m`, `1d04h`.
-    static func duration(_ duration: Duration) -> String {
-        let milliseconds =
-            duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        if milliseconds < 1000 { return "\(milliseconds)ms" }
-        let seconds = milliseconds / 1000
-        if seconds < 60 {
-            let tenths = milliseconds / 100
-            return tenths % 10 == 0 ? "\(seconds)s" : "\(tenths / 10).\(tenths % 10)s"
-        }
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        if seconds < 3600 { return "\(seconds / 60)m\(two(seconds % 60))s" }
-        if seconds < 86_400 { return "\(seconds / 3600)h\(two(seconds % 3600 / 60))m" }
-        return "\(seconds / 86_400)d\(two(seconds % 86_400 / 3600))h"
-    }
+    static func duration(_ duration: Duration) -> String { duration.compactDescription }
 
     /// `85.0/s`.
     static func rate(_ rate: Double) -> String { String((rate * 10).rounded() / 10) + "/s" }

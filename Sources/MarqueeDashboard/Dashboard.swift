@@ -64,14 +64,8 @@ public final class Dashboard: Sendable {
             fetcher: fetcher,
             logger: logger
         )
-        var queue = DeadLetterQueue(
-            layout: configuration.layout,
-            admin: admin,
-            reader: reader,
-            readerGroup: configuration.deadLetterReaderGroup
-        )
-        queue.readTimeout = configuration.requestTimeout
-        self.deadLetters = queue
+        // The letter pages read through the monitor's queue: one reader group, one timeout.
+        self.deadLetters = self.monitor.deadLetterQueue
         self.store = StoreAccess(location: configuration.store, timeout: configuration.requestTimeout, logger: logger)
         self.imageStore = try configuration.imageStore.map {
             try ImageStores.make(location: $0, environment: configuration.environment, fetcher: nil, logger: logger)

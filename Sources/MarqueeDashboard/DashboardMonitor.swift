@@ -101,7 +101,7 @@ actor DashboardMonitor {
     private let configuration: DashboardConfiguration
     private var sampler: LagSampler
     private var window: LagWindow
-    private let deadLetterQueue: DeadLetterQueue
+    let deadLetterQueue: DeadLetterQueue
     private let fetcher: HTTPFetcher
     private let logger: Logger
     private var state = MonitorSnapshot()

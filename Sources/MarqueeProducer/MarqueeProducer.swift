@@ -257,25 +257,11 @@ struct MarqueeProducer: AsyncParsableCommand {
     }
 
     func parsedMetricsAddress() throws -> (String, Int) {
-        let address = self.metricsAddress
-        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]), (0...65535).contains(port)
-        else {
-            throw ValidationError("--metrics-address: '\(address)' is not host:port")
-        }
-        var host = String(address[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return (host.isEmpty ? "127.0.0.1" : host, port)
+        try WorkerOptions.parseMetricsAddress(self.metricsAddress)
     }
 
     func parsedKafkaProperties() throws -> [String: String] {
-        var properties: [String: String] = [:]
-        for property in self.kafkaProperties where !property.isEmpty {
-            guard let equals = property.firstIndex(of: "="), equals != property.startIndex else {
-                throw ValidationError("--kafka-property: '\(property)' is not key=value")
-            }
-            properties[String(property[..<equals])] = String(property[property.index(after: equals)...])
-        }
-        return properties
+        try WorkerOptions.parseKafkaProperties(self.kafkaProperties)
     }
 }
 

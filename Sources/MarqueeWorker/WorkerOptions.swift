@@ -138,8 +138,12 @@ public struct WorkerOptions: ParsableArguments {
 
     /// `(host, port)` of the observability listener.
     public func parsedMetricsAddress(defaultPort: Int) throws -> (host: String, port: Int) {
-        let address = self.metricsAddress
-        if address.isEmpty { return ("127.0.0.1", defaultPort) }
+        if self.metricsAddress.isEmpty { return ("127.0.0.1", defaultPort) }
+        return try Self.parseMetricsAddress(self.metricsAddress)
+    }
+
+    /// `host:port` (or `[v6]:port`; an empty host is 127.0.0.1), as `--metrics-address` takes it.
+    public static func parseMetricsAddress(_ address: String) throws -> (host: String, port: Int) {
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
             (0...65535).contains(port)
         else {
@@ -151,8 +155,13 @@ public struct WorkerOptions: ParsableArguments {
     }
 
     func parsedKafkaProperties() throws -> [String: String] {
+        try Self.parseKafkaProperties(self.kafkaProperties)
+    }
+
+    /// `key=value` librdkafka properties, as `--kafka-property` (`-X`) takes them.
+    public static func parseKafkaProperties(_ texts: [String]) throws -> [String: String] {
         var properties: [String: String] = [:]
-        for property in self.kafkaProperties where !property.isEmpty {
+        for property in texts where !property.isEmpty {
             guard let equals = property.firstIndex(of: "="), equals != property.startIndex else {
                 throw ValidationError("--kafka-property: '\(property)' is not key=value")
             }
