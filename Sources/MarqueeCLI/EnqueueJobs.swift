@@ -25,8 +25,12 @@ struct FollowOptions: ParsableArguments {
     var reviews = false
     @Flag(help: "Also download posters and covers.")
     var images = false
+    @Flag(help: "Also download backdrops (TMDB; about as many again as posters).")
+    var backdrops = false
 
-    var follow: Follow { Follow(details: self.details, reviews: self.reviews, images: self.images) }
+    var follow: Follow {
+        Follow(details: self.details, reviews: self.reviews, images: self.images, backdrops: self.backdrops)
+    }
 }
 
 /// Checks each built job with the fetch stage's decoding, so flags cannot produce a job the worker refuses.

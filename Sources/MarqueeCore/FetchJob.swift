@@ -6,14 +6,23 @@ public struct Follow: Hashable, Sendable {
     public var details: Bool = false
     /// Fetch reviews of each movie.
     public var reviews: Bool = false
-    /// Emit image jobs for posters, backdrops and covers.
+    /// Emit image jobs for posters and covers.
     public var images: Bool = false
+    /// Also emit image jobs for TMDB backdrops (wide stills, about as many again as posters).
+    public var backdrops: Bool = false
 
-    public init(pages: Int64 = 1, details: Bool = false, reviews: Bool = false, images: Bool = false) {
+    public init(
+        pages: Int64 = 1,
+        details: Bool = false,
+        reviews: Bool = false,
+        images: Bool = false,
+        backdrops: Bool = false
+    ) {
         self.pages = pages
         self.details = details
         self.reviews = reviews
         self.images = images
+        self.backdrops = backdrops
     }
 
     public static let none = Follow()
@@ -27,14 +36,18 @@ public struct Follow: Hashable, Sendable {
         self.details = try reader.optionalBool("details") ?? false
         self.reviews = try reader.optionalBool("reviews") ?? false
         self.images = try reader.optionalBool("images") ?? false
+        self.backdrops = try reader.optionalBool("backdrops") ?? false
         try reader.finish()
     }
 
     var json: JSONValue {
-        .object([
+        var fields: [String: JSONValue] = [
             "pages": .integer(self.pages), "details": .bool(self.details), "reviews": .bool(self.reviews),
             "images": .bool(self.images),
-        ])
+        ]
+        // Written only when asked for, so workers that predate the flag still read every other job.
+        if self.backdrops { fields["backdrops"] = .bool(true) }
+        return .object(fields)
     }
 }
 

@@ -4,8 +4,14 @@ import MarqueeTestSupport
 import Testing
 
 /// Nothing listens on 127.0.0.1:1: every client must fail with a clear error inside its timeout, never hang.
+///
+/// The time bounds tell the configured 2-second timeouts from librdkafka's own defaults (60 s for requests and
+/// sockets, 300 s for delivery) with room for a loaded two-core machine, where the suites running alongside
+/// delay these clients' threads by seconds (6.8 s was seen in a full run): they are not performance checks.
 @Suite(.timeLimit(.minutes(1)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct KafkaUnreachableBrokerTests {
+    static let bound = Duration.seconds(20)
+
     let unreachable: KafkaConfiguration = {
         var configuration = KafkaConfiguration(brokers: "127.0.0.1:1")
         configuration.connectTimeout = .seconds(2)
@@ -23,7 +29,7 @@ struct KafkaUnreachableBrokerTests {
                 try await producer.send(KafkaProducerMessage(topic: "t", value: "v"))
             }
         }
-        #expect(clock.now - start < .seconds(8))
+        #expect(clock.now - start < Self.bound)
         #expect(error.code == .delivery)
         #expect(error.isRetriable)
         #expect(error.reason.contains("did not acknowledge"))
@@ -35,7 +41,7 @@ struct KafkaUnreachableBrokerTests {
         let clock = ContinuousClock()
         let start = clock.now
         let error = try await #require(throws: KafkaError.self) { _ = try await admin.listTopics() }
-        #expect(clock.now - start < .seconds(6))
+        #expect(clock.now - start < Self.bound)
         #expect(error.code == .brokerUnreachable)
         #expect(error.reason.contains("no broker answered"))
     }
@@ -49,7 +55,7 @@ struct KafkaUnreachableBrokerTests {
                 for try await _ in consumer.messages {}
             }
         }
-        #expect(clock.now - start < .seconds(6))
+        #expect(clock.now - start < Self.bound)
         #expect(error.code == .brokerUnreachable)
     }
 

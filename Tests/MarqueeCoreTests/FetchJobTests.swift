@@ -5,7 +5,7 @@ import Testing
     static let everyKind: [FetchJob] = [
         .tmdbList(list: .popular, page: 3, language: "ko-KR", region: "KR", follow: Follow(pages: 5, details: true, images: true)),
         .tmdbSearch(query: "기생충", page: 2, language: "ko-KR", year: 2019, follow: .none),
-        .tmdbMovie(id: 550, language: "ja-JP", follow: Follow(reviews: true)),
+        .tmdbMovie(id: 550, language: "ja-JP", follow: Follow(reviews: true, images: true, backdrops: true)),
         .tmdbReviews(id: 550, page: 1, language: "en-US", follow: Follow(pages: 3)),
         .tmdbGenres(language: "en"),
         .koficDailyBoxOffice(date: "20240229", follow: Follow(details: true)),
@@ -36,6 +36,13 @@ import Testing
             FetchJob.tmdbMovie(id: 1, language: "en-US", follow: Follow(reviews: true)).dedupeKey
                 == FetchJob.tmdbMovie(id: 1, language: "en-US", follow: .none).dedupeKey
         )
+    }
+
+    @Test func backdropsAreWrittenOnlyWhenAskedFor() throws {
+        let posters = FetchJob.tmdbMovie(id: 550, language: "en-US", follow: Follow(images: true))
+        #expect(!String(decoding: posters.encoded(), as: UTF8.self).contains("backdrops"))
+        let both = FetchJob.tmdbMovie(id: 550, language: "en-US", follow: Follow(images: true, backdrops: true))
+        #expect(String(decoding: both.encoded(), as: UTF8.self).contains(#""backdrops":true"#))
     }
 
     @Test func defaultsFillOptionalFields() throws {

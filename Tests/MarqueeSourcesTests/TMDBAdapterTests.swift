@@ -69,7 +69,7 @@ import Testing
         let fastX = try #require(result.record("tmdb:movie:385687"))
         #expect(fastX.data["vote_average"] == .number(0))
 
-        // Images without details: poster and backdrop of each listed movie, none for the missing ones.
+        // Images without details: the poster of each listed movie, none for the missing ones.
         #expect(
             result.imageJobs.contains(
                 ImageJob(
@@ -144,7 +144,7 @@ import Testing
     // MARK: - Details
 
     @Test func detailsYieldTheFullMovieAndLocalizedRecords() throws {
-        let job = FetchJob.tmdbMovie(id: 271110, language: "en-US", follow: Follow(images: true))
+        let job = FetchJob.tmdbMovie(id: 271110, language: "en-US", follow: Follow(images: true, backdrops: true))
         let result = try parse("tmdb/movie_271110_details.json", for: job)
         let movie = try #require(result.record("tmdb:movie:271110"))
         #expect(movie.data["runtime"] == .integer(147))
@@ -173,6 +173,20 @@ import Testing
                 ),
             ]
         )
+    }
+
+    @Test(arguments: [
+        (Follow(images: true), [ImageJob.Role.poster]),
+        (Follow(backdrops: true), [.backdrop]),
+        (Follow(), []),
+    ])
+    func imagesAndBackdropsAreAskedForApart(follow: Follow, roles: [ImageJob.Role]) throws {
+        let job = FetchJob.tmdbMovie(id: 271110, language: "en-US", follow: follow)
+        #expect(try parse("tmdb/movie_271110_details.json", for: job).imageJobs.map(\.role) == roles)
+        // The same from a list page without details: the listed movies' posters or backdrops only.
+        let list = FetchJob.tmdbSearch(query: "fast", page: 1, language: "en-US", year: nil, follow: follow)
+        let listed = Set(try parse("tmdb/search_movie_fast.json", for: list).imageJobs.map(\.role))
+        #expect(listed == Set(roles))
     }
 
     @Test func detailsNormaliseZerosAndEmptyStringsToNull() throws {

@@ -13,6 +13,6 @@ enum FanOut {
 
     /// What a detail job queued for a listed item follows: its images and reviews, never further details.
     static func detailFollow(_ follow: Follow) -> Follow {
-        Follow(details: false, reviews: follow.reviews, images: follow.images)
+        Follow(details: false, reviews: follow.reviews, images: follow.images, backdrops: follow.backdrops)
     }
 }

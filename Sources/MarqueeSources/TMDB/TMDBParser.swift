@@ -21,8 +21,8 @@ struct TMDBParser {
             if follow.details {
                 // The detail job queues the images, so they are not queued twice.
                 self.result.add(.tmdbMovie(id: id, language: language, follow: FanOut.detailFollow(follow)))
-            } else if follow.images {
-                self.images(item, id: id)
+            } else if follow.images || follow.backdrops {
+                self.images(item, id: id, follow: follow)
             }
         }
     }
@@ -52,7 +52,7 @@ struct TMDBParser {
             // Reviews were asked for but not appended (an upstream that ignores append_to_response).
             self.result.add(.tmdbReviews(id: id, page: 1, language: language, follow: Follow(pages: follow.pages)))
         }
-        if follow.images { self.images(json, id: id) }
+        self.images(json, id: id, follow: follow)
     }
 
     // MARK: - Reviews
@@ -166,13 +166,14 @@ struct TMDBParser {
         )
     }
 
-    /// Poster and backdrop image jobs at the original size (the image worker makes the renditions).
-    private mutating func images(_ item: JSONValue, id: Int64) {
+    /// Poster (`follow.images`) and backdrop (`follow.backdrops`) image jobs at the original size (the image
+    /// worker picks the rendition it downloads and makes the variants).
+    private mutating func images(_ item: JSONValue, id: Int64, follow: Follow) {
         let base = self.configuration.tmdbImageBaseURL
-        if let poster = Self.imagePath(item["poster_path"]) {
+        if follow.images, let poster = Self.imagePath(item["poster_path"]) {
             self.result.add(ImageJob(url: "\(base)/original\(poster)", owner: "tmdb:movie:\(id)", role: .poster))
         }
-        if let backdrop = Self.imagePath(item["backdrop_path"]) {
+        if follow.backdrops, let backdrop = Self.imagePath(item["backdrop_path"]) {
             self.result.add(ImageJob(url: "\(base)/original\(backdrop)", owner: "tmdb:movie:\(id)", role: .backdrop))
         }
     }
