@@ -163,7 +163,20 @@ public final class KafkaProducer: Service, Sendable {
     }
 
     private func enqueue(_ message: KafkaProducerMessage, topic: OpaquePointer, slot: UnsafeMutableRawPointer) -> RDKafkaCode {
-        let headers = message.headers.isEmpty ? nil : Self.makeHeaders(message.headers)
+        if message.headers.isEmpty {
+            // Without headers, librdkafka's plain entry point (the one its own benchmark uses): no tag list to
+            // build and walk, no error object to allocate on failure.
+            let result = message.value.withUnsafeBytes { value in
+                Self.withOptionalBytes(message.key) { key in
+                    rd_kafka_produce(
+                        topic, message.partition ?? RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
+                        UnsafeMutableRawPointer(mutating: value.baseAddress), value.count,
+                        key?.baseAddress, key?.count ?? 0, slot)
+                }
+            }
+            return result == 0 ? .noError : RDKafkaCode(rd_kafka_last_error())
+        }
+        let headers = Self.makeHeaders(message.headers)
         let error: OpaquePointer? = message.value.withUnsafeBytes { value in
             Self.withOptionalBytes(message.key) { key in
                 withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7) { vus in
@@ -191,7 +204,7 @@ public final class KafkaProducer: Service, Sendable {
                     add(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
                     add(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = slot }
                     // The header list is handed over only when the message is accepted.
-                    if let headers { add(RD_KAFKA_VTYPE_HEADERS) { $0.u.headers = headers } }
+                    add(RD_KAFKA_VTYPE_HEADERS) { $0.u.headers = headers }
                     defer { vus.baseAddress!.deinitialize(count: count) }
                     return rd_kafka_produceva(self.client.handle, vus.baseAddress, count)
                 }
@@ -199,7 +212,7 @@ public final class KafkaProducer: Service, Sendable {
         }
         guard let error else { return .noError }
         // On failure the message (and its header list) stays ours.
-        if let headers { rd_kafka_headers_destroy(headers) }
+        rd_kafka_headers_destroy(headers)
         let code = RDKafkaCode(rd_kafka_error_code(error))
         rd_kafka_error_destroy(error)
         return code

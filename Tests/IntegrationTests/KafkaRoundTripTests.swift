@@ -211,6 +211,33 @@ struct KafkaProducerLifecycleTests {
         }
     }
 
+    @Test func anOversizedMessageIsRefusedAtEnqueueWithOrWithoutHeadersAndTheRestIsDelivered() async throws {
+        try await withTestTopic(partitions: 1) { topic in
+            // Larger than librdkafka's message.max.bytes (1,000,000): refused when enqueued, by either entry point
+            // (plain without headers, the tag list with them), named as such; its neighbours still go through.
+            let huge = [UInt8](repeating: 0x61, count: 1_500_000)
+            let messages = [
+                KafkaProducerMessage(topic: topic, value: "before"),
+                KafkaProducerMessage(topic: topic, value: huge),
+                KafkaProducerMessage(topic: topic, value: huge, headers: [KafkaHeader(key: "h", value: "1")]),
+                KafkaProducerMessage(topic: topic, value: "after", headers: [KafkaHeader(key: "h", value: "2")]),
+            ]
+            let results = try await withProducer { try await $0.sendCollectingResults(messages) }
+            #expect(results.count == 4)
+            for index in [1, 2] {
+                guard case .failure(let error) = results[index] else {
+                    Issue.record("message \(index) was accepted")
+                    continue
+                }
+                #expect(error.code == .delivery)
+                #expect(error.reason.contains("could not enqueue message for '\(topic)'"), "\(error.reason)")
+                #expect(error.reason.lowercased().contains("too large"), "says why: \(error.reason)")
+            }
+            let stored = try await read(2, from: topic)
+            #expect(stored.map(\.valueString) == ["before", "after"])
+        }
+    }
+
     @Test func concurrentBatchSendsAreAllStored() async throws {
         try await withTestTopic(partitions: 2) { topic in
             // Batched as in production (the test broker's end offsets are wrong with batching, so what was stored
