@@ -4,12 +4,16 @@
 # every worker, once with one image worker and once with two. For each run: wall time, movies/s, each stage's
 # throughput and which stage drained last (the bottleneck), and each worker's peak RSS. Side by side, in the same
 # run, the imaging path alone (ImagingBenchmark, as in `make bench-images`) on the same posters the image worker
-# downloaded. e2e_ratio = end-to-end movies/s (one image worker) ÷ imaging-alone posters/s: how much the rest of
-# the pipeline (broker, fetch, index, emulator, all on the same cores) costs on top of its heaviest stage.
+# downloaded, with the worker's configuration (a WebP and a JPEG fallback per width), and WebP only for reference.
+# e2e_ratio = end-to-end movies/s (one image worker) ÷ imaging-alone posters/s: how much the rest of the pipeline
+# (broker, fetch, index, emulator, all on the same cores) costs on top of its heaviest stage. Each run also prints
+# where the machine's CPU went: each worker, the emulator, the broker, PostgreSQL, and the rest.
 #
 # Environment: BENCH_MOVIES (10000), BENCH_IMAGE_WORKERS ("1 2"), BENCH_SAMPLE (posters for the imaging-alone
-# measurement, 400). Needs the local stack (make up). The last line is machine-readable:
-#   bench-e2e: e2e_ratio=… movies_per_sec=… movies_per_sec_2=… gain_2_image_workers=… imaging_per_sec=… bottleneck=…
+# measurement, 400), BENCH_IMAGE_CONCURRENCY (jobs in flight per image worker; default: the worker's own).
+# Needs the local stack (make up). The last line is machine-readable:
+#   bench-e2e: e2e_ratio=… movies_per_sec=… movies_per_sec_2=… gain_2_image_workers=… imaging_per_sec=…
+#              imaging_webp_per_sec=… bottleneck=…     (one line)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -18,6 +22,7 @@ export PKG_CONFIG_PATH="$root/.deps/rdkafka/lib/pkgconfig"
 movies=${BENCH_MOVIES:-10000}
 image_counts=${BENCH_IMAGE_WORKERS:-1 2}
 sample=${BENCH_SAMPLE:-400}
+image_concurrency=${BENCH_IMAGE_CONCURRENCY:-}  # jobs in flight per image worker; empty: the worker's default
 scratch="$root/.build-release"
 bin="$scratch/release"
 work="$root/var/bench-e2e"
@@ -37,6 +42,18 @@ done
 scripts/stack.sh status >/dev/null || die "the local stack is not running: make up"
 
 peak_rss_mb() { awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+# CPU time in clock ticks: of one process (user + system), and of the whole machine (user, system, irq, softirq;
+# not `nice`, so lowered-priority work of others on the machine is left out).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+machine_ticks() { awk '/^cpu / { print $2 + $4 + $7 + $8 }' /proc/stat; }
+hz=$(getconf CLK_TCK)
+# The summed CPU ticks of a set of processes (the broker's; PostgreSQL's, whose backends come and go).
+ticks_of() { local total=0 pid; for pid in "$@"; do total=$((total + $(cpu_ticks "$pid"))); done; echo "$total"; }
+broker_pids() { pgrep -f "tansu broker --listener-url tcp://127.0.0.1:${MARQUEE_KAFKA_PORT:-19092}" || true; }
+postgres_pids() { # the server on our port and its backends
+    local main; main=$(pgrep -f "postgres -D .* -p ${MARQUEE_POSTGRES_PORT:-15432} " | head -1)
+    [[ -n "$main" ]] && { echo "$main"; pgrep -P "$main" || true; }
+}
 
 # One end-to-end run with $1 image workers; prints "seconds movies fetch_jobs image_jobs records bottleneck rss…".
 run() {
@@ -65,16 +82,31 @@ run() {
         local pids=() names=()
         start() { MARQUEE_GROUP=$2 "$bin/$1" >>"$logs/$1-${#pids[@]}.log" 2>&1 & pids+=($!); names+=("$1"); }
         start marquee-fetch "$MARQUEE_GROUP_FETCH"
-        for _ in $(seq 1 "$image_workers"); do start marquee-images "$MARQUEE_GROUP_IMAGES"; done
+        for _ in $(seq 1 "$image_workers"); do
+            MARQUEE_CONCURRENCY=$image_concurrency start marquee-images "$MARQUEE_GROUP_IMAGES"
+        done
         start marquee-index "$MARQUEE_GROUP_RECORDS"
-        local t0=$EPOCHREALTIME
+        local t0=$EPOCHREALTIME m0 b0 p0; m0=$(machine_ticks)
+        b0=$(ticks_of $(broker_pids)); p0=$(ticks_of $(postgres_pids))
         "$bin/marquee" enqueue tmdb-list popular --pages "1-$pages" --language en-US --details --reviews --images \
             >"$logs/roots.txt" 2>>"$logs/enqueue.log"
         "$bin/marquee" drain --roots "$logs/roots.txt" --max-wait 2h --interval 1s --settle 2 >"$logs/drain.out" 2>&1 \
             || die "the crawl did not drain ($logs/drain.out)"
-        local t1=$EPOCHREALTIME
-        local rss=""
+        local t1=$EPOCHREALTIME m1 b1 p1; m1=$(machine_ticks)
+        b1=$(ticks_of $(broker_pids)); p1=$(ticks_of $(postgres_pids))
+        local rss="" cpu="" ours=0 ticks
         for index in "${!pids[@]}"; do rss+="${names[$index]}=$(peak_rss_mb "${pids[$index]}")MB "; done
+        # Where the machine's CPU went during the crawl: each worker, the emulator, the broker, PostgreSQL, and
+        # the rest (the CLI, the system).
+        for index in "${!pids[@]}"; do
+            ticks=$(cpu_ticks "${pids[$index]}"); ours=$((ours + ticks))
+            cpu+="${names[$index]}=$(echo "scale=1; $ticks / $hz" | bc)s "
+        done
+        ticks=$(cpu_ticks "$upstream"); ours=$((ours + ticks))
+        cpu+="marquee-upstream=$(echo "scale=1; $ticks / $hz" | bc)s "
+        ours=$((ours + b1 - b0 + p1 - p0))
+        cpu+="broker=$(echo "scale=1; ($b1 - $b0) / $hz" | bc)s postgres=$(echo "scale=1; ($p1 - $p0) / $hz" | bc)s "
+        cpu+="rest=$(echo "scale=1; ($m1 - $m0 - $ours) / $hz" | bc)s"
         kill -TERM "${pids[@]}" "$upstream" 2>/dev/null || true
         wait "${pids[@]}" "$upstream" 2>/dev/null || true
         sql() { psql -qtA -h 127.0.0.1 -p "$pg_port" -U marquee -d "$database" -c "$1"; }
@@ -87,7 +119,7 @@ run() {
         psql -q -h 127.0.0.1 -p "$pg_port" -U marquee -d marquee -c "DROP DATABASE $database" >/dev/null 2>&1 || true
         rm -rf "$logs/images"  # a 10,000-movie crawl stores about 1 GB of variants; the measurement is done
         local seconds; seconds=$(echo "$t1 - $t0" | bc -l)
-        echo "$seconds $stored $records $logs|$stages|$rss"
+        echo "$seconds $stored $records $logs|$stages|$rss|$cpu"
     )
 }
 
@@ -115,10 +147,20 @@ while read -r poster; do
     index=$((index + 1))
 done <"$first_logs/downloaded.txt"
 kill "$upstream" 2>/dev/null || true
-rm -rf "$work/variants" && mkdir -p "$work/variants"
-imaging=$("$bin/ImagingBenchmark" run --input "$posters" --out "$work/variants" 2>&1 | tail -1)
-imaging_per_sec=$(echo "$imaging" | sed -n 's/.*posters_per_sec=\([0-9.]*\).*/\1/p')
+# Twice: with the image worker's own configuration (a WebP and a JPEG fallback per width: the work the worker
+# did on each poster, so the ratio compares like with like), and WebP only, as `make bench-images` measures.
+imaging_alone() { # extra flags…
+    rm -rf "$work/variants" && mkdir -p "$work/variants"
+    "$bin/ImagingBenchmark" run --input "$posters" --out "$work/variants" "$@" 2>&1 | tail -1
+}
+rate_of() { sed -n 's/.*posters_per_sec=\([0-9.]*\).*/\1/p' <<<"$1"; }
+imaging=$(imaging_alone --jpeg-fallback)
+imaging_per_sec=$(rate_of "$imaging")
 [[ -n "$imaging_per_sec" ]] || die "ImagingBenchmark printed no rate: $imaging"
+imaging_webp=$(imaging_alone)
+imaging_webp_per_sec=$(rate_of "$imaging_webp")
+[[ -n "$imaging_webp_per_sec" ]] || die "ImagingBenchmark printed no rate: $imaging_webp"
+rm -rf "$work/variants"
 
 echo
 echo "End to end, $movies movies (PostgreSQL store, file:// images, this machine's $(nproc) cores):"
@@ -138,10 +180,12 @@ for index in "${!results[@]}"; do
     last=${stages##* }
     echo "      drained last: ${last%%:*} (the indexer reports no job outcomes; its rows: ${records} in all)"
     echo "      peak RSS: $rss"
+    echo "      CPU: $(echo "${results[$index]}" | cut -d'|' -f4) (the rest: the CLI, the system)"
 done
 bottleneck=$(echo "${results[0]}" | cut -d'|' -f2 | awk '{print $NF}' | cut -d: -f1)
 ratio=$(echo "${per_sec[0]} / $imaging_per_sec" | bc -l)
 gain=$([[ ${#per_sec[@]} -gt 1 ]] && echo "${per_sec[1]} / ${per_sec[0]}" | bc -l || echo 1)
-printf '  imaging alone: %.1f posters/s (%s)\n' "$imaging_per_sec" "$imaging"
-printf 'bench-e2e: e2e_ratio=%.2f movies_per_sec=%.1f movies_per_sec_2=%.1f gain_2_image_workers=%.2f imaging_per_sec=%.1f bottleneck=%s\n' \
-    "$ratio" "${per_sec[0]}" "${per_sec[1]:-0}" "$gain" "$imaging_per_sec" "$bottleneck"
+printf '  imaging alone, as the worker (WebP + JPEG per width): %.1f posters/s (%s)\n' "$imaging_per_sec" "$imaging"
+printf '  imaging alone, WebP only (as make bench-images):      %.1f posters/s (%s)\n' "$imaging_webp_per_sec" "$imaging_webp"
+printf 'bench-e2e: e2e_ratio=%.2f movies_per_sec=%.1f movies_per_sec_2=%.1f gain_2_image_workers=%.2f imaging_per_sec=%.1f imaging_webp_per_sec=%.1f bottleneck=%s\n' \
+    "$ratio" "${per_sec[0]}" "${per_sec[1]:-0}" "$gain" "$imaging_per_sec" "$imaging_webp_per_sec" "$bottleneck"
