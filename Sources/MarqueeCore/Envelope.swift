@@ -75,6 +75,16 @@ public struct Envelope: Hashable, Sendable {
         Envelope(id: id, root: self.root, parent: self.id, attempt: 1, traceparent: self.traceparent)
     }
 
+    /// The child for the `index`th output of this job (to `stage`, keyed `key`), with an id derived from this
+    /// job's id and those three: a job handled twice (at-least-once: redelivered after a crash before its commit)
+    /// gives its outputs the same ids both times, so the lineage holds each spawned job once however often its
+    /// parent ran. The timestamp part is this job's, so children sort with their parent.
+    public func child(output index: Int, stage: String, key: String) -> Envelope {
+        let milliseconds = self.id.milliseconds ?? JobID.nowMilliseconds()
+        return self.child(
+            id: .deterministic(milliseconds: milliseconds, name: "\(self.id.rawValue)\u{1F}\(index)\u{1F}\(stage)\u{1F}\(key)"))
+    }
+
     /// The headers, as name/value pairs, in a stable order.
     public var headers: [(String, String)] {
         var headers: [(String, String)] = [

@@ -52,6 +52,20 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
         return Self.encode(timestamp: milliseconds & 0xFFFF_FFFF_FFFF, random: (hash >> 48) & Self.randomMask)
     }
 
+    /// The timestamp part: milliseconds since the epoch, or nil when this is not a 26-character ULID.
+    public var milliseconds: UInt64? {
+        let characters = Array(self.rawValue.utf8)
+        guard characters.count == 26 else { return nil }
+        var value: UInt64 = 0
+        for character in characters.prefix(10) {
+            guard let digit = Self.alphabet.firstIndex(of: character) else { return nil }
+            value = value << 5 | UInt64(digit)
+        }
+        // 10 characters hold 50 bits; the timestamp is the top 48 of the 128-bit value (the first character
+        // carries 3 of them).
+        return value & 0xFFFF_FFFF_FFFF
+    }
+
     private static func encode(timestamp: UInt64, random: UInt128) -> JobID {
         let value = (UInt128(timestamp) << 80) | random
         var characters = [UInt8](repeating: 0, count: 26)

@@ -198,11 +198,12 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let outcomeStage = self.configuration.outcomeStage
         var messages: [KafkaProducerMessage] = []
         messages.reserveCapacity(outputs.count + 1)
-        // Each output's child envelope is made once: the ids sent are the ids the outcome lists as spawned.
+        // Each output's child envelope is made once: the ids sent are the ids the outcome lists as spawned. The ids
+        // derive from this job's id and the output's place, so a redelivered job re-sends the same ids.
         var counts: [String: Int] = [:]
         var spawned: [JobID] = []
-        for output in outputs {
-            let child = envelope.child()
+        for (index, output) in outputs.enumerated() {
+            let child = envelope.child(output: index, stage: output.stage, key: output.key)
             messages.append(
                 KafkaProducerMessage(
                     topic: self.configuration.topics.topic(ofStage: output.stage),

@@ -102,6 +102,31 @@ struct StageOutcomeTests {
         }
     }
 
+    @Test func aJobHandledTwiceSpawnsTheSameJobsBothTimes() async throws {
+        // At-least-once: a job redelivered after a crash before its commit runs again. The same message twice
+        // stands for that; its outputs must carry the same ids both times, so the lineage counts them once.
+        let finished = Observed<[StageJobReport]>([])
+        try await withOutcomeStage(finished: finished, handler: { job in
+            guard case .tmdbList = try FetchJob.decode(job.payload) else { return [] }
+            return [Int64(1), 2].map { id in
+                let detail = FetchJob.tmdbMovie(id: id, language: "ko-KR", follow: .none)
+                return StageOutput(stage: "fetch", key: detail.dedupeKey, payload: detail.encoded())
+            }
+        }) { topics in
+            let root = try await enqueue(Self.list, to: topics, times: 2)
+            // Two runs of the list, then its two details twice each.
+            try await finished.wait("the list twice and its details") { $0.count == 6 }
+            let details = try await readAll(from: topics.main).filter { try envelope(of: $0).parent == root.id }
+            let ids = try details.map { try envelope(of: $0).id }
+            #expect(ids.count == 4)
+            #expect(Set(ids).count == 2, "each detail has one id, whichever run of the list sent it")
+            let listOutcomes = try outcomes(in: try await readAll(from: topics.topic(ofStage: "records")))
+                .filter { $0.outcome.jobID == root.id }
+            #expect(listOutcomes.count == 2)
+            #expect(listOutcomes.map { Set($0.outcome.spawned) } == [Set(ids), Set(ids)])
+        }
+    }
+
     @Test func aPermanentFailureReportsTheDeadLetterWithTheHeadersErrorText() async throws {
         let finished = Observed<[StageJobReport]>([])
         try await withOutcomeStage(finished: finished, handler: { _ in

@@ -92,13 +92,11 @@ func testStageConfiguration(stage: String = "fetch", retry: RetryPolicy = RetryP
 
 /// Enqueues a root job on the stage's main topic.
 @discardableResult
-func enqueue(_ job: FetchJob, to topics: StageTopics) async throws -> Envelope {
+func enqueue(_ job: FetchJob, to topics: StageTopics, times: Int = 1) async throws -> Envelope {
     let envelope = Envelope.root()
-    _ = try await withProducer { producer in
-        try await producer.send(
-            KafkaProducerMessage(topic: topics.main, key: Array(job.dedupeKey.utf8), value: job.encoded(), headers: envelope.kafkaHeaders)
-        )
-    }
+    let message = KafkaProducerMessage(
+        topic: topics.main, key: Array(job.dedupeKey.utf8), value: job.encoded(), headers: envelope.kafkaHeaders)
+    _ = try await withProducer { producer in try await producer.send(Array(repeating: message, count: times)) }
     return envelope
 }
 

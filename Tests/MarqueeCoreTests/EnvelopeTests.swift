@@ -38,6 +38,28 @@ import Testing
         #expect(earlier.rawValue.count == 26)
         #expect(earlier.rawValue < later.rawValue)
         #expect(JobID.make() != JobID.make())
+        // The timestamp part reads back; anything but a ULID has none.
+        #expect(earlier.milliseconds == 1_700_000_000_000)
+        #expect(JobID.make(milliseconds: 0xFFFF_FFFF_FFFF).milliseconds == 0xFFFF_FFFF_FFFF)
+        #expect(JobID(rawValue: "not-a-ulid").milliseconds == nil)
+        #expect(JobID(rawValue: String(repeating: "U", count: 26)).milliseconds == nil)  // U is not Crockford
+    }
+
+    @Test func anOutputsChildIDDependsOnlyOnItsParentAndPlace() {
+        let parent = Envelope.root(id: JobID.make(milliseconds: 1_700_000_000_123))
+        let child = parent.child(output: 0, stage: "fetch", key: "tmdb:movie:1:ko-KR")
+        // The same parent and place: the same id (a redelivered job re-sends its outputs under the same ids).
+        #expect(parent.child(output: 0, stage: "fetch", key: "tmdb:movie:1:ko-KR") == child)
+        #expect(child.root == parent.root && child.parent == parent.id && child.attempt == 1)
+        #expect(child.id.milliseconds == 1_700_000_000_123, "sorts with its parent")
+        // Any other place or parent: another id.
+        let others = [
+            parent.child(output: 1, stage: "fetch", key: "tmdb:movie:1:ko-KR"),
+            parent.child(output: 0, stage: "images", key: "tmdb:movie:1:ko-KR"),
+            parent.child(output: 0, stage: "fetch", key: "tmdb:movie:2:ko-KR"),
+            Envelope.root().child(output: 0, stage: "fetch", key: "tmdb:movie:1:ko-KR"),
+        ]
+        #expect(Set(others.map(\.id) + [child.id]).count == 5)
     }
 }
 
