@@ -10,7 +10,8 @@
 #
 # Settings (environment):
 #   FAULT_SHORT=1               the short form (default with CI=true): ~400 fetch jobs, 60 s of chaos
-#   FAULT_PAGES                 TMDB popular pages, each a list job that spawns ~40 fetch jobs (short 10, long 250)
+#   FAULT_PAGES                 TMDB popular pages, each a list job that spawns 20 fetch jobs, its movies' details
+#                               (short 10, long 500: with the box office and the book search, over 10,000 fetch jobs)
 #   CHAOS_SECONDS               how long faults are injected (short 60, long 300)
 #   KILL_EVERY=4                seconds between kill -9s
 #   OUTAGE=10                   seconds of each broker and PostgreSQL outage
@@ -22,7 +23,7 @@ cd "$root"
 
 bin=${BIN:-.build/debug}
 short=${FAULT_SHORT:-$([[ "${CI:-}" == true ]] && echo 1 || echo 0)}
-pages=${FAULT_PAGES:-$((short == 1 ? 10 : 250))}
+pages=${FAULT_PAGES:-$((short == 1 ? 10 : 500))}
 chaos_seconds=${CHAOS_SECONDS:-$((short == 1 ? 60 : 300))}
 kill_every=${KILL_EVERY:-4}
 outage=${OUTAGE:-10}
