@@ -89,7 +89,10 @@ chaos() {
         local elapsed=$((SECONDS - t0))
         for slot in "${!programs[@]}"; do # a worker that ended by itself is a finding: restart it, and say so
             if ! kill -0 "${pids[$slot]}" 2>/dev/null; then
-                wait "${pids[$slot]}" 2>/dev/null; note "UNEXPECTED EXIT ${programs[$slot]} #$slot (status $?): restarted"
+                # `|| status=$?`: under `set -e` a bare `wait` for a worker that failed would end the driver itself.
+                local status=0
+                wait "${pids[$slot]}" 2>/dev/null || status=$?
+                note "UNEXPECTED EXIT ${programs[$slot]} #$slot (status $status): restarted"
                 start_worker "$slot"
             fi
         done
