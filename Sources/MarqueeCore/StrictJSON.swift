@@ -138,18 +138,23 @@ public struct StrictJSON {
     private mutating func string() -> String? {
         self.index += 1  // opening quote
         let start = self.index
-        // Most strings have no escape: made from their bytes in place, validated once.
+        // Most strings have no escape: made from their bytes in place, validated once. ASCII bytes are valid
+        // UTF-8 as they are, and `String(decoding:as:)` takes them without the generic validating path.
+        var bits: UInt8 = 0
         while self.index < self.bytes.count {
             let byte = self.bytes[self.index]
             switch byte {
             case UInt8(ascii: "\""):
                 self.index += 1
-                return String(validating: UnsafeBufferPointer(rebasing: self.bytes[start..<self.index - 1]), as: UTF8.self)
+                let contents = UnsafeBufferPointer(rebasing: self.bytes[start..<self.index - 1])
+                if bits < 0x80 { return String(decoding: contents, as: UTF8.self) }
+                return String(validating: contents, as: UTF8.self)
             case UInt8(ascii: "\\"):
                 return self.escapedString(from: start)
             case 0x00..<0x20:
                 return nil
             default:
+                bits |= byte
                 self.index += 1
             }
         }

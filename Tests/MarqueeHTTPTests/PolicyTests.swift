@@ -21,6 +21,23 @@ import Testing
         #expect(request.redactedURL(secretParameters: ["token"]) == "https://example.org/?token=…")
     }
 
+    @Test func oneScanGivesTheRedactedURLAndTheSecrets() {
+        // HTTPFetcher scans a request's URL once for both (make bench-fetch): the same as the two calls.
+        let urls = [
+            "https://user:pa55@api.example.org/3/movie?api_key=abc123&language=ko-KR&serviceKey=k%2B1&KEY=x#access_token=t0k",
+            "http://h/?key=s3cr%2Bt&q=1", "https://example.org/", "not a url ?key=", "https://h/p?api_key=&x=%zz",
+        ]
+        for url in urls {
+            let scanned = URLRedaction.scan(url, secretParameters: URLRedaction.defaultSecretParameters)
+            #expect(scanned.redacted == URLRedaction.redact(url, secretParameters: URLRedaction.defaultSecretParameters))
+            #expect(scanned.secrets == URLRedaction.secrets(in: url, secretParameters: URLRedaction.defaultSecretParameters))
+        }
+        var request = FetchRequest(url: "https://example.org/?token=abc")
+        #expect(request.redactedURL(scannedRedaction: "scanned") == "scanned")
+        request.redactedURL = "https://example.org/?token=…"
+        #expect(request.redactedURL(scannedRedaction: "scanned") == "https://example.org/?token=…", "an explicit one wins")
+    }
+
     @Test func scrubsSecretValuesFromText() {
         let secrets = URLRedaction.secrets(in: "http://h/?key=s3cr%2Bt&q=1", secretParameters: ["key"])
         #expect(secrets.contains("s3cr%2Bt") && secrets.contains("s3cr+t"))
