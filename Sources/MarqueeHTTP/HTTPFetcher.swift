@@ -110,8 +110,11 @@ public final class HTTPFetcher: Sendable {
         let redactedURL = request.redactedURL(scannedRedaction: scanned.redacted)
         let secrets = scanned.secrets + (request.awsSigV4?.secrets ?? [])
         var logger = self.logger
-        logger[metadataKey: MarqueeHTTPLoggingKeys.url] = "\(redactedURL)"
-        if request.method != .get { logger[metadataKey: MarqueeHTTPLoggingKeys.method] = "\(request.method)" }
+        // Every line a fetch logs is at debug or trace level: the metadata is attached only when those are written.
+        if logger.logLevel <= .debug {
+            logger[metadataKey: MarqueeHTTPLoggingKeys.url] = "\(redactedURL)"
+            if request.method != .get { logger[metadataKey: MarqueeHTTPLoggingKeys.method] = "\(request.method)" }
+        }
         do {
             let response = try await self.fetch(
                 request,

@@ -183,3 +183,25 @@ import Testing
         #expect(CurlCode(rawValue: 60).fetchErrorCode == .tls)  // CURLE_PEER_FAILED_VERIFICATION
     }
 }
+
+@Suite struct HeaderLineTests {
+    /// ``CurlTransfer/read(_:)`` reads ASCII lines on their bytes: the same as the character-wise reading.
+    @Test func readsAsTheCharacterwiseReading() {
+        let lines = [
+            "HTTP/1.1 200 OK\r\n", "HTTP/2 304\r\n", "HTTP/1.1 abc\r\n", "HTTP/\r\n", "\r\n", "\n", "", "\r\r\n\n",
+            "Content-Length: 4318\r\n", "content-length:12", "Content-Type:\t \tapplication/json\r\n",
+            "X-Empty:\r\n", "X-Blank:   \r\n", "No colon here\r\n", ":\r\n", "A\r\nB: v\r\n", "ETag: \"a:b\"\r\n",
+            "Retry-After: 3\n\r", "X-Ünïcode: é\r\n", "Set: caf\u{e9}\r\n", "Odd: a\u{301}\r\n", "MiXeD-CaSe: VaLuE\r\n",
+            "Z[\\]^_`@: v\r\n", "  Leading: space\r\n",
+        ]
+        for line in lines {
+            let bytes = Array(line.utf8)
+            bytes.withUnsafeBytes { raw in
+                #expect(CurlTransfer.read(raw) == CurlTransfer.readCharacterwise(raw), "\(line.debugDescription)")
+            }
+        }
+        [UInt8]([0x58, 0x3A, 0x20, 0xFF, 0x0D, 0x0A]).withUnsafeBytes { raw in
+            #expect(CurlTransfer.read(raw) == CurlTransfer.readCharacterwise(raw), "invalid UTF-8")
+        }
+    }
+}

@@ -1,14 +1,17 @@
 import Foundation
 import Testing
 
-/// The exact bytes every fixture yields, pinned: ``GoldenCases`` rendered now must equal `Goldens/outputs.txt`,
+/// The exact bytes every fixture yields, pinned: ``GoldenCases`` rendered now must equal
+/// `Tests/Fixtures/goldens/fetch-outputs.txt`,
 /// which the code before the JSON reader, the payload checks, the TMDB parser and the encoders were made faster
 /// wrote (make bench-fetch: the same records, follow-ups, skipped follow-ups and errors, byte for byte).
 /// `MARQUEE_WRITE_GOLDENS=1` rewrites the file (only for a change that is meant to change the bytes).
 @Suite struct GoldenOutputTests {
+    /// In `Tests/Fixtures` (no target's folder, so not a resource of this one).
     static let goldenURL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()
-        .appendingPathComponent("Goldens/outputs.txt")
+        .deletingLastPathComponent()  // MarqueeSourcesTests
+        .deletingLastPathComponent()  // Tests
+        .appendingPathComponent("Fixtures/goldens/fetch-outputs.txt")
 
     @Test func outputsEqualTheGoldens() throws {
         let rendered = try GoldenCases.render(fixturesRoot: Fixtures.root)
