@@ -36,7 +36,9 @@ public struct StrictJSON {
         }) {
             return value
         }
-        return Array(bytes).withUnsafeBufferPointer { Self.parse(buffer: $0, refusesDuplicateKeys: refusesDuplicateKeys) }
+        return Array(bytes).withUnsafeBufferPointer {
+            Self.parse(buffer: $0, refusesDuplicateKeys: refusesDuplicateKeys)
+        }
     }
 
     private static func parse(buffer: UnsafeBufferPointer<UInt8>, refusesDuplicateKeys: Bool) -> JSONValue? {

@@ -136,7 +136,8 @@ final class CurlTransfer {
             }
             return colon
         }
-        return .field(name: name, value: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[valueStart...]), as: UTF8.self))
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[valueStart...]), as: UTF8.self)
+        return .field(name: name, value: value)
     }
 
     /// ``read(_:)`` character by character.

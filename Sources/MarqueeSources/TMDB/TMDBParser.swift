@@ -204,9 +204,10 @@ struct TMDBParser {
         // page's parse; make bench-fetch). Anything else takes the character-wise check.
         let utf8 = path.utf8
         if utf8.allSatisfy({ $0 < 0x80 }) {
-            guard utf8.first == UInt8(ascii: "/"), utf8.count > 1,
-                !utf8.contains(where: { $0 == 0x20 || (0x09...0x0D).contains($0) || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
-            else { return nil }
+            let isRefused = { (byte: UInt8) in
+                byte == 0x20 || (0x09...0x0D).contains(byte) || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+            }
+            guard utf8.first == UInt8(ascii: "/"), utf8.count > 1, !utf8.contains(where: isRefused) else { return nil }
             return path
         }
         return self.characterwiseImagePath(path)
