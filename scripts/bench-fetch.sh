@@ -74,6 +74,9 @@ done
 # (TMDB_BASE_URL, keys …) from its --print-env.
 start_emulator() { # name flags…
     local name="$1"; shift
+    # Removed first: the shell truncates the file only once the emulator's process starts, and the wait below
+    # could read a stale "listening" line from an earlier run (it did on a loaded machine).
+    rm -f "$logs/$name.out"
     "$upstream" --port 0 --seed 7 --movies "$movies" "$@" >"$logs/$name.out" 2>"$logs/$name.log" &
     emulators+=("$!")
     local waited=0

@@ -10,6 +10,9 @@
 //   FetchBenchmark rate --rate 50 --seconds 60           the stage under a client limit of 50 req/s (burst 1) for
 //                                                        a fixed window; prints achieved=… error_pct=… requests=…
 //   FetchBenchmark http --kind detail --count N          diagnostics: the worker's HTTP client alone, same URLs
+//   FetchBenchmark parse --kind detail --count N --repeat R
+//                                                        diagnostics: the handler's CPU work alone (decode the job,
+//                                                        parse the body, encode the outputs) on bodies fetched once
 //
 // --concurrency N caps the requests in flight to the upstream (per-source HostLimit, connections per host), as
 // curl's --parallel-max; the stage holds up to --stage-concurrency jobs (default 4 N, as marquee-fetch's defaults of
@@ -37,7 +40,7 @@ struct FetchBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "FetchBenchmark",
         abstract: "Measure the fetch worker against the upstream emulator.",
-        subcommands: [PrintURLs.self, RunWorkload.self, RunRate.self, RunHTTP.self]
+        subcommands: [PrintURLs.self, RunWorkload.self, RunRate.self, RunHTTP.self, RunParse.self]
     )
 }
 
@@ -217,6 +220,55 @@ struct RunHTTP: AsyncParsableCommand {
             "requests_per_sec=\(Int((Double(requests.count) / max(seconds, 1e-9)).rounded())) "
                 + "cpu_us_per_request=\(Int((result.cpu.seconds * 1e6 / Double(requests.count)).rounded())) "
                 + "elapsed_ms=\(Int((seconds * 1000).rounded())) failed=\(result.failed)"
+        )
+    }
+}
+
+struct RunParse: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "parse",
+        abstract: "Diagnostics: the handler's CPU work alone (job decode, parse, output encoding) on bodies fetched once."
+    )
+    @OptionGroup var options: Options
+    @OptionGroup var workload: WorkloadOptions
+
+    @Option(help: "How many times each body is parsed.")
+    var `repeat` = 5
+
+    func run() async throws {
+        let sources = try self.options.sources()
+        let jobs = try await Workload.jobs(self.workload.kind, count: self.workload.count, sources: sources, logger: self.options.logger)
+        let adapters = SourceAdapters(configuration: sources)
+        var http = HTTPFetcherConfiguration()
+        http.allowsPrivateAddresses = true
+        let fetcher = try HTTPFetcher(configuration: http, logger: self.options.logger)
+        var answers: [(payload: [UInt8], response: SourceResponse)] = []
+        for job in jobs {
+            let request = try adapters.request(for: job)
+            var fetch = FetchRequest(url: request.url, headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }, purpose: .api)
+            fetch.isConditional = false
+            let response = try await fetcher.fetch(fetch)
+            answers.append((job.encoded(), SourceResponse(status: response.status, headers: response.headers.map { ($0.name, $0.value) }, body: response.body)))
+        }
+        await fetcher.shutdown()
+        var outputs = 0
+        var bytes = 0
+        let start = Progress.cpuTime()
+        for _ in 0..<self.repeat {
+            for answer in answers {
+                let job = try FetchJob.decode(answer.payload)
+                let result = try adapters.parse(answer.response, for: job, fetchedAt: 1_700_000_000_000)
+                for output in FetchHandler.outputs(result) {
+                    outputs += 1
+                    bytes += output.payload.count
+                }
+            }
+        }
+        let cpu = Progress.cpuTime() - start
+        let runs = Double(self.repeat * answers.count)
+        print(
+            "cpu_us_per_job=\(String(format2: cpu.seconds * 1e6 / runs)) jobs=\(answers.count) repeat=\(self.repeat) "
+                + "outputs_per_job=\(String(format2: Double(outputs) / runs)) output_bytes_per_job=\(Int(Double(bytes) / runs))"
         )
     }
 }

@@ -291,6 +291,24 @@ extension PayloadReader {
 /// Field checks shared by payload kinds.
 enum Validate {
     static func language(_ value: String) -> Bool {
+        // What passes is `xx` or `xx-YY` in ASCII letters, one byte a character: checked on the bytes (the same
+        // verdicts as the character-wise check below, without its Unicode property lookups; make bench-fetch).
+        var value = value
+        return value.withUTF8 { bytes in
+            let isLower = { (byte: UInt8) in (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) }
+            let isUpper = { (byte: UInt8) in (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) }
+            switch bytes.count {
+            case 2: return isLower(bytes[0]) && isLower(bytes[1])
+            case 5:
+                return isLower(bytes[0]) && isLower(bytes[1]) && bytes[2] == UInt8(ascii: "-") && isUpper(bytes[3])
+                    && isUpper(bytes[4])
+            default: return false
+            }
+        }
+    }
+
+    /// ``language(_:)``, character by character.
+    static func languageCharacterwise(_ value: String) -> Bool {
         let parts = value.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count <= 2, parts[0].count == 2, parts[0].allSatisfy({ $0.isASCII && $0.isLowercase }) else { return false }
         return parts.count == 1 || (parts[1].count == 2 && parts[1].allSatisfy { $0.isASCII && $0.isUppercase })

@@ -50,6 +50,30 @@ public struct ImageJob: Hashable, Sendable {
     }
 
     static func isHTTPURL(_ value: String) -> Bool {
+        // An ASCII URL (every URL an adapter builds) is checked byte by byte: each byte is a character there
+        // ("\r\n", the one ASCII character of two scalars, is whitespace either way), and the whitespace
+        // characters are tab to carriage return and space. The same verdict as the character-wise check below,
+        // without a lowercased copy and Unicode property lookups per character (make bench-fetch).
+        let utf8 = value.utf8
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+            func lowered(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+            let scheme: Int
+            if utf8.count >= 8, zip(utf8.prefix(8), "https://".utf8).allSatisfy({ lowered($0) == $1 }) {
+                scheme = 8
+            } else if utf8.count >= 7, zip(utf8.prefix(7), "http://".utf8).allSatisfy({ lowered($0) == $1 }) {
+                scheme = 7
+            } else {
+                return false
+            }
+            let rest = utf8.dropFirst(scheme)
+            return !rest.isEmpty && rest.first != UInt8(ascii: "/")
+                && !utf8.contains(where: { $0 == 0x20 || (0x09...0x0D).contains($0) })
+        }
+        return self.isHTTPURLCharacterwise(value)
+    }
+
+    /// ``isHTTPURL(_:)``, character by character.
+    static func isHTTPURLCharacterwise(_ value: String) -> Bool {
         let lower = value.lowercased()
         guard lower.hasPrefix("https://") || lower.hasPrefix("http://") else { return false }
         let rest = lower.drop(while: { $0 != "/" }).dropFirst(2)
@@ -63,7 +87,24 @@ public struct ImageJob: Hashable, Sendable {
         ])
     }
 
-    public func encoded() -> [UInt8] { self.json.encoded() }
+    /// The payload bytes: ``json`` encoded, written member by member in sorted key order without building the
+    /// object (the same bytes).
+    public func encoded() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(64 + self.url.utf8.count + self.owner.utf8.count)
+        output.append(contentsOf: #"{"kind":"#.utf8)
+        JSONValue.write(string: Self.kind, to: &output)
+        output.append(contentsOf: #","owner":"#.utf8)
+        JSONValue.write(string: self.owner, to: &output)
+        output.append(contentsOf: #","role":"#.utf8)
+        JSONValue.write(string: self.role.rawValue, to: &output)
+        output.append(contentsOf: #","url":"#.utf8)
+        JSONValue.write(string: self.url, to: &output)
+        output.append(contentsOf: #","v":"#.utf8)
+        JSONValue.integer(FetchJob.version).write(to: &output)
+        output.append(UInt8(ascii: "}"))
+        return output
+    }
 }
 
 /// A record for the index stage: one entity as fetched, typed by `kind` (DESIGN §3).
@@ -132,5 +173,22 @@ public struct Record: Hashable, Sendable {
         ])
     }
 
-    public func encoded() -> [UInt8] { self.json.encoded() }
+    /// The payload bytes: ``json`` encoded, written member by member in sorted key order without building the
+    /// object (the same bytes).
+    public func encoded() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(512)
+        output.append(contentsOf: #"{"data":"#.utf8)
+        JSONValue.write(object: self.data, to: &output)
+        output.append(contentsOf: #","fetched_at":"#.utf8)
+        JSONValue.integer(self.fetchedAt).write(to: &output)
+        output.append(contentsOf: #","key":"#.utf8)
+        JSONValue.write(string: self.key, to: &output)
+        output.append(contentsOf: #","kind":"#.utf8)
+        JSONValue.write(string: self.kind.rawValue, to: &output)
+        output.append(contentsOf: #","v":"#.utf8)
+        JSONValue.integer(FetchJob.version).write(to: &output)
+        output.append(UInt8(ascii: "}"))
+        return output
+    }
 }

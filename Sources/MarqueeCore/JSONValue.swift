@@ -16,10 +16,12 @@ public enum JSONValue: Hashable, Sendable {
     /// - Throws: A ``PayloadError`` with code ``PayloadError/Code-swift.struct/notJSON`` for bytes that are not
     ///   UTF-8 JSON.
     public static func parse(_ bytes: some Collection<UInt8>) throws(PayloadError) -> JSONValue {
-        guard String(validating: bytes, as: UTF8.self) != nil else {
-            throw PayloadError(.notJSON, field: nil, "the payload is not UTF-8")
-        }
+        // A document the strict reader accepts is UTF-8 (its strings are validated, everything else must be
+        // ASCII), so the whole payload is checked for UTF-8 only when it was refused, to say why.
         guard let value = StrictJSON.parse(bytes, refusesDuplicateKeys: true) else {
+            guard String(validating: bytes, as: UTF8.self) != nil else {
+                throw PayloadError(.notJSON, field: nil, "the payload is not UTF-8")
+            }
             // Only on the way out: say which of the two it was.
             if StrictJSON.parse(bytes) != nil {
                 throw PayloadError(.notJSON, field: nil, "the payload names a key twice in one object")
@@ -56,19 +58,24 @@ public enum JSONValue: Hashable, Sendable {
                 value.write(to: &output)
             }
             output.append(UInt8(ascii: "]"))
-        case .object(let members):
-            output.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                Self.write(string: key, to: &output)
-                output.append(UInt8(ascii: ":"))
-                members[key]!.write(to: &output)
-            }
-            output.append(UInt8(ascii: "}"))
+        case .object(let members): Self.write(object: members, to: &output)
         }
     }
 
-    private static func write(string: String, to output: inout [UInt8]) {
+    /// Appends an object with its keys sorted (as ``encoded()`` writes it).
+    static func write(object members: [String: JSONValue], to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
+        // Sorted as pairs, so no key is looked up again.
+        for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            Self.write(string: member.key, to: &output)
+            output.append(UInt8(ascii: ":"))
+            member.value.write(to: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+
+    static func write(string: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var string = string
         // Over the contiguous UTF-8 bytes: runs that need no escape are appended whole.

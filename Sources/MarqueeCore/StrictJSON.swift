@@ -2,18 +2,25 @@
 ///
 /// Foundation's decoder on Linux accepts some invalid documents (a trailing comma after the last element, as in
 /// hand-edited Kakao samples); a payload or an upstream body like that is damaged and must be refused, not
-/// half-trusted. It is also several times faster than decoding `JSONValue` through `Codable`. Integers that fit `Int64` become ``JSONValue/integer(_:)``, other numbers
+/// half-trusted. It is also several times faster than decoding `JSONValue` through `Codable`, and reads the bytes
+/// in place: strings without escapes are made from their bytes at once, integers are read without an intermediate
+/// string (make bench-fetch). Integers that fit `Int64` become ``JSONValue/integer(_:)``, other numbers
 /// ``JSONValue/number(_:)``; a duplicate object key keeps its last value (or refuses the document, for payloads:
 /// two readers could disagree on which value counts); a leading UTF-8 byte order mark is skipped.
 public struct StrictJSON {
     /// Nesting deeper than this is refused, so a hostile body cannot exhaust the stack.
     public static let maxDepth = 256
 
-    private let bytes: [UInt8]
+    /// The document's bytes, borrowed for the duration of ``parse(_:refusesDuplicateKeys:)`` only.
+    ///
+    /// - Important: Sound because a reader never outlives the `withUnsafeBufferPointer` /
+    ///   `withContiguousStorageIfAvailable` call that made it (it is private and created only there), and every
+    ///   read goes through an index checked against `bytes.count` first.
+    private let bytes: UnsafeBufferPointer<UInt8>
     private let refusesDuplicateKeys: Bool
     private var index = 0
 
-    private init(_ bytes: [UInt8], refusesDuplicateKeys: Bool) {
+    private init(_ bytes: UnsafeBufferPointer<UInt8>, refusesDuplicateKeys: Bool) {
         self.bytes = bytes
         self.refusesDuplicateKeys = refusesDuplicateKeys
     }
@@ -23,8 +30,20 @@ public struct StrictJSON {
     ///
     /// - Parameter refusesDuplicateKeys: Refuse an object that names a key twice, instead of keeping the last.
     public static func parse(_ bytes: some Collection<UInt8>, refusesDuplicateKeys: Bool = false) -> JSONValue? {
-        var reader = StrictJSON(Array(bytes), refusesDuplicateKeys: refusesDuplicateKeys)
-        if reader.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.index = 3 }
+        // Contiguous bytes (an array, a slice of one) are read in place; anything else is copied once.
+        if let value = bytes.withContiguousStorageIfAvailable({
+            Self.parse(buffer: $0, refusesDuplicateKeys: refusesDuplicateKeys)
+        }) {
+            return value
+        }
+        return Array(bytes).withUnsafeBufferPointer {
+            Self.parse(buffer: $0, refusesDuplicateKeys: refusesDuplicateKeys)
+        }
+    }
+
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, refusesDuplicateKeys: Bool) -> JSONValue? {
+        var reader = StrictJSON(buffer, refusesDuplicateKeys: refusesDuplicateKeys)
+        if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { reader.index = 3 }
         guard let value = reader.value(depth: 0) else { return nil }
         reader.skipWhitespace()
         return reader.index == reader.bytes.count ? value : nil
@@ -57,23 +76,23 @@ public struct StrictJSON {
         }
     }
 
-    private mutating func literal(_ word: String, _ value: JSONValue) -> JSONValue? {
-        let utf8 = Array(word.utf8)
-        guard self.index + utf8.count <= self.bytes.count,
-            Array(self.bytes[self.index..<self.index + utf8.count]) == utf8
-        else { return nil }
-        self.index += utf8.count
+    private mutating func literal(_ word: StaticString, _ value: JSONValue) -> JSONValue? {
+        let count = word.utf8CodeUnitCount
+        guard self.index + count <= self.bytes.count else { return nil }
+        for offset in 0..<count where self.bytes[self.index + offset] != word.utf8Start[offset] { return nil }
+        self.index += count
         return value
     }
 
     private mutating func object(depth: Int) -> JSONValue? {
         self.index += 1  // {
-        var members: [String: JSONValue] = [:]
         self.skipWhitespace()
         if self.current == UInt8(ascii: "}") {
             self.index += 1
-            return .object(members)
+            return .object([:])
         }
+        // Members are collected first and the dictionary built once at its final size (no regrowing).
+        var members: [(String, JSONValue)] = []
         while true {
             self.skipWhitespace()
             guard self.current == UInt8(ascii: "\""), let key = self.string() else { return nil }
@@ -81,13 +100,16 @@ public struct StrictJSON {
             guard self.current == UInt8(ascii: ":") else { return nil }
             self.index += 1
             guard let value = self.value(depth: depth + 1) else { return nil }
-            if members.updateValue(value, forKey: key) != nil, self.refusesDuplicateKeys { return nil }
+            members.append((key, value))
             self.skipWhitespace()
             switch self.current {
             case UInt8(ascii: ","): self.index += 1
             case UInt8(ascii: "}"):
                 self.index += 1
-                return .object(members)
+                // A key named twice keeps its last value, or refuses the document.
+                let object = [String: JSONValue](members, uniquingKeysWith: { _, last in last })
+                if object.count != members.count, self.refusesDuplicateKeys { return nil }
+                return .object(object)
             default: return nil
             }
         }
@@ -117,7 +139,33 @@ public struct StrictJSON {
 
     private mutating func string() -> String? {
         self.index += 1  // opening quote
-        var buffer: [UInt8] = []
+        let start = self.index
+        // Most strings have no escape: made from their bytes in place, validated once. ASCII bytes are valid
+        // UTF-8 as they are, and `String(decoding:as:)` takes them without the generic validating path.
+        var bits: UInt8 = 0
+        while self.index < self.bytes.count {
+            let byte = self.bytes[self.index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                self.index += 1
+                let contents = UnsafeBufferPointer(rebasing: self.bytes[start..<self.index - 1])
+                if bits < 0x80 { return String(decoding: contents, as: UTF8.self) }
+                return String(validating: contents, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                return self.escapedString(from: start)
+            case 0x00..<0x20:
+                return nil
+            default:
+                bits |= byte
+                self.index += 1
+            }
+        }
+        return nil
+    }
+
+    /// The rest of a string from its first escape (at `index`), the bytes from `start` up to it already read.
+    private mutating func escapedString(from start: Int) -> String? {
+        var buffer = Array(UnsafeBufferPointer(rebasing: self.bytes[start..<self.index]))
         while let byte = self.current {
             self.index += 1
             switch byte {
@@ -135,7 +183,7 @@ public struct StrictJSON {
                 case UInt8(ascii: "t"): buffer.append(0x09)
                 case UInt8(ascii: "u"):
                     guard let scalar = self.unicodeEscape() else { return nil }
-                    buffer.append(contentsOf: Array(String(Character(scalar)).utf8))
+                    UTF8.encode(scalar) { buffer.append($0) }
                 default: return nil
                 }
             case 0x00..<0x20:
@@ -181,11 +229,23 @@ public struct StrictJSON {
     private mutating func number() -> JSONValue? {
         let start = self.index
         var isInteger = true
-        if self.current == UInt8(ascii: "-") { self.index += 1 }
+        let isNegative = self.current == UInt8(ascii: "-")
+        if isNegative { self.index += 1 }
+        // The integer part's magnitude, accumulated as it is read (`nil` once it overflows).
+        var magnitude: UInt64? = 0
         if self.current == UInt8(ascii: "0") {
             self.index += 1
         } else {
-            guard self.digits() > 0 else { return nil }
+            let digitsStart = self.index
+            while let byte = self.current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                if let value = magnitude {
+                    let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+                    let (sum, overflow2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+                    magnitude = overflow1 || overflow2 ? nil : sum
+                }
+                self.index += 1
+            }
+            guard self.index > digitsStart else { return nil }
         }
         if self.current == UInt8(ascii: ".") {
             isInteger = false
@@ -198,8 +258,13 @@ public struct StrictJSON {
             if self.current == UInt8(ascii: "+") || self.current == UInt8(ascii: "-") { self.index += 1 }
             guard self.digits() > 0 else { return nil }
         }
-        let text = String(decoding: self.bytes[start..<self.index], as: UTF8.self)
-        if isInteger, let integer = Int64(text) { return .integer(integer) }
+        // An integer that fits Int64 (Int64.min included); anything else is read as a Double, as before.
+        if isInteger, let magnitude {
+            if !isNegative, magnitude <= UInt64(Int64.max) { return .integer(Int64(magnitude)) }
+            if isNegative, magnitude <= UInt64(Int64.max) { return .integer(-Int64(magnitude)) }
+            if isNegative, magnitude == UInt64(Int64.max) + 1 { return .integer(.min) }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: self.bytes[start..<self.index]), as: UTF8.self)
         guard let double = Double(text), double.isFinite else { return nil }
         return .number(double)
     }

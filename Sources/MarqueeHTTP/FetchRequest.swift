@@ -111,4 +111,10 @@ public struct FetchRequest: Sendable {
     func redactedURL(secretParameters: [String]) -> String {
         self.redactedURLOverride ?? URLRedaction.redact(self.url, secretParameters: secretParameters)
     }
+
+    /// The redacted URL given ``url`` already redacted under the fetcher's secret-parameter list (an explicitly
+    /// set ``redactedURL`` wins).
+    func redactedURL(scannedRedaction: String) -> String {
+        self.redactedURLOverride ?? scannedRedaction
+    }
 }

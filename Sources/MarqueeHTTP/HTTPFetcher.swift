@@ -104,15 +104,24 @@ public final class HTTPFetcher: Sendable {
     ///   cap, too many redirects, an image host or address refused by the policy, an invalid URL, cancellation
     ///   of the calling task (``HTTPFetchError/Code/cancelled``) or ``shutdown()``.
     public func fetch(_ request: FetchRequest) async throws(HTTPFetchError) -> FetchResponse {
-        let redactedURL = request.redactedURL(secretParameters: self.configuration.secretQueryParameters)
-        let secrets =
-            URLRedaction.secrets(in: request.url, secretParameters: self.configuration.secretQueryParameters)
-            + (request.awsSigV4?.secrets ?? [])
+        // One scan of the URL gives its redacted form and its secrets; the first hop and the final URL are
+        // usually this very URL, and reuse it (URLRedaction's character scans were a tenth of a fetch job's CPU).
+        let scanned = URLRedaction.scan(request.url, secretParameters: self.configuration.secretQueryParameters)
+        let redactedURL = request.redactedURL(scannedRedaction: scanned.redacted)
+        let secrets = scanned.secrets + (request.awsSigV4?.secrets ?? [])
         var logger = self.logger
-        logger[metadataKey: MarqueeHTTPLoggingKeys.url] = "\(redactedURL)"
-        if request.method != .get { logger[metadataKey: MarqueeHTTPLoggingKeys.method] = "\(request.method)" }
+        // Every line a fetch logs is at debug or trace level: the metadata is attached only when those are written.
+        if logger.logLevel <= .debug {
+            logger[metadataKey: MarqueeHTTPLoggingKeys.url] = "\(redactedURL)"
+            if request.method != .get { logger[metadataKey: MarqueeHTTPLoggingKeys.method] = "\(request.method)" }
+        }
         do {
-            let response = try await self.fetch(request, redactedURL: redactedURL, logger: logger)
+            let response = try await self.fetch(
+                request,
+                redactedURL: redactedURL,
+                scannedRedaction: scanned.redacted,
+                logger: logger
+            )
             self.counters.withLock { counters in
                 counters.responsesByStatus[response.status, default: 0] += 1
                 counters.connectionsOpened += response.newConnections
@@ -138,12 +147,19 @@ public final class HTTPFetcher: Sendable {
         }
     }
 
+    /// - Parameter scannedRedaction: `request.url` redacted with the configuration's secret parameters.
     private func fetch(
         _ request: FetchRequest,
         redactedURL: String,
+        scannedRedaction: String,
         logger: Logger
     ) async throws(HTTPFetchError) -> FetchResponse {
         let configuration = self.configuration
+        /// `url` redacted, reusing the scan of the request's URL when it is that URL.
+        func redacted(_ url: String) -> String {
+            url == request.url
+                ? scannedRedaction : URLRedaction.redact(url, secretParameters: configuration.secretQueryParameters)
+        }
         guard !Task.isCancelled else { throw .cancelled(url: redactedURL) }
         var url = try self.parse(request.url, redactedURL: redactedURL)
         if request.purpose == .image { try self.checkImageHost(url, redactedURL: redactedURL) }
@@ -243,7 +259,7 @@ public final class HTTPFetcher: Sendable {
                 body: request.body,
                 awsSigV4: request.awsSigV4
             )
-            let hopRedactedURL = URLRedaction.redact(hopURL, secretParameters: configuration.secretQueryParameters)
+            let hopRedactedURL = redacted(hopURL)
             let outcome: TransferOutcome
             switch await self.multi.perform(job) {
             case .success(let value): outcome = value
@@ -282,7 +298,7 @@ public final class HTTPFetcher: Sendable {
                 status: outcome.status,
                 headers: outcome.headers,
                 body: outcome.body,
-                effectiveURL: URLRedaction.redact(outcome.effectiveURL, secretParameters: configuration.secretQueryParameters),
+                effectiveURL: outcome.effectiveURL == hopURL ? hopRedactedURL : redacted(outcome.effectiveURL),
                 retryAfter: retryAfter,
                 httpVersion: outcome.httpVersion,
                 totalTime: totalTime,

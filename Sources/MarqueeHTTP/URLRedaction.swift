@@ -19,7 +19,9 @@ enum URLRedaction {
         self.scan(url, secretParameters: secretParameters).secrets
     }
 
-    private static func scan(_ url: String, secretParameters: [String]) -> (redacted: String, secrets: [String]) {
+    /// `url` redacted (as ``redact(_:secretParameters:)``) and the secrets it carries (as
+    /// ``secrets(in:secretParameters:)``), from one pass: a fetch needs both.
+    static func scan(_ url: String, secretParameters: [String]) -> (redacted: String, secrets: [String]) {
         let names = Set(secretParameters.map { $0.lowercased() })
         var secrets: [String] = []
         var rest = Substring(url)

@@ -21,6 +21,23 @@ import Testing
         #expect(request.redactedURL(secretParameters: ["token"]) == "https://example.org/?token=…")
     }
 
+    @Test func oneScanGivesTheRedactedURLAndTheSecrets() {
+        // HTTPFetcher scans a request's URL once for both (make bench-fetch): the same as the two calls.
+        let urls = [
+            "https://user:pa55@api.example.org/3/movie?api_key=abc123&language=ko-KR&serviceKey=k%2B1&KEY=x#access_token=t0k",
+            "http://h/?key=s3cr%2Bt&q=1", "https://example.org/", "not a url ?key=", "https://h/p?api_key=&x=%zz",
+        ]
+        for url in urls {
+            let scanned = URLRedaction.scan(url, secretParameters: URLRedaction.defaultSecretParameters)
+            #expect(scanned.redacted == URLRedaction.redact(url, secretParameters: URLRedaction.defaultSecretParameters))
+            #expect(scanned.secrets == URLRedaction.secrets(in: url, secretParameters: URLRedaction.defaultSecretParameters))
+        }
+        var request = FetchRequest(url: "https://example.org/?token=abc")
+        #expect(request.redactedURL(scannedRedaction: "scanned") == "scanned")
+        request.redactedURL = "https://example.org/?token=…"
+        #expect(request.redactedURL(scannedRedaction: "scanned") == "https://example.org/?token=…", "an explicit one wins")
+    }
+
     @Test func scrubsSecretValuesFromText() {
         let secrets = URLRedaction.secrets(in: "http://h/?key=s3cr%2Bt&q=1", secretParameters: ["key"])
         #expect(secrets.contains("s3cr%2Bt") && secrets.contains("s3cr+t"))
@@ -164,5 +181,27 @@ import Testing
         }
         #expect(CurlCode.operationTimedOut.fetchErrorCode == .timeout)
         #expect(CurlCode(rawValue: 60).fetchErrorCode == .tls)  // CURLE_PEER_FAILED_VERIFICATION
+    }
+}
+
+@Suite struct HeaderLineTests {
+    /// ``CurlTransfer/read(_:)`` reads ASCII lines on their bytes: the same as the character-wise reading.
+    @Test func readsAsTheCharacterwiseReading() {
+        let lines = [
+            "HTTP/1.1 200 OK\r\n", "HTTP/2 304\r\n", "HTTP/1.1 abc\r\n", "HTTP/\r\n", "\r\n", "\n", "", "\r\r\n\n",
+            "Content-Length: 4318\r\n", "content-length:12", "Content-Type:\t \tapplication/json\r\n",
+            "X-Empty:\r\n", "X-Blank:   \r\n", "No colon here\r\n", ":\r\n", "A\r\nB: v\r\n", "ETag: \"a:b\"\r\n",
+            "Retry-After: 3\n\r", "X-Ünïcode: é\r\n", "Set: caf\u{e9}\r\n", "Odd: a\u{301}\r\n", "MiXeD-CaSe: VaLuE\r\n",
+            "Z[\\]^_`@: v\r\n", "  Leading: space\r\n",
+        ]
+        for line in lines {
+            let bytes = Array(line.utf8)
+            bytes.withUnsafeBytes { raw in
+                #expect(CurlTransfer.read(raw) == CurlTransfer.readCharacterwise(raw), "\(line.debugDescription)")
+            }
+        }
+        [UInt8]([0x58, 0x3A, 0x20, 0xFF, 0x0D, 0x0A]).withUnsafeBytes { raw in
+            #expect(CurlTransfer.read(raw) == CurlTransfer.readCharacterwise(raw), "invalid UTF-8")
+        }
     }
 }

@@ -6,7 +6,8 @@ import MarqueeCore
 extension JSONValue {
     /// The member `key` of an object; `nil` for a missing key, JSON `null` or a non-object.
     subscript(key: String) -> JSONValue? {
-        guard case .object(let object) = self, let value = object[key], value != .null else { return nil }
+        guard case .object(let object) = self, let value = object[key] else { return nil }
+        if case .null = value { return nil }
         return value
     }
 
