@@ -37,6 +37,10 @@ int CMarqueeVips_resize(VipsImage *in, VipsImage **out, double hscale, double vs
     return vips_resize(in, out, hscale, "vscale", vscale, "kernel", (VipsKernel)kernel, NULL);
 }
 
+int CMarqueeVips_reduce(VipsImage *in, VipsImage **out, double hshrink, double vshrink, int kernel) {
+    return vips_reduce(in, out, hshrink, vshrink, "kernel", (VipsKernel)kernel, NULL);
+}
+
 int CMarqueeVips_rot(VipsImage *in, VipsImage **out, int angle) {
     return vips_rot(in, out, (VipsAngle)angle, NULL);
 }

@@ -35,27 +35,50 @@ enum BlurHash {
     ) -> Encoded {
         precondition((1...9).contains(componentsX) && (1...9).contains(componentsY), "BlurHash components are 1…9")
         precondition(width > 0 && height > 0 && pixels.count == width * height * 3, "BlurHash: pixels do not match")
-        // Linear light once per pixel, and the basis per column and per row (the 2-D basis is their product).
+        // Linear light once per pixel. The 2-D basis cos(π·i·x/W) · cos(π·j·y/H) is separable, so each row is
+        // first projected on the column terms (W × componentsX per row), then those sums on the row terms: the
+        // same sums as the direct double loop over every (i, j), in W · H · componentsX steps instead of
+        // W · H · componentsX · componentsY (a 92 × 138 placeholder source costs about 0.1 ms).
         let linear = pixels.map { Self.linearTable[Int($0)] }
-        func basis(_ count: Int, _ length: Int) -> [[Double]] {
-            (0..<count).map { k in (0..<length).map { cos(Double.pi * Double(k) * Double($0) / Double(length)) } }
+        let columns = Self.basis(componentsX, width)
+        let rows = Self.basis(componentsY, height)
+        // rowSums[(y · componentsX + i) · 3 + channel] = Σₓ cos(π·i·x/W) · linear(x, y, channel)
+        var rowSums = [Double](repeating: 0, count: height * componentsX * 3)
+        linear.withUnsafeBufferPointer { linear in
+            columns.withUnsafeBufferPointer { columns in
+                rowSums.withUnsafeMutableBufferPointer { rowSums in
+                    for y in 0..<height {
+                        let row = y * width * 3
+                        for i in 0..<componentsX {
+                            let basis = i * width
+                            var red = 0.0, green = 0.0, blue = 0.0
+                            for x in 0..<width {
+                                let weight = columns[basis + x]
+                                red += weight * linear[row + x * 3]
+                                green += weight * linear[row + x * 3 + 1]
+                                blue += weight * linear[row + x * 3 + 2]
+                            }
+                            let out = (y * componentsX + i) * 3
+                            rowSums[out] = red
+                            rowSums[out + 1] = green
+                            rowSums[out + 2] = blue
+                        }
+                    }
+                }
+            }
         }
-        let columns = basis(componentsX, width)
-        let rows = basis(componentsY, height)
 
         var factors: [(Double, Double, Double)] = []
+        factors.reserveCapacity(componentsX * componentsY)
         for j in 0..<componentsY {
             for i in 0..<componentsX {
                 var red = 0.0, green = 0.0, blue = 0.0
                 for y in 0..<height {
-                    let rowWeight = rows[j][y]
-                    for x in 0..<width {
-                        let weight = rowWeight * columns[i][x]
-                        let index = (y * width + x) * 3
-                        red += weight * linear[index]
-                        green += weight * linear[index + 1]
-                        blue += weight * linear[index + 2]
-                    }
+                    let weight = rows[j * height + y]
+                    let sums = (y * componentsX + i) * 3
+                    red += weight * rowSums[sums]
+                    green += weight * rowSums[sums + 1]
+                    blue += weight * rowSums[sums + 2]
                 }
                 let normalisation = (i == 0 && j == 0 ? 1.0 : 2.0) / Double(width * height)
                 factors.append((red * normalisation, green * normalisation, blue * normalisation))
@@ -88,6 +111,15 @@ enum BlurHash {
         return Encoded(
             hash: String(decoding: hash, as: UTF8.self),
             averageColor: (red: average.0, green: average.1, blue: average.2))
+    }
+
+    /// cos(π·k·n/length) for k in 0..<count and n in 0..<length, row k at k · length.
+    private static func basis(_ count: Int, _ length: Int) -> [Double] {
+        var values = [Double](repeating: 0, count: count * length)
+        for k in 0..<count {
+            for n in 0..<length { values[k * length + n] = cos(Double.pi * Double(k) * Double(n) / Double(length)) }
+        }
+        return values
     }
 
     /// The 8-bit sRGB level of a linear-light value (clamped to 0…1, rounded).

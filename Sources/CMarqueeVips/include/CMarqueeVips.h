@@ -49,6 +49,12 @@ int CMarqueeVips_black(VipsImage *_Nullable *_Nonnull out, int width, int height
 int CMarqueeVips_resize(
     VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, double hscale, double vscale, int kernel);
 
+/// Shrinks by `hshrink` horizontally and `vshrink` vertically (both ≥ 1) with `kernel` alone (VipsKernel, e.g.
+/// VIPS_KERNEL_LANCZOS3): vips_reducev, then vips_reduceh, no block shrink first (unlike vips_resize, which box-shrinks
+/// by the integer part of half the factor before reducing).
+int CMarqueeVips_reduce(
+    VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, double hshrink, double vshrink, int kernel);
+
 /// Rotates by a multiple of 90 degrees (VipsAngle: VIPS_ANGLE_D90 is clockwise).
 int CMarqueeVips_rot(VipsImage *_Nonnull in, VipsImage *_Nullable *_Nonnull out, int angle);
 

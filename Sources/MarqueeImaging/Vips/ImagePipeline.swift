@@ -8,7 +8,11 @@ import Cvips
 struct ImagePipeline: Sendable {
     let configuration: ImagingConfiguration
 
-    /// The placeholder is computed from a thumbnail at most this wide.
+    /// The placeholder is computed from the smallest variant's pixels if it is at most this wide (the default
+    /// smallest width, 92, is), else from a resize of it to ``placeholderWidth``.
+    static let placeholderMaxWidth = 128
+    /// The width the placeholder's source is resized to when the smallest variant is wider than
+    /// ``placeholderMaxWidth``.
     static let placeholderWidth = 32
 
     /// The loader libvips must pick for each format (anything else means the magic bytes lied).
@@ -101,8 +105,17 @@ struct ImagePipeline: Sendable {
 
         var variants: [ImageVariant] = []
         variants.reserveCapacity(widths.count * 2)
+        // The smallest variant, in memory: the placeholder is made from its pixels (widths are ascending).
+        var smallest: VipsImageRef?
         for width in widths {
-            let image = width == decoded.width ? decoded : try decoded.resized(toWidth: width)
+            var image = width == decoded.width ? decoded : try decoded.resized(toWidth: width)
+            if smallest == nil {
+                // Rendered once here, then read by the encoders and the placeholder (a lazy resize would run twice).
+                if image !== decoded {
+                    image = try image.copiedToMemory(code: .internal, what: "rendering the \(width)-wide variant failed")
+                }
+                smallest = image
+            }
             let quality = Int32(self.configuration.webpQuality)
             let webp = WebPMetadata.stripped(
                 try image.encoded("vips_webpsave_buffer") { CMarqueeVips_webpsave_buffer($0, &$1, &$2, quality, 1) })
@@ -116,7 +129,7 @@ struct ImagePipeline: Sendable {
                 variants.append(ImageVariant(width: image.width, height: image.height, encoding: .jpeg, data: jpeg))
             }
         }
-        let placeholder = try Self.placeholder(of: decoded)
+        let placeholder = try Self.placeholder(of: smallest ?? decoded)
         return ProcessedImage(original: probe, variants: variants, placeholder: placeholder)
     }
 
@@ -131,26 +144,30 @@ struct ImagePipeline: Sendable {
         return VipsImageRef(owning: out)
     }
 
-    /// Dominant colour and BlurHash from a thumbnail at most ``placeholderWidth`` wide, alpha flattened onto
-    /// white.
+    /// Dominant colour and BlurHash of `image` (in practice the smallest variant), alpha flattened onto white;
+    /// resized to ``placeholderWidth`` first if it is wider than ``placeholderMaxWidth``.
     static func placeholder(of image: VipsImageRef) throws(ImagingError) -> ImagePlaceholder {
         var small = try image.flattenedOntoWhite()
-        if small.width > Self.placeholderWidth {
+        if small.width > Self.placeholderMaxWidth {
             small = try small.resized(toWidth: Self.placeholderWidth)
         }
-        let bytes = try small.pixelBytes()
+        var bytes = try small.pixelBytes()
         let bands = small.bands
         let count = small.width * small.height
         guard bands >= 1, bytes.count == count * bands else {
             throw ImagingError(code: .internal, reason: "placeholder: \(bytes.count) bytes for \(count)×\(bands)")
         }
-        var rgb = [UInt8](repeating: 0, count: count * 3)
-        for pixel in 0..<count {
-            for channel in 0..<3 {
-                rgb[pixel * 3 + channel] = bytes[pixel * bands + min(channel, bands - 1)]
+        if bands != 3 {
+            // Grey is repeated into the three channels; a fourth band (none after the flatten) is dropped.
+            var rgb = [UInt8](repeating: 0, count: count * 3)
+            for pixel in 0..<count {
+                for channel in 0..<3 {
+                    rgb[pixel * 3 + channel] = bytes[pixel * bands + min(channel, bands - 1)]
+                }
             }
+            bytes = rgb
         }
-        let encoded = BlurHash.encode(pixels: rgb, width: small.width, height: small.height)
+        let encoded = BlurHash.encode(pixels: bytes, width: small.width, height: small.height)
         let colour = encoded.averageColor
         return ImagePlaceholder(
             dominantColor: "#" + [colour.red, colour.green, colour.blue].map(Self.hex).joined(),

@@ -124,6 +124,14 @@ final class VipsImageRef {
 }
 
 extension VipsImageRef {
+    /// Up to this shrink factor, ``resized(toWidth:)`` reduces with Lanczos 3 alone (`vips_reduce`); beyond it,
+    /// `vips_resize` box-shrinks by an integer factor first so the kernel stays short.
+    ///
+    /// Below 4 the two are the same operation (`vips_resize` box-shrinks by ⌊factor ÷ 2⌋, which is 1), pixel for
+    /// pixel. From 4 to 8 (500 → 92 is 5.4) `vips_reduce` skips the 2×2 box average, which is both cheaper (no
+    /// line cache for the box shrink) and closer to a true Lanczos 3; the kernel is then at most 49 taps.
+    static let maximumReduceFactor = 8.0
+
     /// Resized to exactly `width` pixels wide (height in proportion), with Lanczos 3; alpha is premultiplied
     /// around the resize so transparent pixels do not bleed their colour into the edges.
     func resized(toWidth width: Int) throws(ImagingError) -> VipsImageRef {
@@ -131,21 +139,31 @@ extension VipsImageRef {
         let hscale = Double(width) / Double(self.width)
         let vscale = Double(height) / Double(self.height)
         let kernel = Int32(VIPS_KERNEL_LANCZOS3.rawValue)
+        let hshrink = Double(self.width) / Double(width)
+        let vshrink = Double(self.height) / Double(height)
+        let reduces = hshrink >= 1 && vshrink >= 1 && max(hshrink, vshrink) <= Self.maximumReduceFactor
+        let scale = { (image: VipsImageRef) throws(ImagingError) -> VipsImageRef in
+            if reduces {
+                try image.apply("vips_reduce") { CMarqueeVips_reduce($0, &$1, hshrink, vshrink, kernel) }
+            } else {
+                try image.apply("vips_resize") { CMarqueeVips_resize($0, &$1, hscale, vscale, kernel) }
+            }
+        }
         var result: VipsImageRef
         if self.hasAlpha {
             let premultiplied = try self.apply("vips_premultiply") { CMarqueeVips_premultiply($0, &$1) }
-            let scaled = try premultiplied.apply("vips_resize") { CMarqueeVips_resize($0, &$1, hscale, vscale, kernel) }
+            let scaled = try scale(premultiplied)
             let straight = try scaled.apply("vips_unpremultiply") { CMarqueeVips_unpremultiply($0, &$1) }
             result = try straight.apply("vips_cast") { CMarqueeVips_cast($0, &$1, Int32(VIPS_FORMAT_UCHAR.rawValue)) }
         } else {
-            result = try self.apply("vips_resize") { CMarqueeVips_resize($0, &$1, hscale, vscale, kernel) }
+            result = try scale(self)
         }
         if result.width != width || result.height != height {
             // Rounding in vips_resize can leave a pixel more; never less, as scale × size rounds to the target.
             guard result.width >= width, result.height >= height else {
                 throw ImagingError(
                     code: .internal,
-                    reason: "vips_resize made \(result.width)×\(result.height), wanted \(width)×\(height)")
+                    reason: "\(reduces ? "vips_reduce" : "vips_resize") made \(result.width)×\(result.height), wanted \(width)×\(height)")
             }
             result = try result.apply("vips_extract_area") {
                 CMarqueeVips_extract_area($0, &$1, 0, 0, Int32(width), Int32(height))
