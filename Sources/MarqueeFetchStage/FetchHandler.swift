@@ -19,7 +19,8 @@ public import MarqueeSources
 ///
 /// A 304 (the upstream's data did not change since the validators this worker stored) ends the job with no
 /// outputs: what it would produce was produced when the data was fetched. Validators are stored only after a
-/// response was parsed, so a body that failed to parse is downloaded again on the retry.
+/// response was parsed and its outputs were delivered (``StageJob/whenDelivered(_:)``): a body that failed to
+/// parse is downloaded again on the retry, and so is one whose outputs a crash or a broker failure lost.
 public struct FetchHandler: StageHandler {
     private let adapters: SourceAdapters
     private let fetcher: HTTPFetcher
@@ -119,7 +120,10 @@ public struct FetchHandler: StageHandler {
             )
         }
         if let validators = response.validators, let cache = self.validators {
-            await cache.store(validators, for: request.redactedURL)
+            // Only once the outputs are durable: a 304 produces nothing, so validators stored before a crash
+            // that lost the outputs would lose them for good.
+            let url = request.redactedURL
+            job.whenDelivered { await cache.store(validators, for: url) }
         }
         return Self.outputs(result)
     }

@@ -223,6 +223,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         }
         // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted).
         try await producer.deliver(messages)
+        await job.afterDelivery.run()
         consumer.markProcessed(message)
         self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .succeeded(outputs: outputs.count), duration: .now - started))
         if let dependency = self.gate.succeeded() {

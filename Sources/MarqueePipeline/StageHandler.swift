@@ -1,4 +1,5 @@
 public import MarqueeCore
+import Synchronization
 
 /// One job as a stage's handler sees it.
 public struct StageJob: Sendable {
@@ -7,6 +8,27 @@ public struct StageJob: Sendable {
     public var payload: [UInt8]
     /// Where it was read, `topic/partition/offset`.
     public var source: String
+    let afterDelivery = AfterDelivery()
+
+    /// Runs `action` once every output the handler returns for this job (and the job's outcome record) was
+    /// acknowledged by the broker, before the job's offset is committed; never if the job fails or its outputs
+    /// cannot be delivered.
+    ///
+    /// For what must not become visible before the outputs are durable. The fetch stage stores HTTP validators
+    /// here: stored earlier, a crash before the delivery would make the redelivered job's conditional request
+    /// answer 304, which produces nothing, and the outputs would be lost.
+    public func whenDelivered(_ action: @escaping @Sendable () async -> Void) {
+        self.afterDelivery.actions.withLock { $0.append(action) }
+    }
+}
+
+/// The actions a handler left for after its job's delivery (``StageJob/whenDelivered(_:)``).
+final class AfterDelivery: Sendable {
+    let actions = Mutex<[@Sendable () async -> Void]>([])
+
+    func run() async {
+        for action in self.actions.withLock({ $0 }) { await action() }
+    }
 }
 
 /// A message a handler asks the stage to produce when the job succeeds.

@@ -7,7 +7,8 @@ public import MarqueeCore
 public struct LineageProgress: Sendable, Hashable, Encodable {
     /// Root jobs with an outcome.
     public var roots = 0
-    /// Jobs known so far: the roots asked about (or with an outcome) plus everything done jobs spawned.
+    /// Jobs known so far: the roots asked about (or with an outcome) plus everything any run of a job spawned
+    /// (`job_outcomes.spawned` accumulates over a job's runs).
     public var expected = 0
     /// Jobs done or dead-lettered.
     public var finished = 0
@@ -17,8 +18,9 @@ public struct LineageProgress: Sendable, Hashable, Encodable {
 
     public init() {}
 
-    /// Every known job finished and none waits for a retry. A job run twice (a redelivery) spawns new children,
-    /// so `finished` may exceed `expected`.
+    /// Every known job finished and none waits for a retry. (A job run twice sends its outputs under the same
+    /// ids, and its row keeps what each run spawned, so `finished` does not exceed `expected` in practice; the
+    /// comparison tolerates it.)
     public var isComplete: Bool { self.retrying == 0 && self.finished >= self.expected && self.expected > 0 }
 }
 
@@ -47,7 +49,7 @@ extension Store {
               COUNT(*) FILTER (WHERE outcome IN ('done', 'dead-lettered')),
               COUNT(*) FILTER (WHERE outcome = 'dead-lettered'),
               COUNT(*) FILTER (WHERE outcome = 'retried'),
-              COALESCE(SUM(CASE WHEN outcome = 'done' THEN \(length) ELSE 0 END), 0)
+              COALESCE(SUM(\(length)), 0)
             FROM job_outcomes WHERE \(filter)
             """
         let row = try await self.engine.read(sql, binds).first ?? []

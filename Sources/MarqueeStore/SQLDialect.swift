@@ -54,14 +54,19 @@ enum SQLDialect: Sendable {
         return parts.joined(separator: self == .postgres ? " || chr(31) || " : " || char(31) || ")
     }
 
-    /// Inserts the rows, or replaces an existing row only when the new `fetched_at` is newer; returns the keys
-    /// of the rows written (inserted or replaced), the batch's winners.
+    /// Inserts the rows, or replaces an existing row only when the new `fetched_at` is newer (merging the
+    /// table's accumulating columns); returns the keys of the rows written (inserted or replaced), the batch's
+    /// winners.
     func upsert(_ table: Table) -> String {
         let columns = table.columns
         let names = columns.map(\.name).joined(separator: ", ")
         let keys = table.key.map(\.name).joined(separator: ", ")
         let updates = (table.values + [Column(name: "fetched_at", type: .int)])
-            .map { "\($0.name) = excluded.\($0.name)" }.joined(separator: ", ")
+            .map { column in
+                let value = table.accumulating[column.name]?.sql(column.name, dialect: self) ?? "excluded.\(column.name)"
+                return "\(column.name) = \(value)"
+            }
+            .joined(separator: ", ")
         return """
             INSERT INTO \(table.name) AS t (\(names)) \(self.select(columns)) \
             ON CONFLICT (\(keys)) DO UPDATE SET \(updates) WHERE t.fetched_at < excluded.fetched_at \

@@ -148,12 +148,16 @@ public final class Store: Sendable {
         for record in records {
             for row in record.rows {
                 let key = row.key
-                if let existing = latest[row.table.name]?[key], existing.fetchedAt > row.fetchedAt {
-                    summary.rowsUnchanged += 1
+                guard let existing = latest[row.table.name]?[key] else {
+                    latest[row.table.name, default: [:]][key] = row
                     continue
                 }
-                if latest[row.table.name]?[key] != nil { summary.rowsUnchanged += 1 }
-                latest[row.table.name, default: [:]][key] = row
+                summary.rowsUnchanged += 1
+                var (older, newer) = existing.fetchedAt > row.fetchedAt ? (row, existing) : (existing, row)
+                for (column, accumulation) in row.table.accumulating {
+                    newer.values[column] = accumulation.merge(older.values[column], newer.values[column])
+                }
+                latest[row.table.name, default: [:]][key] = newer
             }
         }
         guard !latest.isEmpty else { return summary }

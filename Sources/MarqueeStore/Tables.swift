@@ -1,3 +1,5 @@
+import MarqueeCore
+
 /// The column types of the schema, and what each becomes on the two engines.
 enum ColumnType: Sendable {
     case int, real, text, bool, date, json
@@ -37,6 +39,9 @@ struct Table: Sendable {
     var key: [Column]
     var values: [Column]
     var gated: Bool
+    /// Columns that accumulate instead of being replaced: a newer row's value is merged with the stored one (see
+    /// ``Accumulation``). The other columns follow the gate as usual.
+    var accumulating: [String: Accumulation] = [:]
 
     /// Every column a row holds, key first.
     var columns: [Column] { self.key + self.values + (self.gated ? [Column(name: "fetched_at", type: .int)] : []) }
@@ -46,6 +51,59 @@ struct Table: Sendable {
         self.key = key.map { Column(name: $0.0, type: $0.1) }
         self.values = values.map { Column(name: $0.0, type: $0.1) }
         self.gated = gated
+    }
+}
+
+/// How a column of a newer row is merged with the stored value (``Table/accumulating``).
+enum Accumulation: Sendable {
+    /// A JSON array: the stored elements, then the newer row's elements not among them.
+    case arrayUnion
+    /// A JSON object of counts: every key of either, with the larger count.
+    case objectMaximum
+
+    /// The upsert's `SET` expression (`t` is the stored row, `excluded` the newer one).
+    func sql(_ column: String, dialect: SQLDialect) -> String {
+        switch (self, dialect) {
+        case (.arrayUnion, .postgres):
+            """
+            t.\(column) || COALESCE((SELECT jsonb_agg(e) FROM jsonb_array_elements(excluded.\(column)) AS e \
+            WHERE NOT t.\(column) @> jsonb_build_array(e)), '[]'::jsonb)
+            """
+        case (.arrayUnion, .sqlite):
+            """
+            (SELECT json_group_array(value) FROM (SELECT value FROM json_each(t.\(column)) UNION ALL \
+            SELECT n.value FROM json_each(excluded.\(column)) AS n \
+            WHERE n.value NOT IN (SELECT value FROM json_each(t.\(column)))))
+            """
+        case (.objectMaximum, .postgres):
+            """
+            (SELECT COALESCE(jsonb_object_agg(k, m), '{}'::jsonb) FROM (SELECT k, max(v) AS m FROM \
+            (SELECT key AS k, (value #>> '{}')::bigint AS v FROM jsonb_each(t.\(column)) UNION ALL \
+            SELECT key, (value #>> '{}')::bigint FROM jsonb_each(excluded.\(column))) AS u GROUP BY k) AS g)
+            """
+        case (.objectMaximum, .sqlite):
+            """
+            (SELECT json_group_object(k, m) FROM (SELECT key AS k, max(value) AS m FROM \
+            (SELECT key, value FROM json_each(t.\(column)) UNION ALL \
+            SELECT key, value FROM json_each(excluded.\(column))) GROUP BY key))
+            """
+        }
+    }
+
+    /// The same merge for two rows of one batch.
+    func merge(_ older: JSONValue?, _ newer: JSONValue?) -> JSONValue? {
+        switch (self, older, newer) {
+        case (.arrayUnion, .array(let old)?, .array(let new)?):
+            return .array(old + new.filter { !old.contains($0) })
+        case (.objectMaximum, .object(let old)?, .object(let new)?):
+            return .object(
+                old.merging(new) { a, b in
+                    if case .integer(let x) = a, case .integer(let y) = b { return .integer(max(x, y)) }
+                    return b
+                })
+        default:
+            return newer ?? older
+        }
     }
 }
 
@@ -142,14 +200,21 @@ enum Tables {
         "entity_images", key: [("owner", .text), ("role", .text)],
         values: [("sha256", .text), ("source_url", .text), ("downloaded_url", .text), ("rendition", .text)]
     )
-    static let jobOutcomes = Table(
-        "job_outcomes", key: [("job_id", .text)],
-        values: [
-            ("root_id", .text), ("parent_id", .text), ("stage", .text), ("kind", .text), ("attempt", .int),
-            ("outcome", .text), ("tier", .int), ("error_kind", .text), ("error", .text), ("outputs", .json),
-            ("spawned", .json), ("source", .text),
-        ]
-    )
+    /// One row per job: its latest outcome, with `spawned` and `outputs` accumulated over all its runs. A job
+    /// handled twice (redelivered before its commit) may spawn less the second time (a 304 spawns nothing): the
+    /// lineage still holds what the first run spawned, so the jobs it sent are expected until they finish.
+    static let jobOutcomes = {
+        var table = Table(
+            "job_outcomes", key: [("job_id", .text)],
+            values: [
+                ("root_id", .text), ("parent_id", .text), ("stage", .text), ("kind", .text), ("attempt", .int),
+                ("outcome", .text), ("tier", .int), ("error_kind", .text), ("error", .text), ("outputs", .json),
+                ("spawned", .json), ("source", .text),
+            ]
+        )
+        table.accumulating = ["spawned": .arrayUnion, "outputs": .objectMaximum]
+        return table
+    }()
 
     /// Gated tables in write order (parents before the tables that name them).
     static let gated: [Table] = [

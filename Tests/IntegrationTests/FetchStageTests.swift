@@ -38,12 +38,14 @@ typealias CrawlLedger = Observed<CrawlReport>
 struct LedgerHandler: StageHandler {
     let inner: FetchHandler
     let ledger: CrawlLedger
+    /// Sent with every job's outputs (not counted): a test's way to make deliveries fail.
+    var extraOutputs: [StageOutput] = []
 
     func handle(_ job: StageJob) async throws -> [StageOutput] {
         do {
-            let outputs = try await self.inner.handle(job)
+            let outputs = try await self.inner.handle(job) + self.extraOutputs
             self.ledger.update { snapshot in
-                for output in outputs {
+                for output in outputs.dropLast(self.extraOutputs.count) {
                     switch output.stage {
                     case "fetch": snapshot.fetchOutputs += 1
                     case "records": snapshot.records[output.key, default: 0] += 1
@@ -73,6 +75,23 @@ func withFetchStage<T>(
     configuration.concurrency = 16
     configuration.shutdownTimeout = .seconds(10)
     configuration.dependencyRetry = .milliseconds(200) ... .seconds(1)
+    let (worker, stage, ledger) = try await makeFetchStage(
+        emulator: emulator, configuration: configuration, tmdbKey: tmdbKey, tmdbRate: tmdbRate)
+    // The stage is last: a group stops its services in reverse order, so the HTTP client outlives the jobs.
+    return try await whileRunning([worker, stage]) { try await body(configuration.topics, ledger, stage) }
+}
+
+/// A fetch worker and its stage (`configuration`, whose topics it creates) against `emulator`, reporting to a new
+/// ledger.
+func makeFetchStage(
+    emulator: UpstreamEmulatorProcess,
+    configuration: StageConfiguration,
+    tmdbKey: String = "marquee-emulator",
+    tmdbRate: Double? = nil,
+    validators: (any ValidatorCache)? = nil,
+    extraOutputs: [StageOutput] = []
+) async throws -> (FetchWorker, Stage<LedgerHandler>, CrawlLedger) {
+    var configuration = configuration
     let ledger = CrawlLedger(CrawlReport())
     configuration.onJobFinished = { report in
         ledger.update { snapshot in
@@ -112,10 +131,12 @@ func withFetchStage<T>(
     if let tmdbRate {
         http.hostLimits[Source.tmdb.rawValue] = HostLimit(requestsPerSecond: tmdbRate, burst: 1, maxConcurrent: 8)
     }
-    let worker = try FetchWorker(settings: FetchWorkerSettings(sources: sources, http: http), logger: .marqueeTest)
-    let stage = Stage(configuration: configuration, handler: LedgerHandler(inner: worker.handler, ledger: ledger), logger: .marqueeTest)
-    // The stage is last: a group stops its services in reverse order, so the HTTP client outlives the jobs.
-    return try await whileRunning([worker, stage]) { try await body(configuration.topics, ledger, stage) }
+    var settings = FetchWorkerSettings(sources: sources, http: http)
+    settings.validatorCache = validators
+    let worker = try FetchWorker(settings: settings, logger: .marqueeTest)
+    let handler = LedgerHandler(inner: worker.handler, ledger: ledger, extraOutputs: extraOutputs)
+    let stage = Stage(configuration: configuration, handler: handler, logger: .marqueeTest)
+    return (worker, stage, ledger)
 }
 
 /// Enqueues root jobs and counts them in the ledger.
@@ -212,6 +233,49 @@ struct FetchStageTests {
             #expect(statistic(stats, "routeStatuses", "tmdb.list", "200") == 0, "no body was downloaded")
             #expect(statistic(stats, "routeStatuses", "tmdb.movie", "200") == 0, "no body was downloaded")
         }
+    }
+
+    /// Validators are kept only once a job's outputs were delivered. A list whose outputs the broker refused
+    /// leaves none behind, so its rerun (the job stayed uncommitted) downloads the list again and emits what it
+    /// holds, where a 304 would have emitted nothing and lost it for good. (The same holds for a worker killed
+    /// between the download and the delivery.)
+    @Test func outputsThatWereNotDeliveredLeaveNoValidatorsSoTheRerunEmitsThem() async throws {
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "11", "--movies", "100"])
+        defer { emulator.terminate() }
+        let validators = InMemoryValidatorCache()  // shared by both runs, as the store's cache is by workers
+        var configuration = testStageConfiguration()
+        configuration.concurrency = 4
+        configuration.shutdownTimeout = .seconds(10)
+        let list = FetchJob.tmdbList(list: .topRated, page: 1, language: "en-US", region: nil, follow: Follow(details: true))
+
+        // First run: one more output, larger than the producer's message limit, goes with the list's, so the
+        // delivery fails and the stage stops with the job uncommitted.
+        var refusing = configuration
+        refusing.producer = { $0.kafka.additionalProperties["message.max.bytes"] = "1000" }
+        let oversized = StageOutput(stage: "records", key: "k", payload: Array(repeating: 0x41, count: 5000))
+        let (firstWorker, firstStage, _) = try await makeFetchStage(
+            emulator: emulator, configuration: refusing, validators: validators, extraOutputs: [oversized])
+        try await enqueue(list, to: configuration.topics)
+        try await whileRunning([firstWorker]) {
+            let error = await #expect(throws: KafkaError.self) { try await firstStage.run() }
+            #expect(error?.code == .delivery)
+        }
+        #expect(await validators.count == 0, "nothing was delivered, so nothing may be revalidated")
+        #expect(statistic(try await emulator.stats(), "routeStatuses", "tmdb.list", "200") == 1)
+
+        // Second run, same group: the list comes again, is downloaded again, and its outputs are emitted.
+        let (worker, stage, ledger) = try await makeFetchStage(emulator: emulator, configuration: configuration, validators: validators)
+        ledger.update { $0.roots = 1 }
+        try await whileRunning([worker, stage]) {
+            try await ledger.wait("the list and its details", timeout: .seconds(120)) { $0.isDrained }
+        }
+        let report = ledger.snapshot
+        #expect(report.fetchOutputs == 20, "the list's details were queued")
+        #expect(report.records(ofKind: .movie) == 20)
+        let stats = try await emulator.stats()
+        #expect(statistic(stats, "routeStatuses", "tmdb.list", "200") == 2, "downloaded again")
+        #expect(statistic(stats, "routeStatuses", "tmdb.list", "304") == 0)
+        #expect(await validators.count == 21, "the list's and each detail's, now that their outputs are delivered")
     }
 
     /// A refused key pauses the stage (not ready, naming the source and the variable) without one message in

@@ -166,6 +166,48 @@ struct StageTests {
         }
     }
 
+    /// `whenDelivered` actions run once the job's outputs are acknowledged and before its offset is committed;
+    /// those of an attempt that failed never run.
+    @Test func afterDeliveryActionsRunBetweenTheDeliveryAndTheCommitAndOnlyForTheAttemptThatSucceeded() async throws {
+        struct Run: Sendable {
+            var attempt: Int
+            var recordsAcknowledged: Int64
+            var retryTopicCommitted: Int64
+        }
+        let runs = Observed<[Run]>([])
+        let finished = Observed<Int>(0)
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        let stage = Mutex<(group: String, topics: StageTopics)?>(nil)
+        try await withStage(
+            configure: { configuration in
+                stage.withLock { $0 = (configuration.groupID, configuration.topics) }
+                // One record per batch: the test broker's end offsets are exact only so (ENVIRONMENT.md).
+                configuration.producer = { $0.batchMessages = 1 }
+                configuration.onJobFinished = { _ in finished.update { $0 += 1 } }
+            },
+            handler: { job in
+                let attempt = job.envelope.attempt
+                let (group, topics) = try #require(stage.withLock { $0 })
+                job.whenDelivered {
+                    let records = topics.topic(ofStage: "records")
+                    let acknowledged = (try? await admin.endOffsets(topic: records).values.reduce(0, +)) ?? -1
+                    let committed = (try? await admin.committedOffsets(group: group, topics: [topics.retry(1)]))
+                        .map { $0.values.reduce(0) { $0 + ($1 ?? 0) } } ?? -1
+                    runs.update { $0.append(Run(attempt: attempt, recordsAcknowledged: acknowledged, retryTopicCommitted: committed)) }
+                }
+                guard attempt >= 2 else { throw StageError.transient("HTTP 503") }
+                return (1...3).map { StageOutput(stage: "records", key: "tmdb:movie:\($0)", payload: Array(#"{"ok":true}"#.utf8)) }
+            }
+        ) { topics in
+            try await enqueue(Self.job, to: topics)
+            try await finished.wait("the failed attempt and the one that succeeded") { $0 == 2 }
+            let seen = runs.snapshot
+            #expect(seen.map(\.attempt) == [2], "the failed first attempt's action never ran")
+            #expect(seen.first?.recordsAcknowledged == 3, "all three outputs were acknowledged when it ran")
+            #expect(seen.first?.retryTopicCommitted == 0, "the job's offset was not yet committed when it ran")
+        }
+    }
+
     @Test func afterTheLastTierAJobLandsInTheDeadLetterTopic() async throws {
         let log = HandlerLog()
         try await withStage(handler: { job in
@@ -301,13 +343,18 @@ struct StageFailureTests {
             [configuration.topics, StageTopics(stage: "records", prefix: prefix, tiers: 0)], partitions: 1, admin: admin
         )
         try await enqueue(.tmdbGenres(language: "en-US"), to: configuration.topics)
+        let afterDelivery = Mutex(0)
         let stage = Stage(
             configuration: configuration,
-            handler: ClosureHandler { _ in [StageOutput(stage: "records", key: "k", payload: Array(repeating: 0x41, count: 5000))] },
+            handler: ClosureHandler { job in
+                job.whenDelivered { afterDelivery.withLock { $0 += 1 } }
+                return [StageOutput(stage: "records", key: "k", payload: Array(repeating: 0x41, count: 5000))]
+            },
             logger: .marqueeTest
         )
         let error = await #expect(throws: KafkaError.self) { try await stage.run() }
         #expect(error?.code == .delivery)
+        #expect(afterDelivery.withLock { $0 } == 0, "what waits for the delivery did not run")
         let committed = try await admin.committedOffsets(group: configuration.groupID, topics: [configuration.topics.main])
         #expect(committed.values.allSatisfy { ($0 ?? 0) == 0 }, "the job was not committed: \(committed)")
     }

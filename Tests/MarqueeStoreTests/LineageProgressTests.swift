@@ -40,6 +40,57 @@ struct LineageProgressTests {
         }
     }
 
+    @Test("a job handled twice keeps what each run spawned, in one batch or across batches", arguments: TestEngine.enabled)
+    func redeliveredJobsAccumulate(engine: TestEngine) async throws {
+        try await engine.withStore { store in
+            let root = Envelope.root()
+            let (a, b, c) = (root.child(), root.child(), root.child())
+            func done(spawned: [JobID], records: Int = 20, at time: Int64) -> Record {
+                JobOutcome(
+                    envelope: root, stage: "fetch", kind: "tmdb.list", outcome: .done,
+                    outputs: spawned.isEmpty ? [:] : ["fetch": spawned.count, "records": records], spawned: spawned,
+                    source: "marquee.fetch/0/1", finishedAt: time
+                ).record
+            }
+            func row() async throws -> (spawned: Set<String>, outputs: String) {
+                let rows = try await store.engine.read(
+                    "SELECT spawned, outputs FROM job_outcomes WHERE job_id = '\(root.id)'", [])
+                let spawned = try JSONValue.parse(Array((rows.first?[0].text ?? "").utf8))
+                guard case .array(let ids) = spawned else { return ([], "") }
+                let outputs = try JSONValue.parse(Array((rows.first?[1].text ?? "").utf8))
+                return (Set(ids.compactMap { if case .string(let id) = $0 { id } else { nil } }), String(decoding: outputs.encoded(), as: UTF8.self))
+            }
+
+            // The first run spawned a and b; the redelivered run got a 304 and spawned nothing.
+            _ = try await store.write([done(spawned: [a.id, b.id], at: 1)])
+            _ = try await store.write([done(spawned: [], at: 2)])
+            var progress = try await store.lineageProgress(roots: [root.id])
+            #expect(progress.expected == 3, "a and b are still expected")
+            #expect(!progress.isComplete)
+            #expect(try await row().spawned == [a.id.rawValue, b.id.rawValue])
+
+            // A third run (the data changed) spawned b and c, with fewer records: the union, the larger counts.
+            _ = try await store.write([done(spawned: [b.id, c.id], records: 10, at: 3)])
+            #expect(try await row().spawned == [a.id.rawValue, b.id.rawValue, c.id.rawValue])
+            #expect(try await row().outputs == #"{"fetch":2,"records":20}"#)
+            progress = try await store.lineageProgress(roots: [root.id])
+            #expect(progress.expected == 4)
+
+            // Runs in one batch merge the same way.
+            let other = Envelope.root()
+            let (d, e) = (other.child(), other.child())
+            func run(_ spawned: [JobID], at time: Int64) -> Record {
+                JobOutcome(
+                    envelope: other, stage: "fetch", kind: "tmdb.list", outcome: .done,
+                    outputs: spawned.isEmpty ? [:] : ["fetch": spawned.count],
+                    spawned: spawned, source: "marquee.fetch/0/2", finishedAt: time
+                ).record
+            }
+            _ = try await store.write([run([d.id], at: 5), run([], at: 6), run([e.id], at: 7)])
+            #expect(try await store.lineageProgress(roots: [other.id]).expected == 3)
+        }
+    }
+
     private func expected(roots: Int, expected: Int, finished: Int, deadLettered: Int, retrying: Int) -> LineageProgress {
         var progress = LineageProgress()
         (progress.roots, progress.expected, progress.finished, progress.deadLettered, progress.retrying) = (roots, expected, finished, deadLettered, retrying)
