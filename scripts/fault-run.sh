@@ -17,6 +17,7 @@
 #   OUTAGE=10                   seconds of each broker and PostgreSQL outage
 #   FETCH_WORKERS=2 IMAGE_WORKERS=1 INDEX_WORKERS=1
 #   MAX_WAIT=30m                how long the crawl may take to drain after the faults
+#   MARQUEE_VALIDATOR_CACHE     the fetch workers' validator cache (default store, as deployed)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -46,6 +47,9 @@ database=marquee_fault_$stamp
 psql -q -h 127.0.0.1 -p "$pg_port" -U marquee -d marquee -c "CREATE DATABASE $database" >/dev/null
 export MARQUEE_STORE="postgres://marquee@127.0.0.1:$pg_port/$database?sslmode=disable"
 export MARQUEE_IMAGE_STORE=file://$root/$logs/images
+# As deployed (deploy/base/config.env, docker-compose.yml): validators in the store, shared by the fetch workers
+# and kept across their kill -9s, so a redelivered job can meet the validators of its own first run.
+export MARQUEE_VALIDATOR_CACHE=${MARQUEE_VALIDATOR_CACHE:-store}
 sql() { psql -qtA -h 127.0.0.1 -p "$pg_port" -U marquee -d "$database" -c "$1"; }
 
 # The upstream, faults on.
