@@ -163,6 +163,9 @@ spawned=$(sql "SELECT coalesce(sum(jsonb_array_length(spawned)), 0) FROM job_out
 root_count=$(wc -l <"$roots")
 roots_seen=$(sql "SELECT count(*) FROM job_outcomes WHERE parent_id IS NULL")
 missing=$(sql "SELECT count(*) FROM (SELECT DISTINCT jsonb_array_elements_text(spawned) AS id FROM job_outcomes) s WHERE NOT EXISTS (SELECT 1 FROM job_outcomes o WHERE o.job_id = s.id AND o.outcome IN ('done', 'dead-lettered'))")
+# Outcomes no job lists as spawned, roots aside: a rerun that sent different outputs than a partly delivered first
+# run (none expected: child ids derive from the parent and the output's place, and spawned lists accumulate).
+orphans=$(sql "SELECT count(*) FROM job_outcomes o WHERE parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM job_outcomes p WHERE p.job_id = o.parent_id AND p.spawned ? o.job_id)")
 duplicates=$(sql "SELECT (SELECT count(*) - count(DISTINCT movie_id) FROM movies) + (SELECT count(*) - count(DISTINCT review_id) FROM reviews) + (SELECT count(*) - count(DISTINCT job_id) FROM job_outcomes)")
 lag_json=$("$bin/marquee" lag --json --samples 1 2>>"$logs/lag.err" || true)
 lag=$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(sum(s["totals"]["lag"] for s in d["stages"]))' <<<"$lag_json" 2>/dev/null || echo "unknown")
@@ -171,7 +174,7 @@ echo
 echo "Fault run report ($([[ $short == 1 ]] && echo short || echo long) form, $((SECONDS - started_at)) s)"
 echo "  jobs             $jobs with an outcome ($fetch_jobs fetch), $done_jobs done, $dead dead-lettered, $retrying waiting for a retry"
 echo "  roots            $root_count enqueued, $roots_seen with an outcome"
-echo "  spawned          $spawned (what each job's runs spawned); $missing of them without a final outcome"
+echo "  spawned          $spawned (what each job's runs spawned); $missing of them without a final outcome; $orphans outcomes of jobs no parent lists"
 echo "  restarts         $(cat "$logs/restarts" 2>/dev/null || echo 0) kill -9s; $(grep -c 'UNEXPECTED EXIT' "$logs/chaos.log" || true) unexpected exits"
 echo "  outages          $(grep -E '^[0-9]+s (broker|PostgreSQL)' "$logs/chaos.log" | paste -sd ',' | sed 's/,/, /g')"
 echo "  retries per tier $("$bin/marquee" topics list --pipeline-only --json | python3 -c 'import json,sys; print(", ".join("%s %d" % (t["name"].split(".",1)[1], t["end"]) for t in json.load(sys.stdin) if ".retry." in t["name"] and t["end"]))')"
