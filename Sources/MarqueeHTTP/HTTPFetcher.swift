@@ -34,6 +34,8 @@ public final class HTTPFetcher: Sendable {
     private let multi: CurlMultiHandle
     private let limiter: HostLimiter
     private let counters = Mutex(HTTPFetcherStatistics())
+    /// ``HTTPFetcherConfiguration/secretQueryParameters`` lowercased, made once rather than per fetch.
+    private let secretNames: Set<String>
 
     /// Initialises libcurl once per process (`curl_global_init`); later calls do nothing.
     ///
@@ -66,6 +68,7 @@ public final class HTTPFetcher: Sendable {
             )
         }
         self.configuration = configuration
+        self.secretNames = URLRedaction.names(configuration.secretQueryParameters)
         self.validatorCache = validatorCache
         self.logger = logger
         let wakeup = WakeupTarget()
@@ -106,7 +109,7 @@ public final class HTTPFetcher: Sendable {
     public func fetch(_ request: FetchRequest) async throws(HTTPFetchError) -> FetchResponse {
         // One scan of the URL gives its redacted form and its secrets; the first hop and the final URL are
         // usually this very URL, and reuse it (URLRedaction's character scans were a tenth of a fetch job's CPU).
-        let scanned = URLRedaction.scan(request.url, secretParameters: self.configuration.secretQueryParameters)
+        let scanned = URLRedaction.scan(request.url, secretNames: self.secretNames)
         let redactedURL = request.redactedURL(scannedRedaction: scanned.redacted)
         let secrets = scanned.secrets + (request.awsSigV4?.secrets ?? [])
         var logger = self.logger
@@ -155,10 +158,10 @@ public final class HTTPFetcher: Sendable {
         logger: Logger
     ) async throws(HTTPFetchError) -> FetchResponse {
         let configuration = self.configuration
+        let secretNames = self.secretNames
         /// `url` redacted, reusing the scan of the request's URL when it is that URL.
         func redacted(_ url: String) -> String {
-            url == request.url
-                ? scannedRedaction : URLRedaction.redact(url, secretParameters: configuration.secretQueryParameters)
+            url == request.url ? scannedRedaction : URLRedaction.scan(url, secretNames: secretNames).redacted
         }
         guard !Task.isCancelled else { throw .cancelled(url: redactedURL) }
         var url = try self.parse(request.url, redactedURL: redactedURL)
@@ -242,7 +245,7 @@ public final class HTTPFetcher: Sendable {
                 throw HTTPFetchError(
                     code: .timeout,
                     reason: "the total timeout (\(configuration.totalTimeout)) passed while following redirects",
-                    url: URLRedaction.redact(hopURL, secretParameters: configuration.secretQueryParameters)
+                    url: URLRedaction.scan(hopURL, secretNames: secretNames).redacted
                 )
             }
             // Caller headers (credentials) go to the request's origin only.
@@ -281,10 +284,7 @@ public final class HTTPFetcher: Sendable {
                     )
                 }
                 hopURL = location
-                url = try self.parse(hopURL, redactedURL: URLRedaction.redact(
-                    hopURL,
-                    secretParameters: configuration.secretQueryParameters
-                ))
+                url = try self.parse(hopURL, redactedURL: URLRedaction.scan(hopURL, secretNames: secretNames).redacted)
                 if request.purpose == .image { try self.checkImageHost(url, redactedURL: redactedURL) }
                 logger.trace("redirect", metadata: ["marquee.http.location": "\(url.hostAndPort)"])
                 continue
