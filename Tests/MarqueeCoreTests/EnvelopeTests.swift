@@ -61,6 +61,32 @@ import Testing
         ]
         #expect(Set(others.map(\.id) + [child.id]).count == 5)
     }
+
+    @Test func childIDsAreTheIDsOfTheJoinedName() {
+        // The child's name is hashed part by part (make bench-fetch): the ids must be those of the joined name
+        // ("<id>\u{1F}<index>\u{1F}<stage>\u{1F}<key>") as before, pinned here (computed independently).
+        let parent = Envelope.root(id: JobID(rawValue: "01HF7YAT3V00000000000004HM"))
+        #expect(parent.id.milliseconds == 1_700_000_000_123)
+        let cases: [(Int, String, String, String)] = [
+            (0, "fetch", "tmdb:movie:1:ko-KR", "01HF7YAT3V4MQ81ES8FPXM4E7T"),
+            (12, "records", "movie.localized:tmdb:movie:550:en-US", "01HF7YAT3VHGNYQHXW8JZTGHJP"),
+            (3, "images", "image:https://x/\u{E9}.jpg", "01HF7YAT3V5GM37T9CFFZQFB84"),
+        ]
+        for (index, stage, key, expected) in cases {
+            let name = "\(parent.id.rawValue)\u{1F}\(index)\u{1F}\(stage)\u{1F}\(key)"
+            #expect(parent.child(output: index, stage: stage, key: key).id.rawValue == expected)
+            #expect(JobID.deterministic(milliseconds: 1_700_000_000_123, name: name).rawValue == expected)
+        }
+        let window = JobID.deterministic(milliseconds: 1_700_000_000_000, name: "window/2026-11-22/7")
+        #expect(window.rawValue == "01HF7YAT002NT2RM0S4F22KZX5")
+        // The timestamp of ids that are not ULIDs (lowercase, other characters, other lengths): none.
+        let notULIDs = [
+            "01hf7yat3v00000000000004hm", "01HF7YAT3U00000000000004HM", "01HF7YAT3V", "", "01HF7YAT3V00000000000004HMX",
+        ]
+        for raw in notULIDs {
+            #expect(JobID(rawValue: raw).milliseconds == nil)
+        }
+    }
 }
 
 @Suite struct ImageJobAndRecordTests {
