@@ -32,11 +32,12 @@ public struct SourceResult: Sendable, Hashable {
         }
     }
 
-    /// Adds an image job if it passes ``ImageJob/decode(json:)`` (the image stage's check, without a round trip
-    /// through bytes) and is not already queued; otherwise notes it in ``skipped``.
+    /// Adds an image job if it passes ``ImageJob/decode(json:)`` (the image stage's check, made by
+    /// ``ImageJob/checked()`` without building the payload) and is not already queued; otherwise notes it in
+    /// ``skipped``.
     mutating func add(_ job: ImageJob) {
         do {
-            let checked = try ImageJob.decode(json: job.json)
+            let checked = try job.checked()
             if !self.imageJobs.contains(checked) { self.imageJobs.append(checked) }
         } catch {
             self.skipped.append("image \(job.url.shortened(to: 120)): \(error)")
