@@ -187,9 +187,7 @@ public final class HTTPFetcher: Sendable {
             }
         }
         for header in request.headers {
-            guard !header.name.isEmpty, !(header.name + header.value).contains(where: \.isNewline),
-                !header.name.contains(":")
-            else {
+            guard Self.isValid(header) else {
                 throw HTTPFetchError(
                     code: .invalidRequest,
                     reason: "header \"\(header.name)\" has an empty or invalid name, or a line break",
@@ -321,6 +319,27 @@ public final class HTTPFetcher: Sendable {
             }
             return response
         }
+    }
+
+    /// Whether a caller's header can be sent: a name without `:`, and no line break in name or value.
+    ///
+    /// ASCII headers (all an adapter sends) are checked on their bytes: there each byte is a character but for
+    /// "\r\n", which holds a line-break byte either way, and the line breaks are LF, VT, FF and CR. Anything
+    /// else takes ``isValidCharacterwise(_:)``, the check before (a few percent of a fetch's CPU).
+    static func isValid(_ header: HTTPHeader) -> Bool {
+        let name = header.name.utf8
+        let value = header.value.utf8
+        guard name.allSatisfy({ $0 < 0x80 }), value.allSatisfy({ $0 < 0x80 }) else {
+            return self.isValidCharacterwise(header)
+        }
+        let isLineBreak = { (byte: UInt8) in (0x0A...0x0D).contains(byte) }
+        return !name.isEmpty && !name.contains(where: isLineBreak) && !value.contains(where: isLineBreak)
+            && !name.contains(UInt8(ascii: ":"))
+    }
+
+    /// ``isValid(_:)``, character by character.
+    static func isValidCharacterwise(_ header: HTTPHeader) -> Bool {
+        !header.name.isEmpty && !(header.name + header.value).contains(where: \.isNewline) && !header.name.contains(":")
     }
 
     private func parse(_ url: String, redactedURL: String) throws(HTTPFetchError) -> CurlURL {

@@ -107,7 +107,8 @@ import Testing
             "https://h/" + String(repeating: "\u{E9}", count: 2039), "http://" + String(repeating: "x", count: 3000),
         ]
         let owners = [
-            "tmdb:movie:550", "", " \t", "a\u{0}b", String(repeating: "o", count: 200), String(repeating: "o", count: 201),
+            "tmdb:movie:550", "", " \t", "a\u{0}b", String(repeating: "o", count: 200),
+            String(repeating: "o", count: 201),
             String(repeating: "\u{1F600}", count: 200), "\u{A0}", "x\u{9F}",
         ]
         for url in urls {
