@@ -16,6 +16,32 @@ import Testing
         .openLibraryWork(id: "OL45804W", follow: Follow(images: true)),
     ]
 
+    @Test func theWrittenBytesAreTheEncodedJSON() {
+        // FetchJob.encoded() writes the TMDB kinds member by member (make bench-fetch): byte for byte what
+        // json.encoded() writes, for every kind and the optional fields and follow settings.
+        let follows = [
+            Follow.none, Follow(pages: 3), Follow(details: true), Follow(reviews: true, images: true),
+            Follow(pages: 500, details: true, reviews: true, images: true, backdrops: true), Follow(backdrops: true),
+        ]
+        var jobs = Self.everyKind
+        for follow in follows {
+            for text in ["en-US", "caf\u{E9} \"q\" \\ \u{1}", "", "ドラゴンボール"] {
+                jobs += [
+                    .tmdbList(list: .popular, page: 2, language: text, region: nil, follow: follow),
+                    .tmdbList(list: .nowPlaying, page: 500, language: "ko-KR", region: text, follow: follow),
+                    .tmdbSearch(query: text, page: 1, language: "en-US", year: nil, follow: follow),
+                    .tmdbSearch(query: text, page: -1, language: text, year: 1999, follow: follow),
+                    .tmdbMovie(id: Int64.max, language: text, follow: follow),
+                    .tmdbMovie(id: Int64.min, language: "en", follow: follow),
+                    .tmdbReviews(id: 550, page: 7, language: text, follow: follow),
+                ]
+            }
+        }
+        for job in jobs {
+            #expect(job.encoded() == job.json.encoded(), "\(job)")
+        }
+    }
+
     @Test(arguments: everyKind)
     func everyKindSurvivesARoundTrip(job: FetchJob) throws {
         let decoded = try FetchJob.decode(job.encoded())
