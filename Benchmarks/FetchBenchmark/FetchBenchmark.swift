@@ -60,7 +60,7 @@ struct Options: ParsableArguments {
     @Option(help: "Partitions of each topic of the run.")
     var partitions = 4
 
-    @Option(help: "Diagnostics: the stage producer's linger.ms (default: the producer's default, 5 ms).")
+    @Option(help: "Diagnostics: the stage producer's linger.ms (default: marquee-fetch's, FetchWorker.producerLinger).")
     var lingerMs: Int?
 
     @Option(help: "Diagnostics: the stage producer's batch.num.messages (default: the producer's default).")
@@ -349,7 +349,7 @@ enum BenchStage {
         configuration.onJobFinished = { report in progress.finished(report.outcome, duration: report.duration) }
         let (lingerMs, batchMessages) = (options.lingerMs, options.batchMessages)
         configuration.producer = { producer in
-            if let lingerMs { producer.linger = .milliseconds(lingerMs) }
+            producer.linger = lingerMs.map { .milliseconds($0) } ?? FetchWorker.producerLinger
             if let batchMessages { producer.batchMessages = batchMessages }
         }
         let stage = Stage(configuration: configuration, handler: SinkHandler(inner: worker.handler, progress: progress, dropsOutputs: dropsOutputs), logger: options.logger)
