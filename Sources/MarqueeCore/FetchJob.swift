@@ -223,6 +223,65 @@ public enum FetchJob: Hashable, Sendable {
         return job
     }
 
+    /// The job if it passes ``decode(json:)`` of its ``json`` (what the fetch stage will check), with the same
+    /// error otherwise. The TMDB kinds (a list or search page's twenty follow-ups) are checked field by field in
+    /// the reader's order without building and reading the object (make bench-fetch): their version, kind, list
+    /// and follow flags always pass, so only the values that can fail are checked. The others go through
+    /// ``decode(json:)``.
+    ///
+    /// - Throws: The ``PayloadError`` ``decode(json:)`` would throw.
+    public func checked() throws(PayloadError) -> FetchJob {
+        func page(_ page: Int64) throws(PayloadError) { try PayloadReader.check(page, field: "page", in: 1...500) }
+        func id(_ id: Int64) throws(PayloadError) { try PayloadReader.check(id, field: "id", in: 1...Int64(Int32.max)) }
+        func language(_ language: String) throws(PayloadError) {
+            try PayloadReader.check(
+                language,
+                field: "language",
+                maxLength: 10,
+                check: Validate.language,
+                expected: "a language such as ko-KR"
+            )
+        }
+        func follow(_ follow: Follow) throws(PayloadError) {
+            // Left out of the payload when it is `.none`; of its fields only the page count can be refused.
+            guard follow != .none else { return }
+            try PayloadReader.check(follow.pages, field: "follow.pages", in: 1...500)
+        }
+        switch self {
+        case .tmdbList(_, let number, let code, let region, let settings):
+            try page(number)
+            try language(code)
+            if let region {
+                try PayloadReader.check(
+                    region,
+                    field: "region",
+                    maxLength: 2,
+                    check: Validate.region,
+                    expected: "a region such as KR"
+                )
+            }
+            try follow(settings)
+        case .tmdbSearch(let query, let number, let code, let year, let settings):
+            try PayloadReader.check(query, field: "query", maxLength: 500)
+            try page(number)
+            try language(code)
+            if let year { try PayloadReader.check(year, field: "year", in: 1870...2200) }
+            try follow(settings)
+        case .tmdbMovie(let movie, let code, let settings):
+            try id(movie)
+            try language(code)
+            try follow(settings)
+        case .tmdbReviews(let movie, let number, let code, let settings):
+            try id(movie)
+            try page(number)
+            try language(code)
+            try follow(settings)
+        default:
+            return try Self.decode(json: self.json)
+        }
+        return self
+    }
+
     /// The JSON form.
     public var json: JSONValue {
         var fields: [String: JSONValue] = ["v": .integer(Self.version), "kind": .string(self.kind)]

@@ -110,10 +110,17 @@ public struct PayloadReader {
         case .number(let double) where double.rounded() == double && abs(double) < 9e15: number = Int64(double)
         default: throw self.invalid(key, "expected an integer from \(range.lowerBound) to \(range.upperBound), got \(value.typeName)")
         }
-        guard range.contains(number) else {
-            throw self.invalid(key, "expected an integer from \(range.lowerBound) to \(range.upperBound), got \(number)")
-        }
+        try Self.check(number, field: self.fieldPath(key), in: range)
         return number
+    }
+
+    /// The range check ``optionalInt(_:in:)`` makes of an integer it read, for values checked without a payload
+    /// around them (``FetchJob/checked()``), with the same error.
+    static func check(_ number: Int64, field: String, in range: ClosedRange<Int64>) throws(PayloadError) {
+        guard range.contains(number) else {
+            let reason = "expected an integer from \(range.lowerBound) to \(range.upperBound), got \(number)"
+            throw PayloadError(.invalidField, field: field, reason)
+        }
     }
 
     public mutating func int(_ key: String, in range: ClosedRange<Int64>) throws(PayloadError) -> Int64 {
