@@ -60,6 +60,12 @@ struct Options: ParsableArguments {
     @Option(help: "Partitions of each topic of the run.")
     var partitions = 4
 
+    @Option(help: "Diagnostics: the stage producer's linger.ms (default: marquee-fetch's, FetchWorker.producerLinger).")
+    var lingerMs: Int?
+
+    @Option(help: "Diagnostics: the stage producer's batch.num.messages (default: the producer's default).")
+    var batchMessages: Int?
+
     var kafka: KafkaConfiguration {
         var kafka = KafkaConfiguration(brokers: self.brokers)
         kafka.clientID = "marquee-bench-fetch"
@@ -341,6 +347,11 @@ enum BenchStage {
             consumer.heartbeatInterval = .seconds(1)
         }
         configuration.onJobFinished = { report in progress.finished(report.outcome, duration: report.duration) }
+        let (lingerMs, batchMessages) = (options.lingerMs, options.batchMessages)
+        configuration.producer = { producer in
+            producer.linger = lingerMs.map { .milliseconds($0) } ?? FetchWorker.producerLinger
+            if let batchMessages { producer.batchMessages = batchMessages }
+        }
         let stage = Stage(configuration: configuration, handler: SinkHandler(inner: worker.handler, progress: progress, dropsOutputs: dropsOutputs), logger: options.logger)
         // The stage is last: a group stops its services in reverse order, so the HTTP client outlives the jobs.
         let group = ServiceGroup(services: [worker, stage], logger: options.logger)

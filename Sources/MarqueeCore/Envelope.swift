@@ -81,8 +81,16 @@ public struct Envelope: Hashable, Sendable {
     /// parent ran. The timestamp part is this job's, so children sort with their parent.
     public func child(output index: Int, stage: String, key: String) -> Envelope {
         let milliseconds = self.id.milliseconds ?? JobID.nowMilliseconds()
-        return self.child(
-            id: .deterministic(milliseconds: milliseconds, name: "\(self.id.rawValue)\u{1F}\(index)\u{1F}\(stage)\u{1F}\(key)"))
+        // The name "<id>\u{1F}<index>\u{1F}<stage>\u{1F}<key>", hashed part by part rather than joined first.
+        var name = JobID.NameHash()
+        name.add(self.id.rawValue.utf8)
+        name.add(0x1F)
+        name.add(String(index).utf8)
+        name.add(0x1F)
+        name.add(stage.utf8)
+        name.add(0x1F)
+        name.add(key.utf8)
+        return self.child(id: .deterministic(milliseconds: milliseconds, hash: name))
     }
 
     /// The headers, as name/value pairs, in a stable order.

@@ -49,6 +49,23 @@ public struct ImageJob: Hashable, Sendable {
         return job
     }
 
+    /// The job if it passes ``decode(json:)`` of its ``json`` (what the image stage will check), with the same
+    /// error otherwise, without building and reading that object: version, kind and role always pass, so only
+    /// the URL and the owner are checked, in that order, as the reader checks them (make bench-fetch).
+    ///
+    /// - Throws: The ``PayloadError`` ``decode(json:)`` would throw.
+    public func checked() throws(PayloadError) -> ImageJob {
+        try PayloadReader.check(
+            self.url,
+            field: "url",
+            maxLength: 2048,
+            check: Self.isHTTPURL,
+            expected: "an http or https URL"
+        )
+        try PayloadReader.check(self.owner, field: "owner", maxLength: 200)
+        return self
+    }
+
     static func isHTTPURL(_ value: String) -> Bool {
         // An ASCII URL (every URL an adapter builds) is checked byte by byte: each byte is a character there
         // ("\r\n", the one ASCII character of two scalars, is whitespace either way), and the whitespace

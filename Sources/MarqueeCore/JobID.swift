@@ -44,27 +44,51 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     /// window and index, so a window sent twice carries the same ids twice. Ids made by ``make(milliseconds:)``
     /// and by this never meet in practice (80 random bits against a hash).
     public static func deterministic(milliseconds: UInt64, name: String) -> JobID {
-        var hash: UInt128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d
-        for byte in name.utf8 {
-            hash ^= UInt128(byte)
-            hash &*= 0x0000_0000_0100_0000_0000_0000_0000_013B
+        var hash = NameHash()
+        hash.add(name.utf8)
+        return self.deterministic(milliseconds: milliseconds, hash: hash)
+    }
+
+    /// ``deterministic(milliseconds:name:)`` of a name already hashed (fed in parts, without joining them).
+    static func deterministic(milliseconds: UInt64, hash: NameHash) -> JobID {
+        Self.encode(timestamp: milliseconds & 0xFFFF_FFFF_FFFF, random: (hash.value >> 48) & Self.randomMask)
+    }
+
+    /// The 128-bit FNV-1a hash of a name's UTF-8 bytes, fed in parts.
+    struct NameHash {
+        private(set) var value: UInt128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d
+
+        mutating func add(_ bytes: some Sequence<UInt8>) {
+            for byte in bytes { self.add(byte) }
         }
-        return Self.encode(timestamp: milliseconds & 0xFFFF_FFFF_FFFF, random: (hash >> 48) & Self.randomMask)
+
+        mutating func add(_ byte: UInt8) {
+            self.value ^= UInt128(byte)
+            self.value &*= 0x0000_0000_0100_0000_0000_0000_0000_013B
+        }
     }
 
     /// The timestamp part: milliseconds since the epoch, or nil when this is not a 26-character ULID.
     public var milliseconds: UInt64? {
-        let characters = Array(self.rawValue.utf8)
+        let characters = self.rawValue.utf8
         guard characters.count == 26 else { return nil }
         var value: UInt64 = 0
         for character in characters.prefix(10) {
-            guard let digit = Self.alphabet.firstIndex(of: character) else { return nil }
+            let digit = Self.digits[Int(character)]
+            guard digit != 0xFF else { return nil }
             value = value << 5 | UInt64(digit)
         }
         // 10 characters hold 50 bits; the timestamp is the top 48 of the 128-bit value (the first character
         // carries 3 of them).
         return value & 0xFFFF_FFFF_FFFF
     }
+
+    /// Each byte's place in ``alphabet`` (0xFF: none), so reading a timestamp makes no array and no search.
+    private static let digits: [UInt8] = {
+        var digits = [UInt8](repeating: 0xFF, count: 256)
+        for (index, character) in Self.alphabet.enumerated() { digits[Int(character)] = UInt8(index) }
+        return digits
+    }()
 
     private static func encode(timestamp: UInt64, random: UInt128) -> JobID {
         let value = (UInt128(timestamp) << 80) | random

@@ -48,22 +48,45 @@ public struct PayloadReader {
         guard case .string(let string) = value else {
             throw self.invalid(key, "expected \(expected ?? "a string"), got \(value.typeName)")
         }
+        try Self.check(
+            string,
+            field: self.fieldPath(key),
+            maxLength: maxLength,
+            allowEmpty: allowEmpty,
+            check: check,
+            expected: expected
+        )
+        return string
+    }
+
+    /// The checks ``optionalString(_:maxLength:allowEmpty:check:expected:)`` makes of a string it read, for
+    /// values checked without a payload around them (``ImageJob/checked()``), with the same errors.
+    ///
+    /// - Parameter field: The field's dotted path, as errors name it.
+    static func check(
+        _ string: String,
+        field: String,
+        maxLength: Int = 1000,
+        allowEmpty: Bool = false,
+        check: ((String) -> Bool)? = nil,
+        expected: String? = nil
+    ) throws(PayloadError) {
         // These checks run on every string of every payload a stage reads or a worker emits: each stops at the
         // first character that decides it, and none looks up Unicode properties for ASCII (make bench-fetch).
         if !allowEmpty && string.allSatisfy(\.isWhitespace) {
-            throw self.invalid(key, "must not be empty")
+            throw PayloadError(.invalidField, field: field, "must not be empty")
         }
         // A string has at most as many characters as UTF-8 bytes: count characters only when that may exceed.
         if string.utf8.count > maxLength && string.count > maxLength {
-            throw self.invalid(key, "longer than \(maxLength) characters")
+            throw PayloadError(.invalidField, field: field, "longer than \(maxLength) characters")
         }
         if string.unicodeScalars.contains(where: Self.isControl) {
-            throw self.invalid(key, "contains control characters")
+            throw PayloadError(.invalidField, field: field, "contains control characters")
         }
         if let check, !check(string) {
-            throw self.invalid(key, "expected \(expected ?? "a valid value"), got '\(string.prefix(80))'")
+            let reason = "expected \(expected ?? "a valid value"), got '\(string.prefix(80))'"
+            throw PayloadError(.invalidField, field: field, reason)
         }
-        return string
     }
 
     public mutating func string(
@@ -87,10 +110,17 @@ public struct PayloadReader {
         case .number(let double) where double.rounded() == double && abs(double) < 9e15: number = Int64(double)
         default: throw self.invalid(key, "expected an integer from \(range.lowerBound) to \(range.upperBound), got \(value.typeName)")
         }
-        guard range.contains(number) else {
-            throw self.invalid(key, "expected an integer from \(range.lowerBound) to \(range.upperBound), got \(number)")
-        }
+        try Self.check(number, field: self.fieldPath(key), in: range)
         return number
+    }
+
+    /// The range check ``optionalInt(_:in:)`` makes of an integer it read, for values checked without a payload
+    /// around them (``FetchJob/checked()``), with the same error.
+    static func check(_ number: Int64, field: String, in range: ClosedRange<Int64>) throws(PayloadError) {
+        guard range.contains(number) else {
+            let reason = "expected an integer from \(range.lowerBound) to \(range.upperBound), got \(number)"
+            throw PayloadError(.invalidField, field: field, reason)
+        }
     }
 
     public mutating func int(_ key: String, in range: ClosedRange<Int64>) throws(PayloadError) -> Int64 {

@@ -3,7 +3,9 @@ import Logging
 import MarqueeCore
 import MarqueeFetchStage
 import MarqueeHTTP
+import MarqueeKafka
 import MarqueeObservability
+import MarqueePipeline
 import MarqueeSources
 import MarqueeStore
 import MarqueeWorker
@@ -138,9 +140,13 @@ struct MarqueeFetch: AsyncParsableCommand {
         let metrics = StageMetrics(stage: "fetch")
         settings.onResponse = { source, status in metrics.recordHTTPResponse(source: source, status: status) }
         let worker = try FetchWorker(settings: settings, logger: logger)
+        var configuration = try self.worker.stageConfiguration(stage: "fetch", defaultConcurrency: 64)
+        // Batches of outputs filled for longer than other stages wait (docs/fetch.md, "Producer linger"); a
+        // `-X linger.ms=…` given to the worker still wins (raw properties are applied last).
+        configuration.producer = { producer in producer.linger = FetchWorker.producerLinger }
         do {
             try await WorkerRunner.run(
-                configuration: try self.worker.stageConfiguration(stage: "fetch", defaultConcurrency: 64),
+                configuration: configuration,
                 handler: worker.handler,
                 metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9101),
                 services: [worker],

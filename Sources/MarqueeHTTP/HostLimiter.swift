@@ -127,7 +127,9 @@ final class HostLimiter: Sendable {
                     if cancellation.isSet { return ([], false, .cancelled(url: url)) }
                     if state.isClosed { return ([], false, .shutdown(url: url)) }
                     let now = ContinuousClock.now
-                    var bucket = state.buckets[key] ?? Bucket(limit: limit, now: now)
+                    // Taken out while it changes, so its waiter queue is not shared with the dictionary's copy and
+                    // is appended to in place rather than copied whole (up to a stage's worth of waiters) each time.
+                    var bucket = state.buckets.removeValue(forKey: key) ?? Bucket(limit: limit, now: now)
                     bucket.waiters.append(Waiter(id: id, continuation: continuation, url: url))
                     var granted: [Waiter] = []
                     bucket.pump(now: now, into: &granted)
@@ -164,16 +166,15 @@ final class HostLimiter: Sendable {
     /// Gives back the concurrency place of a request that ``acquire(key:limit:url:)`` admitted with a limit.
     func release(key: String) {
         let (granted, wake) = self.state.withLock { state -> ([Waiter], Bool) in
-            guard var bucket = state.buckets[key] else { return ([], false) }
+            // Taken out while it changes (as in `acquire`): the head waiters leave the queue in place.
+            guard var bucket = state.buckets.removeValue(forKey: key) else { return ([], false) }
             precondition(bucket.inFlight > 0, "HostLimiter.release(\(key)) without a matching acquire")
             bucket.inFlight -= 1
             var granted: [Waiter] = []
             let now = ContinuousClock.now
             bucket.pump(now: now, into: &granted)
             let wake = state.note(bucket.deadline)
-            if bucket.isIdle && bucket.limit == nil {
-                state.buckets[key] = nil
-            } else {
+            if !(bucket.isIdle && bucket.limit == nil) {
                 state.buckets[key] = bucket
             }
             return (granted, wake)

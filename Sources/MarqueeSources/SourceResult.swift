@@ -21,22 +21,23 @@ public struct SourceResult: Sendable, Hashable {
         self.skipped = skipped
     }
 
-    /// Adds a follow-up fetch job if it passes ``FetchJob/decode(json:)`` (what the fetch stage will check),
-    /// and is not already queued; otherwise notes it in ``skipped``.
+    /// Adds a follow-up fetch job if it passes ``FetchJob/decode(json:)`` (what the fetch stage will check, made
+    /// by ``FetchJob/checked()``), and is not already queued; otherwise notes it in ``skipped``.
     mutating func add(_ job: FetchJob) {
         do {
-            let checked = try FetchJob.decode(json: job.json)
+            let checked = try job.checked()
             if !self.fetchJobs.contains(checked) { self.fetchJobs.append(checked) }
         } catch {
             self.skipped.append("\(job.kind) \(job.dedupeKey.shortened(to: 120)): \(error)")
         }
     }
 
-    /// Adds an image job if it passes ``ImageJob/decode(json:)`` (the image stage's check, without a round trip
-    /// through bytes) and is not already queued; otherwise notes it in ``skipped``.
+    /// Adds an image job if it passes ``ImageJob/decode(json:)`` (the image stage's check, made by
+    /// ``ImageJob/checked()`` without building the payload) and is not already queued; otherwise notes it in
+    /// ``skipped``.
     mutating func add(_ job: ImageJob) {
         do {
-            let checked = try ImageJob.decode(json: job.json)
+            let checked = try job.checked()
             if !self.imageJobs.contains(checked) { self.imageJobs.append(checked) }
         } catch {
             self.skipped.append("image \(job.url.shortened(to: 120)): \(error)")

@@ -61,6 +61,32 @@ import Testing
         ]
         #expect(Set(others.map(\.id) + [child.id]).count == 5)
     }
+
+    @Test func childIDsAreTheIDsOfTheJoinedName() {
+        // The child's name is hashed part by part (make bench-fetch): the ids must be those of the joined name
+        // ("<id>\u{1F}<index>\u{1F}<stage>\u{1F}<key>") as before, pinned here (computed independently).
+        let parent = Envelope.root(id: JobID(rawValue: "01HF7YAT3V00000000000004HM"))
+        #expect(parent.id.milliseconds == 1_700_000_000_123)
+        let cases: [(Int, String, String, String)] = [
+            (0, "fetch", "tmdb:movie:1:ko-KR", "01HF7YAT3V4MQ81ES8FPXM4E7T"),
+            (12, "records", "movie.localized:tmdb:movie:550:en-US", "01HF7YAT3VHGNYQHXW8JZTGHJP"),
+            (3, "images", "image:https://x/\u{E9}.jpg", "01HF7YAT3V5GM37T9CFFZQFB84"),
+        ]
+        for (index, stage, key, expected) in cases {
+            let name = "\(parent.id.rawValue)\u{1F}\(index)\u{1F}\(stage)\u{1F}\(key)"
+            #expect(parent.child(output: index, stage: stage, key: key).id.rawValue == expected)
+            #expect(JobID.deterministic(milliseconds: 1_700_000_000_123, name: name).rawValue == expected)
+        }
+        let window = JobID.deterministic(milliseconds: 1_700_000_000_000, name: "window/2026-11-22/7")
+        #expect(window.rawValue == "01HF7YAT002NT2RM0S4F22KZX5")
+        // The timestamp of ids that are not ULIDs (lowercase, other characters, other lengths): none.
+        let notULIDs = [
+            "01hf7yat3v00000000000004hm", "01HF7YAT3U00000000000004HM", "01HF7YAT3V", "", "01HF7YAT3V00000000000004HMX",
+        ]
+        for raw in notULIDs {
+            #expect(JobID(rawValue: raw).milliseconds == nil)
+        }
+    }
 }
 
 @Suite struct ImageJobAndRecordTests {
@@ -68,6 +94,38 @@ import Testing
         let job = ImageJob(url: "https://image.tmdb.org/t/p/original/abc.jpg", owner: "tmdb:movie:550", role: .poster)
         #expect(try ImageJob.decode(job.encoded()) == job)
         #expect(job.dedupeKey == "image:https://image.tmdb.org/t/p/original/abc.jpg")
+    }
+
+    @Test func checkedIsDecodeOfTheJobsJSON() {
+        // SourceResult checks image jobs with checked() rather than decode(json: job.json) (make bench-fetch): the
+        // same jobs pass, and the others fail with the same error.
+        let urls = [
+            "https://image.tmdb.org/t/p/original/abc.jpg", "HTTP://h/x", "javascript:alert(1)", "ftp://host/x.jpg",
+            "https://", "https:///x", "http://a b/c", "", "  ", "http://h/\u{7F}", "http://h/\u{85}x", "http://h/\r\n",
+            "https://h/caf\u{E9}.jpg", "https://h/\u{2003}", "https://h/" + String(repeating: "a", count: 2038),
+            "https://h/" + String(repeating: "a", count: 2039), "https://h/" + String(repeating: "\u{E9}", count: 2038),
+            "https://h/" + String(repeating: "\u{E9}", count: 2039), "http://" + String(repeating: "x", count: 3000),
+        ]
+        let owners = [
+            "tmdb:movie:550", "", " \t", "a\u{0}b", String(repeating: "o", count: 200),
+            String(repeating: "o", count: 201),
+            String(repeating: "\u{1F600}", count: 200), "\u{A0}", "x\u{9F}",
+        ]
+        for url in urls {
+            for owner in owners {
+                for role in ImageJob.Role.allCases {
+                    let job = ImageJob(url: url, owner: owner, role: role)
+                    let decoded = Result { () throws(PayloadError) in try ImageJob.decode(json: job.json) }
+                    let checked = Result { () throws(PayloadError) in try job.checked() }
+                    switch (decoded, checked) {
+                    case (.success(let a), .success(let b)): #expect(a == b)
+                    case (.failure(let a), .failure(let b)):
+                        #expect(a.code == b.code && a.field == b.field && "\(a)" == "\(b)", "\(a) vs \(b)")
+                    default: Issue.record("\(url.prefix(40)) \(owner.prefix(20)): \(decoded) vs \(checked)")
+                    }
+                }
+            }
+        }
     }
 
     @Test(arguments: ["javascript:alert(1)", "ftp://host/x.jpg", "https://", "https:///x", "http://a b/c"])

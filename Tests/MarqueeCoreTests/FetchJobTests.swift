@@ -16,6 +16,74 @@ import Testing
         .openLibraryWork(id: "OL45804W", follow: Follow(images: true)),
     ]
 
+    @Test func checkedIsDecodeOfTheJobsJSON() {
+        // SourceResult checks follow-ups with checked() rather than decode(json: job.json) (make bench-fetch): the
+        // same jobs pass, and the others fail with the same error, valid or not in every field that can fail.
+        let follows = [Follow.none, Follow(pages: 3, details: true), Follow(pages: 0), Follow(pages: 501, images: true)]
+        let languages = ["en-US", "ko", "", " ", "EN-us", "en-USA", "en_US", "\u{1}", String(repeating: "a", count: 11)]
+        let texts = [
+            "기생충", "", "  ", "a\u{0}b", "\u{85}", String(repeating: "q", count: 500), String(repeating: "q", count: 501),
+        ]
+        let numbers: [Int64] = [1, 0, -1, 500, 501, Int64(Int32.max), Int64(Int32.max) + 1, Int64.min]
+        var jobs = Self.everyKind + [.tmdbGenres(language: "x"), .koficMovie(code: "1", follow: .none)]
+        for follow in follows {
+            for language in languages {
+                for number in numbers {
+                    jobs += [
+                        .tmdbMovie(id: number, language: language, follow: follow),
+                        .tmdbReviews(id: number, page: number, language: language, follow: follow),
+                        .tmdbReviews(id: 550, page: number, language: language, follow: follow),
+                        .tmdbList(list: .upcoming, page: number, language: language, region: nil, follow: follow),
+                    ]
+                }
+                for region in ["KR", "kr", "", "KOR", "\u{C5}X"] {
+                    jobs.append(.tmdbList(list: .popular, page: 2, language: language, region: region, follow: follow))
+                }
+                for text in texts {
+                    for year in [nil, 1870, 1869, 2200, 2201] as [Int64?] {
+                        jobs.append(.tmdbSearch(query: text, page: 1, language: language, year: year, follow: follow))
+                    }
+                }
+            }
+        }
+        for job in jobs {
+            let decoded = Result { () throws(PayloadError) in try FetchJob.decode(json: job.json) }
+            let checked = Result { () throws(PayloadError) in try job.checked() }
+            switch (decoded, checked) {
+            case (.success(let a), .success(let b)): #expect(a == b && b == job)
+            case (.failure(let a), .failure(let b)):
+                #expect(a.code == b.code && a.field == b.field && "\(a)" == "\(b)", "\(job): \(a) vs \(b)")
+            default: Issue.record("\(job): \(decoded) vs \(checked)")
+            }
+        }
+    }
+
+    @Test func theWrittenBytesAreTheEncodedJSON() {
+        // FetchJob.encoded() writes the TMDB kinds member by member (make bench-fetch): byte for byte what
+        // json.encoded() writes, for every kind and the optional fields and follow settings.
+        let follows = [
+            Follow.none, Follow(pages: 3), Follow(details: true), Follow(reviews: true, images: true),
+            Follow(pages: 500, details: true, reviews: true, images: true, backdrops: true), Follow(backdrops: true),
+        ]
+        var jobs = Self.everyKind
+        for follow in follows {
+            for text in ["en-US", "caf\u{E9} \"q\" \\ \u{1}", "", "ドラゴンボール"] {
+                jobs += [
+                    .tmdbList(list: .popular, page: 2, language: text, region: nil, follow: follow),
+                    .tmdbList(list: .nowPlaying, page: 500, language: "ko-KR", region: text, follow: follow),
+                    .tmdbSearch(query: text, page: 1, language: "en-US", year: nil, follow: follow),
+                    .tmdbSearch(query: text, page: -1, language: text, year: 1999, follow: follow),
+                    .tmdbMovie(id: Int64.max, language: text, follow: follow),
+                    .tmdbMovie(id: Int64.min, language: "en", follow: follow),
+                    .tmdbReviews(id: 550, page: 7, language: text, follow: follow),
+                ]
+            }
+        }
+        for job in jobs {
+            #expect(job.encoded() == job.json.encoded(), "\(job)")
+        }
+    }
+
     @Test(arguments: everyKind)
     func everyKindSurvivesARoundTrip(job: FetchJob) throws {
         let decoded = try FetchJob.decode(job.encoded())

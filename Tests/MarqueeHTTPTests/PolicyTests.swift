@@ -38,6 +38,61 @@ import Testing
         #expect(request.redactedURL(scannedRedaction: "scanned") == "https://example.org/?token=…", "an explicit one wins")
     }
 
+    @Test func theByteScanOfAnASCIIURLEqualsTheCharacterwiseScan() {
+        // HTTPFetcher reads ASCII URLs on their bytes (make bench-fetch); the verdicts must be the character-wise
+        // ones, parts, secrets and all.
+        let names = URLRedaction.names(URLRedaction.defaultSecretParameters + ["To%6Ben", "p w"])
+        var urls = [
+            "https://user:pa55@api.example.org/3/movie?api_key=abc123&language=ko-KR&serviceKey=k%2B1&KEY=x"
+                + "#access_token=t0k",
+            "http://h/?key=s3cr%2Bt&q=1", "https://example.org/", "not a url ?key=", "https://h/p?api_key=&x=%zz",
+            "http://127.0.0.1:8080/tmdb/3/movie/550?api_key=marquee-emulator&language=en-US&append_to_response=a%2Cb",
+            "https://u:@h/?key=1", "https://:p@h/", "https://a@b:c@h/x@y?key=1", "https://u:p@h", "://u:p@h?#",
+            "?", "#", "?#", "&&", "?&&key&key=&=v&key=a=b", "https://h/?a=1#key=2&key=%41%42&api_key=+a+",
+            "https://h/?KeY=%4B&Api%5FKey=v&api%5fkey=w&to%256Ben=z&p+w=q&p%20w=r", "https://h/?key=%E2%82%AC&k=%",
+            "https://h/?key=%C3&key=%c3%a9", "http://h/\r\n?key=\r\n&\r\nkey=1", "https://u:p\r\n@h/?key=1#?x",
+            "https://h/p?q=caf\u{E9}&key=\u{1F600}", "https://\u{E9}:p@h/?key=1",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ak=&?#%+:/@ \r\n2Ee5fKy_".unicodeScalars)
+        for _ in 0..<2000 {
+            let length = Int.random(in: 0..<24, using: &generator)
+            let scalars = (0..<length).map { _ in alphabet.randomElement(using: &generator)! }
+            urls.append(String(String.UnicodeScalarView(scalars)))
+        }
+        for url in urls {
+            let bytewise = URLRedaction.scan(url, secretNames: names)
+            let characterwise = URLRedaction.characterwiseScan(url, secretNames: names)
+            #expect(bytewise.redacted == characterwise.redacted, "\(url.debugDescription)")
+            #expect(Array(bytewise.redacted.utf8) == Array(characterwise.redacted.utf8), "\(url.debugDescription)")
+            #expect(bytewise.secrets == characterwise.secrets, "\(url.debugDescription)")
+        }
+    }
+
+    @Test func theByteCheckOfAnASCIIHeaderEqualsTheCharacterwiseCheck() {
+        let texts = [
+            "", "Accept", "application/json", "a:b", ":", "x\r", "\ny", "a\r\nb", "\u{B}", "\u{C}", "\t", " ", "\u{85}",
+            "\u{2028}", "caf\u{E9}", "e\u{301}", "\u{7F}", "KakaoAK 0123",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("a: \r\n\t\u{B}\u{C}\u{85}\u{E9}".unicodeScalars)
+        var pairs = texts.flatMap { name in texts.map { (name, $0) } }
+        for _ in 0..<2000 {
+            let random = { (length: Int) in
+                String(String.UnicodeScalarView((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
+            }
+            let lengths = (Int.random(in: 0..<5, using: &generator), Int.random(in: 0..<5, using: &generator))
+            pairs.append((random(lengths.0), random(lengths.1)))
+        }
+        for (name, value) in pairs {
+            let header = HTTPHeader(name: name, value: value)
+            #expect(
+                HTTPFetcher.isValid(header) == HTTPFetcher.isValidCharacterwise(header),
+                "\(name.debugDescription) \(value.debugDescription)"
+            )
+        }
+    }
+
     @Test func scrubsSecretValuesFromText() {
         let secrets = URLRedaction.secrets(in: "http://h/?key=s3cr%2Bt&q=1", secretParameters: ["key"])
         #expect(secrets.contains("s3cr%2Bt") && secrets.contains("s3cr+t"))

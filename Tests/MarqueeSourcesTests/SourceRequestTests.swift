@@ -152,6 +152,30 @@ import Testing
         #expect(URLBuilder.percentEncoded("Az09-._~") == "Az09-._~")
     }
 
+    @Test func theByteBuiltURLsEqualTheConcatenatedOnes() {
+        // URLBuilder writes request URLs as bytes (make bench-fetch): the same URLs as the string concatenation.
+        let texts = [
+            "", "a", "ドラゴンボール", "a b&c+d=e/f?g#h%", "Az09-._~", "caf\u{E9}", "e\u{301}", "\r\n", "💥/💥",
+        ]
+        for base in ["http://127.0.0.1:8080/tmdb/3", "https://api.themoviedb.org/3", ""] {
+            for path in [[], ["movie", "550"], texts] {
+                for query in [
+                    [], [QueryItem("api_key", "s3cr&t", isSecret: true)],
+                    texts.enumerated().map { QueryItem($1, texts.reversed()[$0], isSecret: $0 % 3 == 0) },
+                ] {
+                    let built = URLBuilder.build(base: base, path: path, query: query)
+                    let concatenated = URLBuilder.characterwiseBuild(base: base, path: path, query: query)
+                    #expect(Array(built.url.utf8) == Array(concatenated.url.utf8))
+                    #expect(Array(built.redactedURL.utf8) == Array(concatenated.redactedURL.utf8))
+                }
+            }
+        }
+        for text in texts {
+            let encoded = URLBuilder.percentEncoded(text)
+            #expect(Array(encoded.utf8) == Array(URLBuilder.characterwisePercentEncoded(text).utf8))
+        }
+    }
+
     @Test func hosts() {
         #expect(URLBuilder.host(of: "https://T1.daumcdn.net/cafeattach/x") == "t1.daumcdn.net")
         #expect(URLBuilder.host(of: "http://user@example.com:8080/x?y") == "example.com")

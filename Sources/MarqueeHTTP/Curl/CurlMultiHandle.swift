@@ -85,8 +85,11 @@ final class CurlMultiHandle: @unchecked Sendable {
             await withCheckedContinuation { (continuation: TransferContinuation) in
                 let accepted = self.inbox.withLock { inbox in
                     guard !inbox.isClosed else { return false }
+                    // One wakeup per batch: while operations wait, the wakeup of the first is pending, and the
+                    // loop takes the whole inbox after the poll it ends (a system call less under the lock for
+                    // every transfer that arrives while another waits).
+                    if inbox.operations.isEmpty { curl_multi_wakeup(self.multi) }
                     inbox.operations.append(.add(job, ticket, continuation))
-                    curl_multi_wakeup(self.multi)
                     return true
                 }
                 if !accepted { continuation.resume(returning: .failure(.shutdown(url: nil))) }
