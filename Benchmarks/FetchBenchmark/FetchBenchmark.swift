@@ -19,8 +19,8 @@
 // 64 jobs and 16 a source). `run --drop-outputs` leaves the producer out (diagnostics).
 //
 // Upstream base URLs and keys come from the environment, as for marquee-fetch (`marquee-upstream --print-env`).
-// `run` is timed from the first job started to the Nth finished (fetched, parsed, records and follow-ups
-// acknowledged by the broker, input marked processed); the group join and the seeding are not timed. CPU is the
+// `run` is timed from the first job started to the Nth finished (fetched, parsed, records, follow-ups and the job's
+// outcome record acknowledged by the broker, input marked processed); the group join and the seeding are not timed. CPU is the
 // whole process's user + system time (getrusage) over the same interval.
 import ArgumentParser
 import Logging
@@ -347,6 +347,10 @@ enum BenchStage {
             consumer.heartbeatInterval = .seconds(1)
         }
         configuration.onJobFinished = { report in progress.finished(report.outcome, duration: report.duration) }
+        // Each job's `job.outcome` record, as marquee-fetch sends it (WorkerOptions.stageConfiguration): one message
+        // more per job, in the same delivery as its outputs. Not with --drop-outputs, which measures without the
+        // producer.
+        configuration.outcomeStage = dropsOutputs ? nil : "records"
         let (lingerMs, batchMessages) = (options.lingerMs, options.batchMessages)
         configuration.producer = { producer in
             producer.linger = lingerMs.map { .milliseconds($0) } ?? FetchWorker.producerLinger
