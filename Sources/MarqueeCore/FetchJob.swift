@@ -32,7 +32,7 @@ public struct Follow: Hashable, Sendable {
             self = .none
             return
         }
-        self.pages = try reader.optionalInt("pages", in: 1...500) ?? 1
+        self.pages = try reader.optionalInt("pages", in: FieldRules.pages) ?? 1
         self.details = try reader.optionalBool("details") ?? false
         self.reviews = try reader.optionalBool("reviews") ?? false
         self.images = try reader.optionalBool("images") ?? false
@@ -154,29 +154,30 @@ public enum FetchJob: Hashable, Sendable {
             let name = try reader.string("list", check: { TMDBList(rawValue: $0) != nil }, expected: "one of now_playing, popular, top_rated, upcoming")
             job = .tmdbList(
                 list: TMDBList(rawValue: name)!,
-                page: try reader.optionalInt("page", in: 1...500) ?? 1,
+                page: try reader.optionalInt("page", in: FieldRules.pages) ?? 1,
                 language: try reader.language(),
-                region: try reader.optionalString("region", maxLength: 2, check: Validate.region, expected: "a region such as KR"),
+                region: try reader.optionalString(
+                    "region", maxLength: FieldRules.regionLength, check: Validate.region, expected: FieldRules.regionExpected),
                 follow: try Follow(reading: reader.optionalObject("follow"))
             )
         case "tmdb.search":
             job = .tmdbSearch(
-                query: try reader.string("query", maxLength: 500),
-                page: try reader.optionalInt("page", in: 1...500) ?? 1,
+                query: try reader.string("query", maxLength: FieldRules.queryLength),
+                page: try reader.optionalInt("page", in: FieldRules.pages) ?? 1,
                 language: try reader.language(),
-                year: try reader.optionalInt("year", in: 1870...2200),
+                year: try reader.optionalInt("year", in: FieldRules.years),
                 follow: try Follow(reading: reader.optionalObject("follow"))
             )
         case "tmdb.movie":
             job = .tmdbMovie(
-                id: try reader.int("id", in: 1...Int64(Int32.max)),
+                id: try reader.int("id", in: FieldRules.tmdbIDs),
                 language: try reader.language(),
                 follow: try Follow(reading: reader.optionalObject("follow"))
             )
         case "tmdb.reviews":
             job = .tmdbReviews(
-                id: try reader.int("id", in: 1...Int64(Int32.max)),
-                page: try reader.optionalInt("page", in: 1...500) ?? 1,
+                id: try reader.int("id", in: FieldRules.tmdbIDs),
+                page: try reader.optionalInt("page", in: FieldRules.pages) ?? 1,
                 language: try reader.language(),
                 follow: try Follow(reading: reader.optionalObject("follow"))
             )
@@ -231,21 +232,21 @@ public enum FetchJob: Hashable, Sendable {
     ///
     /// - Throws: The ``PayloadError`` ``decode(json:)`` would throw.
     public func checked() throws(PayloadError) -> FetchJob {
-        func page(_ page: Int64) throws(PayloadError) { try PayloadReader.check(page, field: "page", in: 1...500) }
-        func id(_ id: Int64) throws(PayloadError) { try PayloadReader.check(id, field: "id", in: 1...Int64(Int32.max)) }
+        func page(_ page: Int64) throws(PayloadError) { try PayloadReader.check(page, field: "page", in: FieldRules.pages) }
+        func id(_ id: Int64) throws(PayloadError) { try PayloadReader.check(id, field: "id", in: FieldRules.tmdbIDs) }
         func language(_ language: String) throws(PayloadError) {
             try PayloadReader.check(
                 language,
                 field: "language",
-                maxLength: 10,
+                maxLength: FieldRules.languageLength,
                 check: Validate.language,
-                expected: "a language such as ko-KR"
+                expected: FieldRules.languageExpected
             )
         }
         func follow(_ follow: Follow) throws(PayloadError) {
             // Left out of the payload when it is `.none`; of its fields only the page count can be refused.
             guard follow != .none else { return }
-            try PayloadReader.check(follow.pages, field: "follow.pages", in: 1...500)
+            try PayloadReader.check(follow.pages, field: "follow.pages", in: FieldRules.pages)
         }
         switch self {
         case .tmdbList(_, let number, let code, let region, let settings):
@@ -255,17 +256,17 @@ public enum FetchJob: Hashable, Sendable {
                 try PayloadReader.check(
                     region,
                     field: "region",
-                    maxLength: 2,
+                    maxLength: FieldRules.regionLength,
                     check: Validate.region,
-                    expected: "a region such as KR"
+                    expected: FieldRules.regionExpected
                 )
             }
             try follow(settings)
         case .tmdbSearch(let query, let number, let code, let year, let settings):
-            try PayloadReader.check(query, field: "query", maxLength: 500)
+            try PayloadReader.check(query, field: "query", maxLength: FieldRules.queryLength)
             try page(number)
             try language(code)
-            if let year { try PayloadReader.check(year, field: "year", in: 1870...2200) }
+            if let year { try PayloadReader.check(year, field: "year", in: FieldRules.years) }
             try follow(settings)
         case .tmdbMovie(let movie, let code, let settings):
             try id(movie)
@@ -427,16 +428,34 @@ private struct MemberWriter {
 extension PayloadReader {
     /// The `language` field: a language tag such as `ko-KR` (default `en-US`).
     mutating func language() throws(PayloadError) -> String {
-        try self.optionalString("language", maxLength: 10, check: Validate.language, expected: "a language such as ko-KR")
+        try self.optionalString(
+            "language", maxLength: FieldRules.languageLength, check: Validate.language, expected: FieldRules.languageExpected)
             ?? "en-US"
     }
+}
+
+/// Bounds that both the payload readers (``FetchJob/decode(json:)``, ``ImageJob/decode(json:)``) and the checks
+/// without a payload (``FetchJob/checked()``, ``ImageJob/checked()``) apply: one place, so the two cannot drift.
+enum FieldRules {
+    static let pages: ClosedRange<Int64> = 1...500
+    static let tmdbIDs: ClosedRange<Int64> = 1...Int64(Int32.max)
+    static let years: ClosedRange<Int64> = 1870...2200
+    static let queryLength = 500
+    static let languageLength = 10
+    static let languageExpected = "a language such as ko-KR"
+    static let regionLength = 2
+    static let regionExpected = "a region such as KR"
+    static let imageURLLength = 2048
+    static let imageURLExpected = "an http or https URL"
+    static let imageOwnerLength = 200
 }
 
 /// Field checks shared by payload kinds.
 enum Validate {
     static func language(_ value: String) -> Bool {
         // What passes is `xx` or `xx-YY` in ASCII letters, one byte a character: checked on the bytes (the same
-        // verdicts as the character-wise check below, without its Unicode property lookups; make bench-fetch).
+        // verdicts as the former character-wise check, kept in the tests, without its Unicode property lookups;
+        // make bench-fetch).
         var value = value
         return value.withUTF8 { bytes in
             let isLower = { (byte: UInt8) in (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) }
@@ -449,13 +468,6 @@ enum Validate {
             default: return false
             }
         }
-    }
-
-    /// ``language(_:)``, character by character.
-    static func languageCharacterwise(_ value: String) -> Bool {
-        let parts = value.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count <= 2, parts[0].count == 2, parts[0].allSatisfy({ $0.isASCII && $0.isLowercase }) else { return false }
-        return parts.count == 1 || (parts[1].count == 2 && parts[1].allSatisfy { $0.isASCII && $0.isUppercase })
     }
 
     static func region(_ value: String) -> Bool {

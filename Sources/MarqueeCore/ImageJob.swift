@@ -41,8 +41,9 @@ public struct ImageJob: Hashable, Sendable {
         let kind = try reader.string("kind", maxLength: 64)
         guard kind == Self.kind else { throw PayloadError(.unknownKind, field: "kind", "expected 'image', got '\(kind.prefix(64))'") }
         let job = ImageJob(
-            url: try reader.string("url", maxLength: 2048, check: Self.isHTTPURL, expected: "an http or https URL"),
-            owner: try reader.string("owner", maxLength: 200),
+            url: try reader.string(
+                "url", maxLength: FieldRules.imageURLLength, check: Self.isHTTPURL, expected: FieldRules.imageURLExpected),
+            owner: try reader.string("owner", maxLength: FieldRules.imageOwnerLength),
             role: Role(rawValue: try reader.string("role", check: { Role(rawValue: $0) != nil }, expected: "poster, backdrop or cover"))!
         )
         try reader.finish()
@@ -58,11 +59,11 @@ public struct ImageJob: Hashable, Sendable {
         try PayloadReader.check(
             self.url,
             field: "url",
-            maxLength: 2048,
+            maxLength: FieldRules.imageURLLength,
             check: Self.isHTTPURL,
-            expected: "an http or https URL"
+            expected: FieldRules.imageURLExpected
         )
-        try PayloadReader.check(self.owner, field: "owner", maxLength: 200)
+        try PayloadReader.check(self.owner, field: "owner", maxLength: FieldRules.imageOwnerLength)
         return self
     }
 

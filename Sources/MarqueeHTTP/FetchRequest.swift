@@ -107,11 +107,6 @@ public struct FetchRequest: Sendable {
         self.awsSigV4 = awsSigV4
     }
 
-    /// The redacted URL under a given secret-parameter list (an explicitly set ``redactedURL`` wins).
-    func redactedURL(secretParameters: [String]) -> String {
-        self.redactedURLOverride ?? URLRedaction.redact(self.url, secretParameters: secretParameters)
-    }
-
     /// The redacted URL given ``url`` already redacted under the fetcher's secret-parameter list (an explicitly
     /// set ``redactedURL`` wins).
     func redactedURL(scannedRedaction: String) -> String {

@@ -243,7 +243,7 @@ public final class HTTPFetcher: Sendable {
                 throw HTTPFetchError(
                     code: .timeout,
                     reason: "the total timeout (\(configuration.totalTimeout)) passed while following redirects",
-                    url: URLRedaction.scan(hopURL, secretNames: secretNames).redacted
+                    url: redacted(hopURL)
                 )
             }
             // Caller headers (credentials) go to the request's origin only.
@@ -282,7 +282,7 @@ public final class HTTPFetcher: Sendable {
                     )
                 }
                 hopURL = location
-                url = try self.parse(hopURL, redactedURL: URLRedaction.scan(hopURL, secretNames: secretNames).redacted)
+                url = try self.parse(hopURL, redactedURL: redacted(hopURL))
                 if request.purpose == .image { try self.checkImageHost(url, redactedURL: redactedURL) }
                 logger.trace("redirect", metadata: ["marquee.http.location": "\(url.hostAndPort)"])
                 continue

@@ -134,3 +134,12 @@ import Testing
         }
     }
 }
+
+/// The former character-wise language check: the oracle `languageDecidesAsCharacterwise` compares with.
+extension Validate {
+    fileprivate static func languageCharacterwise(_ value: String) -> Bool {
+        let parts = value.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count <= 2, parts[0].count == 2, parts[0].allSatisfy({ $0.isASCII && $0.isLowercase }) else { return false }
+        return parts.count == 1 || (parts[1].count == 2 && parts[1].allSatisfy { $0.isASCII && $0.isUppercase })
+    }
+}

@@ -187,3 +187,42 @@ import Testing
         #expect(URLBuilder.host(of: "/relative") == nil)
     }
 }
+
+/// The former string-concatenating builder: the oracle `theByteBuiltURLsEqualTheConcatenatedOnes` compares the
+/// byte-built URLs with.
+extension URLBuilder {
+    /// ``build(base:path:query:)`` through string concatenation, as it was written before.
+    fileprivate static func characterwiseBuild(
+        base: String,
+        path: [String],
+        query: [QueryItem]
+    ) -> (url: String, redactedURL: String) {
+        let encoded = Self.characterwisePercentEncoded
+        var prefix = base
+        for segment in path { prefix += "/" + encoded(segment) }
+        guard !query.isEmpty else { return (prefix, prefix) }
+        let plain = query.map { "\(encoded($0.name))=\(encoded($0.value))" }
+        let redacted = query.map { "\(encoded($0.name))=\($0.isSecret ? "REDACTED" : encoded($0.value))" }
+        return (prefix + "?" + plain.joined(separator: "&"), prefix + "?" + redacted.joined(separator: "&"))
+    }
+
+    /// ``percentEncoded(_:)`` scalar by scalar, as it was written before.
+    fileprivate static func characterwisePercentEncoded(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                result.unicodeScalars.append("%")
+                result.unicodeScalars.append(hex[Int(byte >> 4)])
+                result.unicodeScalars.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return result
+    }
+}

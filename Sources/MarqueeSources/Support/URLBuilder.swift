@@ -18,8 +18,8 @@ enum URLBuilder {
     /// `base` + `/` + each segment encoded + `?` + the encoded query.
     ///
     /// Both URLs are written as bytes, each part once (the string concatenations and joins this replaced were a
-    /// few percent of a detail job's CPU; make bench-fetch); ``characterwiseBuild(base:path:query:)`` is the former
-    /// way, kept to test that the two agree.
+    /// few percent of a detail job's CPU; make bench-fetch); the tests keep the former way to check the two agree
+    /// (`URLBuilder.characterwiseBuild` in SourceRequestTests).
     static func build(base: String, path: [String], query: [QueryItem]) -> (url: String, redactedURL: String) {
         var prefix: [UInt8] = []
         prefix.reserveCapacity(base.utf8.count + 64)
@@ -55,21 +55,6 @@ enum URLBuilder {
         return (String(decoding: plain, as: UTF8.self), String(decoding: redacted, as: UTF8.self))
     }
 
-    /// ``build(base:path:query:)`` through string concatenation, as it was written before.
-    static func characterwiseBuild(
-        base: String,
-        path: [String],
-        query: [QueryItem]
-    ) -> (url: String, redactedURL: String) {
-        let encoded = Self.characterwisePercentEncoded
-        var prefix = base
-        for segment in path { prefix += "/" + encoded(segment) }
-        guard !query.isEmpty else { return (prefix, prefix) }
-        let plain = query.map { "\(encoded($0.name))=\(encoded($0.value))" }
-        let redacted = query.map { "\(encoded($0.name))=\($0.isSecret ? "REDACTED" : encoded($0.value))" }
-        return (prefix + "?" + plain.joined(separator: "&"), prefix + "?" + redacted.joined(separator: "&"))
-    }
-
     /// The UTF-8 bytes of `text` with everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`)
     /// written as `%XX`, so spaces, `&`, `+`, `=`, `/`, `,` and non-ASCII text are safe in a path segment and in a
     /// query value.
@@ -94,26 +79,6 @@ enum URLBuilder {
                 output.append(Self.hexDigit(byte & 0x0F))
             }
         }
-    }
-
-    /// ``percentEncoded(_:)`` scalar by scalar, as it was written before.
-    static func characterwisePercentEncoded(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".unicodeScalars)
-                result.unicodeScalars.append("%")
-                result.unicodeScalars.append(hex[Int(byte >> 4)])
-                result.unicodeScalars.append(hex[Int(byte & 0x0F)])
-            }
-        }
-        return result
     }
 
     private static func hexDigit(_ value: UInt8) -> UInt8 {
