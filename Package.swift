@@ -110,6 +110,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // jemalloc (Debian's libjemalloc-dev): marquee-fetch's malloc, linked by it alone (docs/fetch.md, "Memory
+        // allocator").
+        .systemLibrary(
+            name: "Cjemalloc",
+            pkgConfig: "jemalloc",
+            providers: [.apt(["libjemalloc-dev"])]
+        ),
         // libcurl ≥ 7.88 (Debian's libcurl4-openssl-dev), for MarqueeHTTP.
         .systemLibrary(
             name: "Ccurl",
@@ -162,6 +169,7 @@ let package = Package(
         .executableTarget(
             name: "MarqueeFetch",
             dependencies: [
+                "Cjemalloc",
                 "MarqueeCore",
                 "MarqueeFetchStage",
                 "MarqueeHTTP",
@@ -402,6 +410,7 @@ let package = Package(
         .executableTarget(
             name: "FetchBenchmark",
             dependencies: [
+                "Cjemalloc",
                 "MarqueeCore",
                 "MarqueeFetchStage",
                 "MarqueeHTTP",

@@ -501,7 +501,7 @@ def check_dockerfile(report: Report) -> None:
     report.check(re.search(r"^USER 10001:10001$", dockerfile, re.M) is not None, "Dockerfile: runs as uid 10001")
     report.check('CMD ["marquee", "--help"]' in dockerfile, "Dockerfile: default command marquee --help")
     runtime = dockerfile.split("AS runtime", 1)[-1]
-    for package in ["libcurl4", "libvips42", "libsqlite3-0", "libssl3", "libsasl2-2", "libzstd1", "liblz4-1", "zlib1g", "ca-certificates", "tini", "curl"]:
+    for package in ["libcurl4", "libvips42", "libsqlite3-0", "libjemalloc2", "libssl3", "libsasl2-2", "libzstd1", "liblz4-1", "zlib1g", "ca-certificates", "tini", "curl"]:
         report.check(re.search(rf"\s{re.escape(package)}\s", runtime) is not None, f"Dockerfile runtime: installs {package}")
     report.check("librdkafka" not in runtime.split("COPY --from")[0].split("apt-get install", 1)[-1].split("&&")[0],
                  "Dockerfile runtime: no librdkafka package (linked statically)")

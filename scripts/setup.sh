@@ -23,6 +23,7 @@ debs=(
     build-essential pkg-config curl ca-certificates xz-utils
     libssl-dev libsasl2-dev libzstd-dev liblz4-dev zlib1g-dev
     libcurl4-openssl-dev libvips-dev libsqlite3-dev
+    libjemalloc-dev  # marquee-fetch's malloc (docs/fetch.md, "Memory allocator")
     postgresql postgresql-contrib
     chromium  # the dashboard's browser test (headless)
 )

@@ -23,6 +23,8 @@
 // outcome record acknowledged by the broker, input marked processed); the group join and the seeding are not timed. CPU is the
 // whole process's user + system time (getrusage) over the same interval.
 import ArgumentParser
+// marquee-fetch's allocator (docs/fetch.md, "Memory allocator"), linked the same way.
+import Cjemalloc
 import Logging
 import MarqueeCore
 import MarqueeFetchStage

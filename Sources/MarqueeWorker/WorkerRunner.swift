@@ -49,7 +49,10 @@ public enum WorkerRunner {
         ) { port in
             logger.notice(
                 "\(stageName) worker started",
-                metadata: ["marquee.metrics": "http://\(metricsAddress.host):\(port)/metrics"]
+                metadata: [
+                    "marquee.metrics": "http://\(metricsAddress.host):\(port)/metrics",
+                    "marquee.allocator": "\(MemoryAllocator.current)",
+                ]
             )
             onStarted?(port)
         }

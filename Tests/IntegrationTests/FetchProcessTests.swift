@@ -57,6 +57,9 @@ struct FetchProcessTests {
         #expect(!written.isEmpty)
         for key in keys.values { #expect(!written.contains(key), "the key \(key.prefix(5))… leaked") }
         #expect(lines.withLock { $0 }.allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") }, "every log line is a JSON object")
+        // marquee-fetch runs on jemalloc (docs/fetch.md, "Memory allocator"), and says so when it starts.
+        let startLine = lines.withLock { $0 }.first { $0.contains("\"fetch worker started\"") } ?? ""
+        #expect(startLine.contains("\"marquee.allocator\":\"jemalloc 5."), "the start-up line: \(startLine)")
     }
 
     /// With `--validator-cache store`, validators outlive the worker: a restarted worker (or any other on the same

@@ -40,7 +40,7 @@ struct ImageProcessTests {
         let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent(TestEnvironment.uniqueName("marquee-images"))
         defer { try? FileManager.default.removeItem(at: folder) }
 
-        let started = AsyncStream<Void>.makeStream()
+        let started = AsyncStream<String>.makeStream()
         let worker = try ChildProcess(
             "marquee-images",
             arguments: [],
@@ -53,10 +53,12 @@ struct ImageProcessTests {
             ],
             readsStandardError: true
         ) { line in
-            if line.contains("\"images worker started\"") { started.continuation.yield() }
+            if line.contains("\"images worker started\"") { started.continuation.yield(String(line)) }
         }
         var startedIterator = started.stream.makeAsyncIterator()
-        _ = await startedIterator.next()
+        let startLine = await startedIterator.next() ?? ""
+        // Only marquee-fetch links jemalloc (docs/fetch.md, "Memory allocator"); this worker reports glibc's.
+        #expect(startLine.contains("\"marquee.allocator\":\"glibc\""), "the start-up line: \(startLine)")
 
         for (name, _, _, _) in hostile {
             try await enqueue(ImageJob(url: emulator.fileURL(name), owner: "test:\(name)", role: .poster), to: images)
