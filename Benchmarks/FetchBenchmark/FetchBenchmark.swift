@@ -62,6 +62,9 @@ struct Options: ParsableArguments {
     @Option(help: "Partitions of each topic of the run.")
     var partitions = 4
 
+    @Flag(help: "Diagnostics: keep the run's topics (by default they are deleted when the run ends).")
+    var keepTopics = false
+
     @Option(help: "Diagnostics: the stage producer's linger.ms (default: marquee-fetch's, FetchWorker.producerLinger).")
     var lingerMs: Int?
 
@@ -361,16 +364,35 @@ enum BenchStage {
         let stage = Stage(configuration: configuration, handler: SinkHandler(inner: worker.handler, progress: progress, dropsOutputs: dropsOutputs), logger: options.logger)
         // The stage is last: a group stops its services in reverse order, so the HTTP client outlives the jobs.
         let group = ServiceGroup(services: [worker, stage], logger: options.logger)
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            do {
-                try await body()
-            } catch {
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                do {
+                    try await body()
+                } catch {
+                    await group.triggerGracefulShutdown()
+                    throw error
+                }
                 await group.triggerGracefulShutdown()
-                throw error
+                try await tasks.waitForAll()
             }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
+        } catch {
+            await Self.deleteTopics(options: options)
+            throw error
+        }
+        await Self.deleteTopics(options: options)
+    }
+
+    /// Deletes the run's topics, so the next run (the next round of make bench-fetch) meets the broker as this one
+    /// did: the local broker slows down as topics and messages pile up, and only the worker's side of the
+    /// comparison uses it (BENCHMARKS.md). `--keep-topics` leaves them, to look at.
+    static func deleteTopics(options: Options) async {
+        guard !options.keepTopics else { return }
+        do {
+            let admin = try KafkaAdmin(configuration: options.kafka, logger: options.logger)
+            try await admin.deleteTopics(Self.topics(prefix: options.prefix).flatMap(\.all))
+        } catch {
+            options.logger.warning("could not delete the run's topics", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -149,6 +149,74 @@ public struct JobOutcome: Hashable, Sendable {
         return Record(kind: .jobOutcome, key: self.jobID.rawValue, fetchedAt: self.finishedAt, data: data)
     }
 
+    /// ``record`` encoded (``Record/encoded()``), written field by field in sorted key order without building the
+    /// record's dictionaries (the same bytes): every job of every stage sends one.
+    public func encodedRecord() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(400 + 40 * self.spawned.count)
+        func field(_ name: StaticString, _ first: Bool = false) {
+            if !first { output.append(UInt8(ascii: ",")) }
+            output.append(UInt8(ascii: "\""))
+            output.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            output.append(contentsOf: #"":"#.utf8)
+        }
+        func nullable(_ value: String?) {
+            if let value { JSONValue.write(string: value, to: &output) } else { output.append(contentsOf: "null".utf8) }
+        }
+        output.append(contentsOf: #"{"data":{"#.utf8)
+        field("attempt", true)
+        JSONValue.integer(Int64(self.attempt)).write(to: &output)
+        field("error")
+        nullable(self.outcome.error.map { String($0.prefix(Self.maxErrorLength)) })
+        field("error_kind")
+        nullable(self.outcome.errorKind?.rawValue)
+        field("job_id")
+        JSONValue.write(string: self.jobID.rawValue, to: &output)
+        field("kind")
+        JSONValue.write(string: self.kind, to: &output)
+        field("outcome")
+        JSONValue.write(string: self.outcome.name, to: &output)
+        field("outputs")
+        output.append(UInt8(ascii: "{"))
+        for (position, stage) in self.outputs.keys.sorted().enumerated() {
+            if position > 0 { output.append(UInt8(ascii: ",")) }
+            JSONValue.write(string: stage, to: &output)
+            output.append(UInt8(ascii: ":"))
+            JSONValue.integer(Int64(self.outputs[stage] ?? 0)).write(to: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+        field("parent_id")
+        nullable(self.parentID?.rawValue)
+        field("root_id")
+        JSONValue.write(string: self.rootID.rawValue, to: &output)
+        field("source")
+        JSONValue.write(string: self.source, to: &output)
+        field("spawned")
+        output.append(UInt8(ascii: "["))
+        for (position, id) in self.spawned.enumerated() {
+            if position > 0 { output.append(UInt8(ascii: ",")) }
+            JSONValue.write(string: id.rawValue, to: &output)
+        }
+        output.append(UInt8(ascii: "]"))
+        field("stage")
+        JSONValue.write(string: self.stage, to: &output)
+        field("tier")
+        if let tier = self.outcome.tier { JSONValue.integer(Int64(tier)).write(to: &output) } else { output.append(contentsOf: "null".utf8) }
+        output.append(contentsOf: #"},"fetched_at":"#.utf8)
+        JSONValue.integer(self.finishedAt).write(to: &output)
+        output.append(contentsOf: #","key":"#.utf8)
+        JSONValue.write(string: self.jobID.rawValue, to: &output)
+        output.append(contentsOf: #","kind":"#.utf8)
+        JSONValue.write(string: Record.Kind.jobOutcome.rawValue, to: &output)
+        output.append(contentsOf: #","v":"#.utf8)
+        JSONValue.integer(FetchJob.version).write(to: &output)
+        output.append(UInt8(ascii: "}"))
+        return output
+    }
+
+    /// The Kafka key of its record (``Record/dedupeKey``).
+    public var recordKey: String { "\(Record.Kind.jobOutcome.rawValue):\(self.jobID.rawValue)" }
+
     /// Reads and checks a `job.outcome` record, as the store does before it writes one.
     ///
     /// Every field must be present (`null` where it does not apply) and of its type; the outcome must agree with

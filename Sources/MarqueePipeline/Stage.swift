@@ -363,11 +363,11 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             spawned: spawned,
             source: message.source,
             finishedAt: Self.nowMilliseconds()
-        ).record
+        )
         return KafkaProducerMessage(
             topic: self.configuration.topics.topic(ofStage: outcomeStage),
-            key: Array(record.dedupeKey.utf8),
-            value: record.encoded(),
+            key: Array(record.recordKey.utf8),
+            value: record.encodedRecord(),
             headers: envelope.child().kafkaHeaders
         )
     }

@@ -39,6 +39,20 @@ import Testing
         #expect(PayloadKind.peek(record.encoded()) == "job.outcome")
     }
 
+    /// The stage writes each outcome's record directly (`encodedRecord()`), without building `record`: the same
+    /// bytes, and the same Kafka key.
+    @Test(arguments: everyOutcome + [
+        JobOutcome(
+            jobID: Self.job, rootID: Self.job, parentID: nil, stage: "images", kind: "image", attempt: 0,
+            outcome: .deadLettered(.permanent, error: String(repeating: "é\u{1}\\", count: 600)),
+            outputs: ["records": 1, "fetch": 0, "a.b": 3, "images": 12], spawned: [], source: "t/1/2", finishedAt: 0
+        ),
+    ])
+    func isWrittenDirectlyAsItsRecordEncodes(outcome: JobOutcome) {
+        #expect(outcome.encodedRecord() == outcome.record.encoded())
+        #expect(outcome.recordKey == outcome.record.dedupeKey)
+    }
+
     @Test func everyFieldIsPresentAndNullWhereItDoesNotApply() {
         let root = JobOutcome(
             envelope: Envelope.root(id: Self.root), stage: "fetch", kind: "unknown", outcome: .done,
