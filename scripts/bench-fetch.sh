@@ -11,7 +11,7 @@
 # 4. Rate-limit accuracy: the worker with a client limit of BENCH_RATE req/s (burst 1) against an emulator limiting
 #    at the same rate, over BENCH_RATE_SECONDS; the achieved rate and the emulator's count of 429s.
 #
-# Environment: BENCH_JOBS (2000), BENCH_CONCURRENCY (32), BENCH_ROUNDS (3), BENCH_CPU_JOBS (500), BENCH_MOVIES (4000),
+# Environment: BENCH_JOBS (2000), BENCH_CONCURRENCY (32), BENCH_ROUNDS (5), BENCH_CPU_JOBS (500), BENCH_MOVIES (4000),
 # BENCH_WRK_SECONDS (5), BENCH_RATE (50), BENCH_RATE_SECONDS (60; 0 skips the rate test), MARQUEE_KAFKA_PORT (19092).
 # The last line is machine-readable:
 #   bench-fetch: ratio=… fetch_jobs_per_sec=… curl_per_sec=… wrk_per_sec=… cpu_us_list=… cpu_us_detail=…
@@ -24,7 +24,7 @@ export PKG_CONFIG_PATH="$root/.deps/rdkafka/lib/pkgconfig"
 
 jobs="${BENCH_JOBS:-2000}"
 concurrency="${BENCH_CONCURRENCY:-32}"
-rounds="${BENCH_ROUNDS:-3}"
+rounds="${BENCH_ROUNDS:-5}"
 cpu_jobs="${BENCH_CPU_JOBS:-500}"
 movies="${BENCH_MOVIES:-4000}"
 wrk_seconds="${BENCH_WRK_SECONDS:-5}"
