@@ -159,6 +159,7 @@ let package = Package(
             dependencies: [
                 "MarqueeCore",
                 "MarqueeHTTP",
+                "MarqueeKafka",
                 "MarqueePipeline",
                 "MarqueeSources",
                 .product(name: "Logging", package: "swift-log"),

@@ -71,6 +71,9 @@ struct Options: ParsableArguments {
     @Option(help: "Diagnostics: the stage producer's batch.num.messages (default: the producer's default).")
     var batchMessages: Int?
 
+    @Option(help: "Diagnostics: the stage producer's compression: none, gzip, lz4 or zstd (default: marquee-fetch's, FetchWorker.producerCompression).")
+    var compression: String?
+
     var kafka: KafkaConfiguration {
         var kafka = KafkaConfiguration(brokers: self.brokers)
         kafka.clientID = "marquee-bench-fetch"
@@ -357,9 +360,19 @@ enum BenchStage {
         // producer.
         configuration.outcomeStage = dropsOutputs ? nil : "records"
         let (lingerMs, batchMessages) = (options.lingerMs, options.batchMessages)
+        let compression: KafkaProducerConfiguration.Compression? =
+            switch options.compression {
+            case nil: nil
+            case "none": KafkaProducerConfiguration.Compression.none
+            case "gzip": .gzip
+            case "lz4": .lz4
+            case "zstd": .zstd
+            case let other?: throw ValidationError("--compression must be none, gzip, lz4 or zstd, not '\(other)'")
+            }
         configuration.producer = { producer in
             producer.linger = lingerMs.map { .milliseconds($0) } ?? FetchWorker.producerLinger
             if let batchMessages { producer.batchMessages = batchMessages }
+            producer.compression = compression ?? FetchWorker.producerCompression
         }
         let stage = Stage(configuration: configuration, handler: SinkHandler(inner: worker.handler, progress: progress, dropsOutputs: dropsOutputs), logger: options.logger)
         // The stage is last: a group stops its services in reverse order, so the HTTP client outlives the jobs.

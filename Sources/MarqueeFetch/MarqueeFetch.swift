@@ -143,9 +143,13 @@ struct MarqueeFetch: AsyncParsableCommand {
         settings.onResponse = { source, status in metrics.recordHTTPResponse(source: source, status: status) }
         let worker = try FetchWorker(settings: settings, logger: logger)
         var configuration = try self.worker.stageConfiguration(stage: "fetch", defaultConcurrency: 64)
-        // Batches of outputs filled for longer than other stages wait (docs/fetch.md, "Producer linger"); a
-        // `-X linger.ms=…` given to the worker still wins (raw properties are applied last).
-        configuration.producer = { producer in producer.linger = FetchWorker.producerLinger }
+        // Batches of outputs filled for longer than other stages wait, and compressed (docs/fetch.md, "Producer
+        // batching and compression"); `-X linger.ms=…` or `-X compression.codec=…` given to the worker still wins
+        // (raw properties are applied last).
+        configuration.producer = { producer in
+            producer.linger = FetchWorker.producerLinger
+            producer.compression = FetchWorker.producerCompression
+        }
         do {
             try await WorkerRunner.run(
                 configuration: configuration,
