@@ -245,6 +245,8 @@ import Testing
     @Test func readsAsTheCharacterwiseReading() {
         let lines = [
             "HTTP/1.1 200 OK\r\n", "HTTP/2 304\r\n", "HTTP/1.1 abc\r\n", "HTTP/\r\n", "\r\n", "\n", "", "\r\r\n\n",
+            "HTTP/1.1  429  Too Many\r\n", "HTTP/1.1 +503\r\n", "HTTP/1.1 -1 x\r\n", "HTTP/1.1\r\n", "HTTP/1.1 \r\n",
+            "HTTP/1.0 99999999999999999999 Big\r\n", "HTTP/1.1 200\tOK\r\n", "HTTP/1.1 2 00\r\n",
             "Content-Length: 4318\r\n", "content-length:12", "Content-Type:\t \tapplication/json\r\n",
             "X-Empty:\r\n", "X-Blank:   \r\n", "No colon here\r\n", ":\r\n", "A\r\nB: v\r\n", "ETag: \"a:b\"\r\n",
             "Retry-After: 3\n\r", "X-Ünïcode: é\r\n", "Set: caf\u{e9}\r\n", "Odd: a\u{301}\r\n", "MiXeD-CaSe: VaLuE\r\n",

@@ -125,7 +125,16 @@ final class CurlTransfer {
         var end = line.count
         while end > 0, line[end - 1] == 0x0D || line[end - 1] == 0x0A { end -= 1 }
         let bytes = UnsafeRawBufferPointer(rebasing: line[..<end])
-        if bytes.starts(with: "HTTP/".utf8) { return self.readCharacterwise(line) }
+        if bytes.starts(with: "HTTP/".utf8) {
+            // "HTTP/1.1 200 OK": the second space-separated word, as a number (0 when there is none).
+            var index = 0
+            while index < bytes.count, bytes[index] != 0x20 { index += 1 }
+            while index < bytes.count, bytes[index] == 0x20 { index += 1 }
+            let start = index
+            while index < bytes.count, bytes[index] != 0x20 { index += 1 }
+            guard index > start else { return .status(0) }
+            return .status(Int(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)) ?? 0)
+        }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return .other }
         var valueStart = colon + 1
         while valueStart < bytes.count, bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09 { valueStart += 1 }
