@@ -10,7 +10,8 @@
 # Stages: `librdkafka` builds librdkafka 2.8.0 from Debian trixie's source (bookworm's 2.0.2 is too old, see
 # ENVIRONMENT.md), `build` compiles the executables in release mode with the Swift standard library and Foundation
 # linked statically, and the runtime is debian:bookworm-slim with only the shared libraries the binaries load:
-# libcurl, libvips, SQLite, jemalloc and the libraries librdkafka's static archive calls (OpenSSL, SASL, zstd, lz4, zlib).
+# libcurl, libvips, SQLite, jemalloc and the libraries librdkafka's static archive calls (OpenSSL, SASL, zstd, lz4,
+# zlib).
 # librdkafka itself is linked statically (Sources/Crdkafka links rdkafka-static), so it is not installed.
 #
 # docs/deploy.md says what of this was checked without a Docker engine, and what was not.
@@ -53,9 +54,9 @@ RUN --mount=type=cache,target=/src/.build,id=marquee-swiftpm \
 # --- runtime --------------------------------------------------------------------------------------------------
 FROM ${RUNTIME_IMAGE} AS runtime
 # libcurl4 (HTTP client, S3), libvips42 (image worker, emulator), libsqlite3-0 (the embedded store), libjemalloc2
-# (marquee-fetch's malloc), and what the static librdkafka calls: libssl3, libsasl2-2, libzstd1, liblz4-1, zlib1g. tini reaps and forwards signals, so
-# SIGTERM reaches the worker and its graceful shutdown runs. curl (a few hundred KB over libcurl4) is for the
-# compose file's health checks against /readyz.
+# (marquee-fetch's malloc), and what the static librdkafka calls: libssl3, libsasl2-2, libzstd1, liblz4-1, zlib1g.
+# tini reaps and forwards signals, so SIGTERM reaches the worker and its graceful shutdown runs. curl (a few hundred
+# KB over libcurl4) is for the compose file's health checks against /readyz.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         ca-certificates tini tzdata curl \

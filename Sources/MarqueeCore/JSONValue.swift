@@ -65,7 +65,7 @@ public enum JSONValue: Hashable, Sendable {
     /// Appends an object with its keys sorted (as ``encoded()`` writes it).
     static func write(object members: [String: JSONValue], to output: inout [UInt8]) {
         output.append(UInt8(ascii: "{"))
-        // The dictionary's own indices are sorted by key, so neither a key nor a value is copied or looked up again.
+        // The dictionary's own indices are sorted by key: no second array of its members, no key looked up again.
         var order = Array(members.indices)
         order.sort { members[$0].key < members[$1].key }
         for (position, index) in order.enumerated() {

@@ -56,9 +56,9 @@ public final class FetchWorker: Service, Sendable {
 
     /// How long the fetch stage's producer waits to fill a batch (`linger.ms`), where the other stages keep the
     /// producer's 5 ms: a fetch job emits about nine messages over two topics, and batching them longer cut the
-    /// broker's CPU per job by about a third (make bench-fetch; docs/fetch.md, "Producer batching and compression"). It adds at most
-    /// 15 ms before a job's outputs are sent, against an upstream call of tens to hundreds of milliseconds.
-    /// `-X linger.ms=…` still overrides it.
+    /// broker's CPU per job by about a third (make bench-fetch; docs/fetch.md, "Producer batching and
+    /// compression"). It adds at most 15 ms before a job's outputs are sent, against an upstream call of tens to
+    /// hundreds of milliseconds. `-X linger.ms=…` still overrides it.
     public static let producerLinger: Duration = .milliseconds(20)
 
     /// How the fetch stage's producer compresses its batches: lz4, where the other stages send theirs as they are.
