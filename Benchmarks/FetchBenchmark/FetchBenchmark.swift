@@ -71,8 +71,19 @@ struct Options: ParsableArguments {
     @Option(help: "Diagnostics: the stage producer's batch.num.messages (default: the producer's default).")
     var batchMessages: Int?
 
-    @Option(help: "Diagnostics: the stage producer's compression: none, gzip, lz4 or zstd (default: marquee-fetch's, FetchWorker.producerCompression).")
-    var compression: String?
+    @Option(
+        help: "Diagnostics: the stage producer's compression: none, gzip, lz4 or zstd (default: marquee-fetch's, FetchWorker.producerCompression).",
+        transform: { name throws -> KafkaProducerConfiguration.Compression in
+            switch name {
+            case "none": .none
+            case "gzip": .gzip
+            case "lz4": .lz4
+            case "zstd": .zstd
+            default: throw ValidationError("--compression must be none, gzip, lz4 or zstd, not '\(name)'")
+            }
+        }
+    )
+    var compression: KafkaProducerConfiguration.Compression?
 
     var kafka: KafkaConfiguration {
         var kafka = KafkaConfiguration(brokers: self.brokers)
@@ -359,16 +370,7 @@ enum BenchStage {
         // more per job, in the same delivery as its outputs. Not with --drop-outputs, which measures without the
         // producer.
         configuration.outcomeStage = dropsOutputs ? nil : "records"
-        let (lingerMs, batchMessages) = (options.lingerMs, options.batchMessages)
-        let compression: KafkaProducerConfiguration.Compression? =
-            switch options.compression {
-            case nil: nil
-            case "none": KafkaProducerConfiguration.Compression.none
-            case "gzip": .gzip
-            case "lz4": .lz4
-            case "zstd": .zstd
-            case let other?: throw ValidationError("--compression must be none, gzip, lz4 or zstd, not '\(other)'")
-            }
+        let (lingerMs, batchMessages, compression) = (options.lingerMs, options.batchMessages, options.compression)
         configuration.producer = { producer in
             producer.linger = lingerMs.map { .milliseconds($0) } ?? FetchWorker.producerLinger
             if let batchMessages { producer.batchMessages = batchMessages }

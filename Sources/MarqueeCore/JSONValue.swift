@@ -65,12 +65,9 @@ public enum JSONValue: Hashable, Sendable {
     /// Appends an object with its keys sorted (as ``encoded()`` writes it).
     static func write(object members: [String: JSONValue], to output: inout [UInt8]) {
         output.append(UInt8(ascii: "{"))
-        // The dictionary's own indices are sorted by key: no second array of its members, no key looked up again.
-        var order = Array(members.indices)
-        order.sort { members[$0].key < members[$1].key }
-        for (position, index) in order.enumerated() {
-            if position > 0 { output.append(UInt8(ascii: ",")) }
-            let member = members[index]
+        // Sorted as pairs, so no key is looked up again.
+        for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
             Self.write(string: member.key, to: &output)
             output.append(UInt8(ascii: ":"))
             member.value.write(to: &output)

@@ -19,9 +19,6 @@ public struct StrictJSON {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let refusesDuplicateKeys: Bool
     private var index = 0
-    /// The members of the objects being read, innermost last: one buffer for the whole document instead of an
-    /// array per object (each object's members are moved into its dictionary and removed when it closes).
-    private var members: [(String, JSONValue)] = []
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>, refusesDuplicateKeys: Bool) {
         self.bytes = bytes
@@ -94,9 +91,8 @@ public struct StrictJSON {
             self.index += 1
             return .object([:])
         }
-        // Members are collected first and the dictionary built once at its final size (no regrowing). A document
-        // that fails is dropped whole, so the buffer is not cleaned up on the way out of a failure.
-        let first = self.members.count
+        // Members are collected first and the dictionary built once at its final size (no regrowing).
+        var members: [(String, JSONValue)] = []
         while true {
             self.skipWhitespace()
             guard self.current == UInt8(ascii: "\""), let key = self.string() else { return nil }
@@ -104,18 +100,15 @@ public struct StrictJSON {
             guard self.current == UInt8(ascii: ":") else { return nil }
             self.index += 1
             guard let value = self.value(depth: depth + 1) else { return nil }
-            self.members.append((key, value))
+            members.append((key, value))
             self.skipWhitespace()
             switch self.current {
             case UInt8(ascii: ","): self.index += 1
             case UInt8(ascii: "}"):
                 self.index += 1
-                var object = [String: JSONValue](minimumCapacity: self.members.count - first)
-                for (key, value) in self.members[first...] {
-                    // A key named twice keeps its last value, or refuses the document.
-                    if object.updateValue(value, forKey: key) != nil, self.refusesDuplicateKeys { return nil }
-                }
-                self.members.removeLast(self.members.count - first)
+                // A key named twice keeps its last value, or refuses the document.
+                let object = [String: JSONValue](members, uniquingKeysWith: { _, last in last })
+                if object.count != members.count, self.refusesDuplicateKeys { return nil }
                 return .object(object)
             default: return nil
             }
