@@ -107,7 +107,7 @@ struct DiscoveryClient {
     func shutdown() async { await self.fetcher.shutdown() }
 
     /// The JSON object the emulator answers to `job`'s request.
-    func page(_ job: FetchJob) async throws -> [String: JSONValue] {
+    func page(_ job: FetchJob) async throws -> JSONObject {
         let request = try self.adapters.request(for: job)
         var fetch = FetchRequest(url: request.url, headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }, purpose: .api)
         fetch.isConditional = false

@@ -41,7 +41,7 @@ public struct Follow: Hashable, Sendable {
     }
 
     var json: JSONValue {
-        var fields: [String: JSONValue] = [
+        var fields: JSONObject = [
             "pages": .integer(self.pages), "details": .bool(self.details), "reviews": .bool(self.reviews),
             "images": .bool(self.images),
         ]
@@ -285,7 +285,7 @@ public enum FetchJob: Hashable, Sendable {
 
     /// The JSON form.
     public var json: JSONValue {
-        var fields: [String: JSONValue] = ["v": .integer(Self.version), "kind": .string(self.kind)]
+        var fields: JSONObject = ["v": .integer(Self.version), "kind": .string(self.kind)]
         func follow(_ follow: Follow) { if follow != .none { fields["follow"] = follow.json } }
         switch self {
         case .tmdbList(let list, let page, let language, let region, let f):

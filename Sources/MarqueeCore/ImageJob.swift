@@ -149,9 +149,9 @@ public struct Record: Hashable, Sendable {
     public var key: String
     /// When the data was fetched, in milliseconds since the epoch.
     public var fetchedAt: Int64
-    public var data: [String: JSONValue]
+    public var data: JSONObject
 
-    public init(kind: Kind, key: String, fetchedAt: Int64, data: [String: JSONValue]) {
+    public init(kind: Kind, key: String, fetchedAt: Int64, data: JSONObject) {
         self.kind = kind
         self.key = key
         self.fetchedAt = fetchedAt

@@ -8,7 +8,7 @@ public enum JSONValue: Hashable, Sendable {
     case number(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 
     /// Parses UTF-8 JSON, strictly (RFC 8259: no trailing commas, no comments, nesting at most
     /// ``StrictJSON/maxDepth``).
@@ -63,10 +63,9 @@ public enum JSONValue: Hashable, Sendable {
     }
 
     /// Appends an object with its keys sorted (as ``encoded()`` writes it).
-    static func write(object members: [String: JSONValue], to output: inout [UInt8]) {
+    static func write(object: JSONObject, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "{"))
-        // Sorted as pairs, so no key is looked up again.
-        for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+        for (index, member) in object.sortedMembers.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             Self.write(string: member.key, to: &output)
             output.append(UInt8(ascii: ":"))
@@ -138,7 +137,7 @@ extension JSONValue: Codable {
         } else if let value = try? container.decode([JSONValue].self) {
             self = .array(value)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            self = .object(JSONObject(try container.decode([String: JSONValue].self)))
         }
     }
 
@@ -151,7 +150,7 @@ extension JSONValue: Codable {
         case .number(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
+        case .object(let value): try container.encode(value.dictionary)
         }
     }
 }

@@ -131,7 +131,7 @@ public struct JobOutcome: Hashable, Sendable {
     /// `job.outcome:<job id>`).
     public var record: Record {
         func nullable(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
-        let data: [String: JSONValue] = [
+        let data: JSONObject = [
             "job_id": .string(self.jobID.rawValue),
             "root_id": .string(self.rootID.rawValue),
             "parent_id": nullable(self.parentID?.rawValue),
@@ -142,7 +142,7 @@ public struct JobOutcome: Hashable, Sendable {
             "tier": self.outcome.tier.map { .integer(Int64($0)) } ?? .null,
             "error_kind": nullable(self.outcome.errorKind?.rawValue),
             "error": nullable(self.outcome.error.map { String($0.prefix(Self.maxErrorLength)) }),
-            "outputs": .object(self.outputs.mapValues { .integer(Int64($0)) }),
+            "outputs": .object(JSONObject(self.outputs.mapValues { .integer(Int64($0)) })),
             "spawned": .array(self.spawned.map { .string($0.rawValue) }),
             "source": .string(self.source),
         ]

@@ -1,7 +1,7 @@
 /// Reads the fields of one JSON object strictly: each accessor checks type and range, and ``finish()`` refuses
 /// any field nobody asked for. Errors carry the field's dotted path.
 public struct PayloadReader {
-    private let object: [String: JSONValue]
+    private let object: JSONObject
     private let path: String
     /// The keys asked for: a handful, so an array (a set's hashing and growth cost more; make bench-fetch).
     private var consumed: [String] = []
@@ -141,7 +141,7 @@ public struct PayloadReader {
     }
 
     /// A field kept as raw JSON (record data whose schema belongs to a later stage).
-    public mutating func rawObject(_ key: String) throws(PayloadError) -> [String: JSONValue] {
+    public mutating func rawObject(_ key: String) throws(PayloadError) -> JSONObject {
         guard let value = self.value(key) else { throw self.missing(key) }
         guard case .object(let object) = value else { throw self.invalid(key, "expected an object, got \(value.typeName)") }
         return object

@@ -89,10 +89,12 @@ public struct StrictJSON {
         self.skipWhitespace()
         if self.current == UInt8(ascii: "}") {
             self.index += 1
-            return .object([:])
+            return .object(JSONObject())
         }
-        // Members are collected first and the dictionary built once at its final size (no regrowing).
-        var members: [(String, JSONValue)] = []
+        var members: [JSONObject.Element] = []
+        // Keys are checked for duplicates one by one while the object is small, through a set past
+        // `JSONObject.indexThreshold` members (so a hostile object of many keys costs no more than linear time).
+        var seen: Set<String>?
         while true {
             self.skipWhitespace()
             guard self.current == UInt8(ascii: "\""), let key = self.string() else { return nil }
@@ -100,16 +102,26 @@ public struct StrictJSON {
             guard self.current == UInt8(ascii: ":") else { return nil }
             self.index += 1
             guard let value = self.value(depth: depth + 1) else { return nil }
-            members.append((key, value))
+            let duplicate: Int?
+            if seen == nil, members.count >= JSONObject.indexThreshold { seen = Set(members.map(\.key)) }
+            if seen != nil {
+                duplicate = seen!.insert(key).inserted ? nil : members.firstIndex { $0.key == key }
+            } else {
+                duplicate = members.firstIndex { $0.key == key }
+            }
+            if let duplicate {
+                // A key named twice keeps its last value, or refuses the document.
+                if self.refusesDuplicateKeys { return nil }
+                members[duplicate].value = value
+            } else {
+                members.append((key: key, value: value))
+            }
             self.skipWhitespace()
             switch self.current {
             case UInt8(ascii: ","): self.index += 1
             case UInt8(ascii: "}"):
                 self.index += 1
-                // A key named twice keeps its last value, or refuses the document.
-                let object = [String: JSONValue](members, uniquingKeysWith: { _, last in last })
-                if object.count != members.count, self.refusesDuplicateKeys { return nil }
-                return .object(object)
+                return .object(JSONObject(uniqueMembers: members))
             default: return nil
             }
         }

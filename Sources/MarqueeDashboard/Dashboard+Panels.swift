@@ -163,7 +163,7 @@ extension Dashboard {
 
     func lagJSON() async -> JSONValue {
         let snapshot = await self.monitor.snapshot()
-        var object: [String: JSONValue] = [:]
+        var object: JSONObject = [:]
         if let report = snapshot.report, case .object(let fields)? = try? JSONValue.parse(Array(report.json().utf8)) {
             object = fields
         } else {
@@ -173,7 +173,7 @@ extension Dashboard {
         object["rounds"] = .integer(Int64(snapshot.rounds))
         object["sample_interval_seconds"] = .number(DashboardMonitor.seconds(self.configuration.sampleInterval))
         object["status_samples"] = .integer(Int64(self.configuration.statusSamples))
-        var history: [String: JSONValue] = [:]
+        var history: JSONObject = [:]
         for (stage, points) in snapshot.history {
             history[stage] = .array(
                 points.map { point in
@@ -295,7 +295,7 @@ extension Dashboard {
             "error": snapshot.deadLetterError.map(JSONValue.string) ?? .null,
             "total": .integer(Int64(summary.total)),
             "purged": .integer(summary.purged),
-            "by_stage": .object(summary.byStage.mapValues { .integer(Int64($0)) }),
+            "by_stage": .object(JSONObject(summary.byStage.mapValues { .integer(Int64($0)) })),
             "counts": .array(
                 summary.counts.sorted { $0.key < $1.key }.map { count, letters in
                     .object([

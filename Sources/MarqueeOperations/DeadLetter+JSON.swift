@@ -20,7 +20,7 @@ extension DeadLetter {
     ///   - includingContent: Whether to add the headers and the payload.
     public func json(nowMilliseconds: Int64, includingContent: Bool = false) -> JSONValue {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
-        var object: [String: JSONValue] = [
+        var object: JSONObject = [
             "id": .string(self.id.description),
             "stage": .string(self.id.stage),
             "topic": .string(self.record.topic),

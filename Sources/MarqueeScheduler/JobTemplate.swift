@@ -62,7 +62,7 @@ public struct JobTemplate: Sendable {
     ///
     /// - Throws: A ``TemplateError`` naming the field whose value is wrong.
     public func jobs(for date: LocalDate) throws(TemplateError) -> [FetchJob] {
-        var objects: [[String: JSONValue]] = [[:]]
+        var objects: [JSONObject] = [[:]]
         for field in self.fields {
             var values: [JSONValue] = []
             for value in field.values {
@@ -108,9 +108,7 @@ public struct JobTemplate: Sendable {
             for value in values { substituted.append(try Self.substitute(value, date: date, field: field)) }
             return .array(substituted)
         case .object(let members):
-            var substituted: [String: JSONValue] = [:]
-            for (key, value) in members { substituted[key] = try Self.substitute(value, date: date, field: field) }
-            return .object(substituted)
+            return .object(try members.mapValues { (value) throws(TemplateError) in try Self.substitute(value, date: date, field: field) })
         case .null, .bool, .integer, .number:
             return value
         }

@@ -307,7 +307,7 @@ private struct Parser {
             }
             return .string(text)
         case .mapping(let mapping):
-            var members: [String: JSONValue] = [:]
+            var members: JSONObject = [:]
             for (key, value) in mapping {
                 guard let name = key.scalar?.string else { throw self.fail(key, "job \(index): field '\(field)': a key must be a name") }
                 members[name] = try self.json(value, field: "\(field).\(name)", index: index)

@@ -64,7 +64,7 @@ public struct WindowMarker: Hashable, Sendable {
 
     /// The JSON form.
     public var json: JSONValue {
-        var fields: [String: JSONValue] = [
+        var fields: JSONObject = [
             "v": .integer(1), "kind": .string(Self.kind), "phase": .string(self.phase.rawValue),
             "owner": .string(self.owner), "at": .integer(self.at),
         ]

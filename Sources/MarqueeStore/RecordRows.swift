@@ -363,7 +363,7 @@ enum RecordRows {
         values["tier"] = result.tier.map { Int64($0) }.json
         values["error_kind"] = (result.errorKind?.rawValue).json
         values["error"] = result.error.map { Fields.sanitized($0) }.json
-        values["outputs"] = .object(outcome.outputs.mapValues { .integer(Int64($0)) })
+        values["outputs"] = .object(JSONObject(outcome.outputs.mapValues { .integer(Int64($0)) }))
         values["spawned"] = .array(outcome.spawned.map { .string($0.description) })
         values["source"] = .string(outcome.source)
         return [f.row(Tables.jobOutcomes, values)]
@@ -510,7 +510,7 @@ struct Fields {
             guard case .object(let members) = value else {
                 throw self.invalid("\(name)[\(index)]", "expected an object, got \(Self.typeName(value))")
             }
-            result.append(members)
+            result.append(members.dictionary)
         }
         return result
     }
@@ -523,8 +523,14 @@ struct Fields {
         switch value {
         case .string(let text): .string(self.sanitized(text))
         case .array(let values): .array(values.map(self.sanitized))
+        case .object(let members) where !members.contains(where: { $0.key.utf8.contains(0) }):
+            .object(members.mapValues(self.sanitized))
         case .object(let members):
-            .object(Dictionary(members.map { (self.sanitized($0.key), self.sanitized($0.value)) }, uniquingKeysWith: { first, _ in first }))
+            // Keys that differ only by NULs become one: the first keeps its place.
+            .object(
+                JSONObject(
+                    Dictionary(members.map { (self.sanitized($0.key), self.sanitized($0.value)) }, uniquingKeysWith: { first, _ in first })
+                ))
         default: value
         }
     }

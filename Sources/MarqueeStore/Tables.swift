@@ -97,10 +97,11 @@ enum Accumulation: Sendable {
             return .array(old + new.filter { !old.contains($0) })
         case (.objectMaximum, .object(let old)?, .object(let new)?):
             return .object(
-                old.merging(new) { a, b in
-                    if case .integer(let x) = a, case .integer(let y) = b { return .integer(max(x, y)) }
-                    return b
-                })
+                JSONObject(
+                    old.dictionary.merging(new.dictionary) { a, b in
+                        if case .integer(let x) = a, case .integer(let y) = b { return .integer(max(x, y)) }
+                        return b
+                    }))
         default:
             return newer ?? older
         }

@@ -71,7 +71,7 @@ struct ReferenceStrictJSON {
         self.skipWhitespace()
         if self.current == UInt8(ascii: "}") {
             self.index += 1
-            return .object(members)
+            return .object(JSONObject(members))
         }
         while true {
             self.skipWhitespace()
@@ -86,7 +86,7 @@ struct ReferenceStrictJSON {
             case UInt8(ascii: ","): self.index += 1
             case UInt8(ascii: "}"):
                 self.index += 1
-                return .object(members)
+                return .object(JSONObject(members))
             default: return nil
             }
         }

@@ -66,11 +66,11 @@ enum QueryCatalogue {
     static let coverHash = String(repeating: "c0", count: 32)
 
     static func handMadeRecords() -> [Record] {
-        func record(_ kind: Record.Kind, _ key: String, _ data: [String: JSONValue]) -> Record {
+        func record(_ kind: Record.Kind, _ key: String, _ data: JSONObject) -> Record {
             Record(kind: kind, key: key, fetchedAt: self.fetchedAt, data: data)
         }
         func localized(_ id: Int64, _ language: String, _ title: String, tagline: String? = nil) -> Record {
-            var data: [String: JSONValue] = [
+            var data: JSONObject = [
                 "movie_id": .integer(id), "language": .string(language), "title": .string(title), "overview": .null,
             ]
             if let tagline {

@@ -10,21 +10,19 @@ enum Sample {
         released: String = "2019-05-30")
         -> Record
     {
-        var data: [String: JSONValue] = [
+        var data: JSONObject = [
             "movie_id": .integer(id), "original_title": .string("Original \(id)"), "original_language": .string("en"),
             "release_date": .string(released), "adult": .bool(false), "video": .bool(false),
             "popularity": .number(popularity), "vote_average": .integer(8), "vote_count": .integer(1000),
             "genre_ids": .array(genres.map { .integer($0) }), "poster_path": .string("/p\(id).jpg"), "backdrop_path": .null,
         ]
         if details {
-            data.merge(
-                [
-                    "runtime": .integer(132), "budget": .integer(11_400_000), "revenue": .null, "imdb_id": .string("tt6751668"),
-                    "status": .string("Released"), "collection_id": .null, "production_countries": .array([.string("KR")]),
-                    "spoken_languages": .array([.string("ko")]), "origin_country": .array([.string("KR")]),
-                ],
-                uniquingKeysWith: { $1 }
-            )
+            let more: JSONObject = [
+                "runtime": .integer(132), "budget": .integer(11_400_000), "revenue": .null, "imdb_id": .string("tt6751668"),
+                "status": .string("Released"), "collection_id": .null, "production_countries": .array([.string("KR")]),
+                "spoken_languages": .array([.string("ko")]), "origin_country": .array([.string("KR")]),
+            ]
+            for (key, value) in more { data[key] = value }
         }
         return Record(kind: .movie, key: "tmdb:movie:\(id)", fetchedAt: fetchedAt, data: data)
     }

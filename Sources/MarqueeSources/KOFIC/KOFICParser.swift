@@ -39,7 +39,7 @@ struct KOFICParser {
             guard let rank = entry["rank"]?.int else { continue }
             let movieCode = entry["movieCd"]?.trimmedText
             let movieName = entry["movieNm"]?.trimmedText
-            let data: [String: JSONValue] = [
+            let data: JSONObject = [
                 "period": .string(period),
                 "date": .of(isDaily ? start ?? ISODate.normalized(requestedDate) : start),
                 "year_week": .of(isDaily ? nil : yearWeek),
@@ -85,7 +85,7 @@ struct KOFICParser {
     mutating func movie(_ info: JSONValue, code: String, follow: Follow) {
         let name = info["movieNm"]?.trimmedText
         let actors = info["actors"]?.arrayValue ?? []
-        let data: [String: JSONValue] = [
+        let data: JSONObject = [
             "movie_cd": .string(code),
             "title": .of(name),
             "title_en": .of(info["movieNmEn"]?.trimmedText),

@@ -69,7 +69,7 @@ struct OpenLibraryParser {
                 return .object(["name": .of(name), "key": .of(key)])
             }
             let coverID = Self.coverID(doc["cover_i"])
-            var data: [String: JSONValue] = [
+            var data: JSONObject = [
                 "title": .of(doc["title"]?.trimmedText),
                 "authors": .array(authors),
                 "first_publish_year": .of(doc["first_publish_year"]?.int),
@@ -108,7 +108,7 @@ struct OpenLibraryParser {
             return key.split(separator: "/").last.map(String.init)
         }
         let description = json["description"]?.text ?? json["description"]?["value"]?.text
-        let data: [String: JSONValue] = [
+        let data: JSONObject = [
             "work_id": .string(id),
             "title": .of(json["title"]?.trimmedText),
             "description": .of(description),

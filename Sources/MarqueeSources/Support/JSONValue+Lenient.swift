@@ -12,7 +12,7 @@ extension JSONValue {
     }
 
     /// The object's members, if this is an object.
-    var objectValue: [String: JSONValue]? {
+    var objectValue: JSONObject? {
         guard case .object(let object) = self else { return nil }
         return object
     }

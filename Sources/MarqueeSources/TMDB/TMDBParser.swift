@@ -62,7 +62,7 @@ struct TMDBParser {
         for item in results {
             guard let reviewID = item["id"]?.trimmedText else { continue }
             let details = item["author_details"]
-            var data: [String: JSONValue] = [
+            var data: JSONObject = [
                 "review_id": .string(reviewID),
                 "movie_id": .integer(movieID),
                 "author": .of(item["author"]?.trimmedText),
@@ -114,7 +114,7 @@ struct TMDBParser {
     // MARK: - Movies
 
     private mutating func movieRecords(_ item: JSONValue, id: Int64, language: String, fromDetails: Bool) {
-        var movie: [String: JSONValue] = [
+        var movie: JSONObject = [
             "movie_id": .integer(id),
             "original_title": .of(item["original_title"]?.trimmedText),
             "original_language": .of(item["original_language"]?.trimmedText),
@@ -127,7 +127,7 @@ struct TMDBParser {
             "poster_path": .of(Self.imagePath(item["poster_path"])),
             "backdrop_path": .of(Self.imagePath(item["backdrop_path"])),
         ]
-        var localized: [String: JSONValue] = [
+        var localized: JSONObject = [
             "movie_id": .integer(id),
             "language": .string(language),
             "title": .of(item["title"]?.trimmedText),
