@@ -71,14 +71,19 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     private func index(of key: String) -> Int? {
         if let positions = self.positions { return positions[key] }
-        return self.members.firstIndex { $0.key == key }
+        return self.members.firstIndex { Self.same($0.key, key) }
     }
+
+    /// Whether two keys are the same, their lengths compared first: most keys of an object differ in length, and
+    /// that is one comparison of two stored counts.
+    @inline(__always)
+    static func same(_ a: String, _ b: String) -> Bool { a.utf8.count == b.utf8.count && a == b }
 
     /// The value of `key`; setting `nil` removes the member, setting a new key adds it at the end.
     public subscript(key: String) -> JSONValue? {
         get {
             if let positions = self.positions { return positions[key].map { self.members[$0].value } }
-            for member in self.members where member.key == key { return member.value }
+            for member in self.members where Self.same(member.key, key) { return member.value }
             return nil
         }
         set {
@@ -128,7 +133,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// The members sorted by key (how ``JSONValue/encoded()`` writes them).
     public var sortedMembers: [Element] {
-        // Objects are usually built in key order already (records are): checked before sorting.
+        // Objects are often built in key order already: checked before sorting.
         if zip(self.members, self.members.dropFirst()).allSatisfy({ $0.key < $1.key }) { return self.members }
         return self.members.sorted { $0.key < $1.key }
     }

@@ -105,9 +105,9 @@ public struct StrictJSON {
             let duplicate: Int?
             if seen == nil, members.count >= JSONObject.indexThreshold { seen = Set(members.map(\.key)) }
             if seen != nil {
-                duplicate = seen!.insert(key).inserted ? nil : members.firstIndex { $0.key == key }
+                duplicate = seen!.insert(key).inserted ? nil : members.firstIndex { JSONObject.same($0.key, key) }
             } else {
-                duplicate = members.firstIndex { $0.key == key }
+                duplicate = members.firstIndex { JSONObject.same($0.key, key) }
             }
             if let duplicate {
                 // A key named twice keeps its last value, or refuses the document.
