@@ -92,9 +92,10 @@ public struct StrictJSON {
             return .object(JSONObject())
         }
         var members: [JSONObject.Element] = []
-        // Keys are checked for duplicates one by one while the object is small, through a set past
-        // `JSONObject.indexThreshold` members (so a hostile object of many keys costs no more than linear time).
-        var seen: Set<String>?
+        // Keys are checked for duplicates one by one while the object is small, through a dictionary of their
+        // places past `JSONObject.indexThreshold` members (so a hostile object of many keys, repeated or not, costs
+        // no more than linear time).
+        var places: [String: Int]?
         while true {
             self.skipWhitespace()
             guard self.current == UInt8(ascii: "\""), let key = self.string() else { return nil }
@@ -102,10 +103,13 @@ public struct StrictJSON {
             guard self.current == UInt8(ascii: ":") else { return nil }
             self.index += 1
             guard let value = self.value(depth: depth + 1) else { return nil }
+            if places == nil, members.count >= JSONObject.indexThreshold {
+                places = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
+            }
             let duplicate: Int?
-            if seen == nil, members.count >= JSONObject.indexThreshold { seen = Set(members.map(\.key)) }
-            if seen != nil {
-                duplicate = seen!.insert(key).inserted ? nil : members.firstIndex { JSONObject.same($0.key, key) }
+            if places != nil {
+                duplicate = places![key]
+                if duplicate == nil { places![key] = members.count }
             } else {
                 duplicate = members.firstIndex { JSONObject.same($0.key, key) }
             }
