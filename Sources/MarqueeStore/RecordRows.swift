@@ -526,7 +526,7 @@ struct Fields {
         case .object(let members) where !members.contains(where: { $0.key.utf8.contains(0) }):
             .object(members.mapValues(self.sanitized))
         case .object(let members):
-            // Keys that differ only by NULs become one: the first keeps its place.
+            // Keys that differ only by NULs become one key, with the first one's value.
             .object(
                 JSONObject(
                     Dictionary(members.map { (self.sanitized($0.key), self.sanitized($0.value)) }, uniquingKeysWith: { first, _ in first })
