@@ -13,6 +13,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=scripts/fetch-curl.sh
+source "$root/scripts/fetch-curl.sh"
 [ $# -ge 2 ] || { echo "usage: $0 A B [PAIRS] [COUNT]  (two FetchBenchmark binaries)" >&2; exit 2; }
 a="$1" b="$2" pairs="${3:-10}" count="${4:-2000}"
 for binary in "$a" "$b"; do [ -x "$binary" ] || { echo "$binary is not an executable" >&2; exit 2; }; done
@@ -42,16 +44,8 @@ port="$(grep -oE 'http://[0-9.]+:[0-9]+' "$work/emulator.out" | head -n1)"
 eval "$("$upstream" --print-env --host 127.0.0.1 --port "${port##*:}")"
 
 "$a" urls --kind detail --count "$count" >"$work/urls.txt" 2>/dev/null
-awk '{ printf "url = \"%s\"\noutput = \"/dev/null\"\n", $0 }' "$work/urls.txt" >"$work/urls.cfg"
-run_curl() {
-    local start end
-    start="$(date +%s%N)"
-    curl --parallel --parallel-max 32 --parallel-immediate --silent --no-progress-meter --config "$work/urls.cfg" \
-        --header 'Accept: application/json' --user-agent 'marquee/1.0 (catalogue ingestion pipeline)' \
-        --write-out '%{http_code}\n' >"$work/curl.out"
-    end="$(date +%s%N)"
-    awk -v n="$count" -v ns="$((end - start))" 'BEGIN { printf "%d", n * 1e9 / ns }'
-}
+curl_config "$work/urls.txt" "$work/urls.cfg"
+run_curl() { curl_rate "$work/urls.cfg" "$count" 32 "$work/curl.out"; }
 run_worker() {
     "$1" run --brokers "$brokers" --kind detail --count "$count" --concurrency 32 2>&1 | tail -n1 \
         | grep -oE 'jobs_per_sec=[0-9]+' | cut -d= -f2

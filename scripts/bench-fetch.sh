@@ -37,6 +37,9 @@ upstream="$scratch/release/marquee-upstream"
 logs="$root/var/bench-fetch"
 mkdir -p "$logs"
 
+# shellcheck source=scripts/fetch-curl.sh
+source "$root/scripts/fetch-curl.sh"
+
 say() { printf '\033[1mbench-fetch:\033[0m %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
@@ -109,15 +112,7 @@ run_worker() { # kind count log → jobs/s (cpu µs/job in the log)
 }
 
 run_curl() { # log → requests/s
-    local start end ok
-    start="$(date +%s%N)"
-    curl --parallel --parallel-max "$concurrency" --parallel-immediate --silent --no-progress-meter --config "$logs/urls.cfg" \
-        --header 'Accept: application/json' --user-agent "$user_agent" --write-out '%{http_code}\n' >"$1" 2>&1 \
-        || die "curl failed; see ${1#"$root"/}"
-    end="$(date +%s%N)"
-    ok="$(grep -c '^200$' "$1" || true)"
-    [ "$ok" = "$jobs" ] || die "curl got $ok answers 200 of $jobs; see ${1#"$root"/}"
-    awk -v n="$jobs" -v ns="$((end - start))" 'BEGIN { printf "%d", n * 1e9 / ns }'
+    curl_rate "$logs/urls.cfg" "$jobs" "$concurrency" "$1" || die "the curl run failed"
 }
 
 # --- 1. the worker vs curl, movie details -----------------------------------------------------------------------
@@ -125,8 +120,7 @@ start_emulator emulator
 say "emulator at $emulator_url ($movies movies); $rounds rounds of $jobs movie details, concurrency $concurrency; logs in var/bench-fetch/"
 "$bench" urls --kind detail --count "$jobs" >"$logs/urls.txt" 2>"$logs/urls.log" || die "FetchBenchmark urls failed; see var/bench-fetch/urls.log"
 [ "$(wc -l <"$logs/urls.txt")" = "$jobs" ] || die "FetchBenchmark urls printed $(wc -l <"$logs/urls.txt") URLs, not $jobs"
-awk '{ printf "url = \"%s\"\noutput = \"/dev/null\"\n", $0 }' "$logs/urls.txt" >"$logs/urls.cfg"
-user_agent="${MARQUEE_USER_AGENT:-marquee/1.0 (catalogue ingestion pipeline)}"
+curl_config "$logs/urls.txt" "$logs/urls.cfg"
 
 workers=(); curls=(); ratios=()
 for round in $(seq 1 "$rounds"); do

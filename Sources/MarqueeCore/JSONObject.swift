@@ -22,28 +22,21 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// An empty object.
     public init() { self.members = [] }
 
-    /// An empty object with room for `capacity` members.
-    public init(minimumCapacity capacity: Int) {
-        self.members = []
-        self.members.reserveCapacity(capacity)
-    }
-
     /// The members of a dictionary, in the order of their keys.
     public init(_ dictionary: [String: JSONValue]) {
         self.init(uniqueMembers: dictionary.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) })
     }
 
-    /// Members known to name each key once (the reader's, after its duplicate check).
-    init(uniqueMembers members: [Element]) {
+    /// Members known to name each key once (the reader's, after its duplicate check), with their places when the
+    /// reader already has them.
+    init(uniqueMembers members: [Element], positions: [String: Int]? = nil) {
         self.members = members
-        if members.count > Self.indexThreshold { self.indexPositions() }
+        if members.count > Self.indexThreshold { self.positions = positions ?? Self.positions(of: members) }
     }
 
-    private mutating func indexPositions() {
-        var positions: [String: Int] = [:]
-        positions.reserveCapacity(self.members.count)
-        for (position, member) in self.members.enumerated() { positions[member.key] = position }
-        self.positions = positions
+    /// Each key's place in `members`.
+    static func positions(of members: [Element]) -> [String: Int] {
+        Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
     }
 
     /// - Precondition: No key twice (as for a `Dictionary` literal).
@@ -51,8 +44,8 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         self.members = []
         self.members.reserveCapacity(elements.count)
         for (key, value) in elements {
-            precondition(self[key] == nil, "JSONObject literal names the key '\(key)' twice")
-            self[key] = value
+            precondition(self.index(of: key) == nil, "JSONObject literal names the key '\(key)' twice")
+            self.append(key, value)
         }
     }
 
@@ -60,12 +53,8 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     public var isEmpty: Bool { self.members.isEmpty }
     /// The keys, in the object's order.
     public var keys: [String] { self.members.map(\.key) }
-    /// The values, in the object's order.
-    public var values: [JSONValue] { self.members.map(\.value) }
     /// The members as a dictionary.
-    public var dictionary: [String: JSONValue] {
-        Dictionary(self.members.lazy.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })
-    }
+    public var dictionary: [String: JSONValue] { Dictionary(uniqueKeysWithValues: self.members.lazy.map { ($0.key, $0.value) }) }
 
     public func makeIterator() -> IndexingIterator<[Element]> { self.members.makeIterator() }
 
@@ -94,19 +83,19 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
                     self.removeValue(forKey: key)
                 }
             } else if let newValue {
-                self.members.append((key: key, value: newValue))
-                if self.positions != nil {
-                    self.positions![key] = self.members.count - 1
-                } else if self.members.count > Self.indexThreshold {
-                    self.indexPositions()
-                }
+                self.append(key, newValue)
             }
         }
     }
 
-    /// The value of `key`, or `defaultValue` if there is none.
-    public subscript(key: String, default defaultValue: @autoclosure () -> JSONValue) -> JSONValue {
-        self[key] ?? defaultValue()
+    /// Adds a member whose key the object does not hold yet.
+    private mutating func append(_ key: String, _ value: JSONValue) {
+        self.members.append((key: key, value: value))
+        if self.positions != nil {
+            self.positions![key] = self.members.count - 1
+        } else if self.members.count > Self.indexThreshold {
+            self.positions = Self.positions(of: self.members)
+        }
     }
 
     /// Removes `key`'s member, returning its value.
@@ -116,8 +105,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         let value = self.members.remove(at: index).value
         if self.positions != nil {
             // The later members moved up by one.
-            self.positions = nil
-            if self.members.count > Self.indexThreshold { self.indexPositions() }
+            self.positions = self.members.count > Self.indexThreshold ? Self.positions(of: self.members) : nil
         }
         return value
     }

@@ -150,7 +150,7 @@ public struct JobOutcome: Hashable, Sendable {
     }
 
     /// ``record`` encoded (``Record/encoded()``), written field by field in sorted key order without building the
-    /// record's dictionaries (the same bytes): every job of every stage sends one.
+    /// record (the same bytes): every job of every stage sends one.
     public func encodedRecord() -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(400 + 40 * self.spawned.count)

@@ -104,7 +104,7 @@ public struct StrictJSON {
             self.index += 1
             guard let value = self.value(depth: depth + 1) else { return nil }
             if places == nil, members.count >= JSONObject.indexThreshold {
-                places = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
+                places = JSONObject.positions(of: members)
             }
             let duplicate: Int?
             if places != nil {
@@ -125,7 +125,7 @@ public struct StrictJSON {
             case UInt8(ascii: ","): self.index += 1
             case UInt8(ascii: "}"):
                 self.index += 1
-                return .object(JSONObject(uniqueMembers: members))
+                return .object(JSONObject(uniqueMembers: members, positions: places))
             default: return nil
             }
         }
