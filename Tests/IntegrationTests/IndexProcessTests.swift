@@ -23,11 +23,16 @@ struct IndexProcessTests {
         let records = (1...300).map { movieRecord(Int64($0), fetchedAt: 1_000) }
         try await produce(records, to: topics)
 
-        // The first worker stores a batch, then kills itself before the stage may mark its offsets.
+        // The first worker stores a batch, then kills itself before the stage may mark its offsets. Its batches
+        // are always full: the 300 records wait in the topic, and a batch is not cut short by the 200 ms wait when
+        // the first fetches bring fewer (they did on a loaded machine: a batch of 79).
         let group = TestEnvironment.uniqueName("index")
         let crashing = try await IndexWorker.start(
             topics: topics, group: group, store: location,
-            environment: ["MARQUEE_INDEX_CRASH_AFTER_COMMITS": "1", "MARQUEE_INDEX_BATCH_SIZE": "100"]
+            environment: [
+                "MARQUEE_INDEX_CRASH_AFTER_COMMITS": "1", "MARQUEE_INDEX_BATCH_SIZE": "100",
+                "MARQUEE_INDEX_BATCH_WAIT_MS": "30000",
+            ]
         )
         #expect(await crashing.process.waitForExit() == SIGKILL)
 
