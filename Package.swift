@@ -495,7 +495,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueePipelineTests",
-            dependencies: ["MarqueeCore", "MarqueePipeline", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MarqueeCore", "MarqueeKafka", "MarqueePipeline", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

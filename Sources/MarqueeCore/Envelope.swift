@@ -80,68 +80,116 @@ public struct Envelope: Hashable, Sendable {
     /// gives its outputs the same ids both times, so the lineage holds each spawned job once however often its
     /// parent ran. The timestamp part is this job's, so children sort with their parent.
     public func child(output index: Int, stage: String, key: String) -> Envelope {
-        let milliseconds = self.id.milliseconds ?? JobID.nowMilliseconds()
-        // The name "<id>\u{1F}<index>\u{1F}<stage>\u{1F}<key>", hashed part by part rather than joined first.
-        var name = JobID.NameHash()
-        name.add(self.id.rawValue.utf8)
-        name.add(0x1F)
-        name.add(String(index).utf8)
-        name.add(0x1F)
-        name.add(stage.utf8)
-        name.add(0x1F)
-        name.add(key.utf8)
-        return self.child(id: .deterministic(milliseconds: milliseconds, hash: name))
+        self.children.child(output: index, stage: stage, key: key)
+    }
+
+    /// Makes ``child(output:stage:key:)`` for each output of one job, reading this job's id once for all of them.
+    public var children: Children { Children(parent: self) }
+
+    /// The children of one job's outputs: ``Envelope/child(output:stage:key:)`` with this job's timestamp and the
+    /// hash of its id worked out once.
+    public struct Children: Sendable {
+        private let parent: Envelope
+        private let milliseconds: UInt64
+        /// The hash of "<id>\u{1F}", which every child's name starts with.
+        private let prefix: JobID.NameHash
+
+        init(parent: Envelope) {
+            self.parent = parent
+            self.milliseconds = parent.id.milliseconds ?? JobID.nowMilliseconds()
+            var prefix = JobID.NameHash()
+            prefix.add(parent.id.rawValue.utf8)
+            prefix.add(0x1F)
+            self.prefix = prefix
+        }
+
+        public func child(output index: Int, stage: String, key: String) -> Envelope {
+            // The name "<id>\u{1F}<index>\u{1F}<stage>\u{1F}<key>", hashed part by part rather than joined first.
+            var name = self.prefix
+            name.add(String(index).utf8)
+            name.add(0x1F)
+            name.add(stage.utf8)
+            name.add(0x1F)
+            name.add(key.utf8)
+            return self.parent.child(id: .deterministic(milliseconds: self.milliseconds, hash: name))
+        }
     }
 
     /// The headers, as name/value pairs, in a stable order.
     public var headers: [(String, String)] {
-        var headers: [(String, String)] = [
-            (Header.id, self.id.rawValue), (Header.root, self.root.rawValue), (Header.attempt, String(self.attempt)),
-        ]
-        if let parent { headers.append((Header.parent, parent.rawValue)) }
-        if let notBefore { headers.append((Header.notBefore, String(notBefore))) }
-        if let origin { headers.append((Header.origin, origin)) }
-        if let error { headers.append((Header.error, error)) }
-        if let errorKind { headers.append((Header.errorKind, errorKind.rawValue)) }
-        if let traceparent { headers.append((Header.traceparent, traceparent)) }
+        var headers: [(String, String)] = []
+        headers.reserveCapacity(self.headerCount)
+        self.forEachHeader { headers.append(($0, $1)) }
         return headers
+    }
+
+    /// How many headers ``headers`` has.
+    public var headerCount: Int {
+        var count = 0
+        self.forEachHeader { _, _ in count += 1 }
+        return count
+    }
+
+    /// Calls `body` with each header's name and value, in the order of ``headers``, without building the array
+    /// (a stage writes them straight into its messages' headers).
+    public func forEachHeader(_ body: (String, String) -> Void) {
+        body(Header.id, self.id.rawValue)
+        body(Header.root, self.root.rawValue)
+        body(Header.attempt, String(self.attempt))
+        if let parent { body(Header.parent, parent.rawValue) }
+        if let notBefore { body(Header.notBefore, String(notBefore)) }
+        if let origin { body(Header.origin, origin) }
+        if let error { body(Header.error, error) }
+        if let errorKind { body(Header.errorKind, errorKind.rawValue) }
+        if let traceparent { body(Header.traceparent, traceparent) }
     }
 
     /// Reads an envelope from headers (the last value of a repeated header wins).
     ///
     /// - Throws: A ``PayloadError`` naming the missing or malformed header.
     public init(headers: [(String, String?)]) throws(PayloadError) {
-        var values: [String: String] = [:]
-        for (name, value) in headers { if let value { values[name] = value } }
-        func required(_ name: String) throws(PayloadError) -> String {
-            guard let value = values[name], !value.isEmpty else {
-                throw PayloadError(.missingField, field: "header \(name)", "required")
+        // The envelope's headers by name, each the last value given (others are not the envelope's).
+        var id, root, parent, attemptHeader, notBeforeText, origin, error, errorKind, traceparent: String?
+        for case let (name, value?) in headers {
+            switch name {
+            case Header.id: id = value
+            case Header.root: root = value
+            case Header.parent: parent = value
+            case Header.attempt: attemptHeader = value
+            case Header.notBefore: notBeforeText = value
+            case Header.origin: origin = value
+            case Header.error: error = value
+            case Header.errorKind: errorKind = value
+            case Header.traceparent: traceparent = value
+            default: continue
             }
-            return value
         }
-        let id = JobID(rawValue: try required(Header.id))
-        let root = values[Header.root].map(JobID.init(rawValue:)) ?? id
-        let attemptText = values[Header.attempt] ?? "1"
+        guard let idText = id, !idText.isEmpty else {
+            throw PayloadError(.missingField, field: "header \(Header.id)", "required")
+        }
+        let jobID = JobID(rawValue: idText)
+        let rootID = root.map(JobID.init(rawValue:)) ?? jobID
+        let attemptText = attemptHeader ?? "1"
         guard let attempt = Int(attemptText), attempt >= 1, attempt <= 1000 else {
             throw PayloadError(.invalidField, field: "header \(Header.attempt)", "expected a number from 1 to 1000, got '\(attemptText.prefix(40))'")
         }
         var notBefore: Int64?
-        if let text = values[Header.notBefore] {
+        if let text = notBeforeText {
             guard let value = Int64(text), value >= 0 else {
                 throw PayloadError(.invalidField, field: "header \(Header.notBefore)", "expected epoch milliseconds, got '\(text.prefix(40))'")
             }
             notBefore = value
         }
         self.init(
-            id: id,
-            root: root,
-            parent: values[Header.parent].map(JobID.init(rawValue:)),
+            id: jobID,
+            root: rootID,
+            parent: parent.map(JobID.init(rawValue:)),
             attempt: attempt,
             notBefore: notBefore,
-            origin: values[Header.origin],
-            error: values[Header.error],
-            errorKind: values[Header.errorKind].flatMap(ErrorKind.init(rawValue:)),
-            traceparent: values[Header.traceparent]
+            origin: origin,
+            error: error,
+            errorKind: errorKind.flatMap(ErrorKind.init(rawValue:)),
+            traceparent: traceparent
         )
     }
 

@@ -224,12 +224,9 @@ public final class KafkaProducer: Service, Sendable {
             var key = header.key
             key.withUTF8 { keyBytes in
                 keyBytes.withMemoryRebound(to: CChar.self) { key in
-                    if let value = header.value {
-                        value.withUnsafeBytes { value in
-                            _ = rd_kafka_header_add(list, key.baseAddress, key.count, value.baseAddress, value.count)
-                        }
-                    } else {
-                        _ = rd_kafka_header_add(list, key.baseAddress, key.count, nil, 0)
+                    header.withValueBytes { value in
+                        // A nil value pointer is a header without a value (not an empty one).
+                        _ = rd_kafka_header_add(list, key.baseAddress, key.count, value?.baseAddress, value?.count ?? 0)
                     }
                 }
             }

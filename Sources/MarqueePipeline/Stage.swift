@@ -202,8 +202,9 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         // derive from this job's id and the output's place, so a redelivered job re-sends the same ids.
         var counts: [String: Int] = [:]
         var spawned: [JobID] = []
+        let children = envelope.children
         for (index, output) in outputs.enumerated() {
-            let child = envelope.child(output: index, stage: output.stage, key: output.key)
+            let child = children.child(output: index, stage: output.stage, key: output.key)
             messages.append(
                 KafkaProducerMessage(
                     topic: self.configuration.topics.topic(ofStage: output.stage),
@@ -397,8 +398,13 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
 }
 
 extension Envelope {
-    /// The envelope as Kafka headers.
-    public var kafkaHeaders: [KafkaHeader] { self.headers.map { KafkaHeader(key: $0.0, value: $0.1) } }
+    /// The envelope as Kafka headers (each value kept as its text: no byte array per header).
+    public var kafkaHeaders: [KafkaHeader] {
+        var headers: [KafkaHeader] = []
+        headers.reserveCapacity(self.headerCount)
+        self.forEachHeader { headers.append(KafkaHeader(key: $0, value: $1)) }
+        return headers
+    }
 }
 
 extension KafkaConsumerMessage {

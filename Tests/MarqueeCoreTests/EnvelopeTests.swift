@@ -13,6 +13,26 @@ import Testing
         #expect(decoded == envelope)
     }
 
+    @Test func theLastValueOfAHeaderWinsAndOthersAreIgnored() throws {
+        let envelope = try Envelope(headers: [
+            ("marquee-id", "first"), ("marquee-attempt", "2"), ("marquee-id", "second"), ("marquee-root", "root"),
+            ("marquee-origin", "a/0/1"), ("marquee-origin", nil), ("x-other", "ignored"), ("marquee-attempt", "3"),
+            ("marquee-error-kind", "permanent"), ("marquee-error-kind", "unheard-of"),
+        ])
+        #expect(envelope.id.rawValue == "second")
+        #expect(envelope.root.rawValue == "root")
+        #expect(envelope.attempt == 3)
+        #expect(envelope.origin == "a/0/1")  // a header without a value leaves the one before
+        #expect(envelope.errorKind == nil)  // the last value is not a kind
+        #expect(envelope.parent == nil && envelope.notBefore == nil && envelope.error == nil)
+        let empty = try #require(throws: PayloadError.self) { try Envelope(headers: [("marquee-id", "")]) }
+        #expect(empty.field == "header marquee-id")
+        let notBefore = try #require(throws: PayloadError.self) {
+            try Envelope(headers: [("marquee-id", "x"), ("marquee-not-before", "-5")])
+        }
+        #expect(notBefore.field == "header marquee-not-before")
+    }
+
     @Test func aChildKeepsTheRootAndNamesItsParent() {
         let root = Envelope.root()
         let child = root.child()
@@ -72,9 +92,11 @@ import Testing
             (12, "records", "movie.localized:tmdb:movie:550:en-US", "01HF7YAT3VHGNYQHXW8JZTGHJP"),
             (3, "images", "image:https://x/\u{E9}.jpg", "01HF7YAT3V5GM37T9CFFZQFB84"),
         ]
+        let children = parent.children
         for (index, stage, key, expected) in cases {
             let name = "\(parent.id.rawValue)\u{1F}\(index)\u{1F}\(stage)\u{1F}\(key)"
             #expect(parent.child(output: index, stage: stage, key: key).id.rawValue == expected)
+            #expect(children.child(output: index, stage: stage, key: key) == parent.child(output: index, stage: stage, key: key))
             #expect(JobID.deterministic(milliseconds: 1_700_000_000_123, name: name).rawValue == expected)
         }
         let window = JobID.deterministic(milliseconds: 1_700_000_000_000, name: "window/2026-11-22/7")
