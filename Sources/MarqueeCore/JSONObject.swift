@@ -58,7 +58,8 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     public func makeIterator() -> IndexingIterator<[Element]> { self.members.makeIterator() }
 
-    private func index(of key: String) -> Int? {
+    /// The place of `key` in ``members``.
+    func index(of key: String) -> Int? {
         if let positions = self.positions { return positions[key] }
         return self.members.firstIndex { Self.same($0.key, key) }
     }

@@ -3,7 +3,10 @@
 public struct PayloadReader {
     private let object: JSONObject
     private let path: String
-    /// The keys asked for: a handful, so an array (a set's hashing and growth cost more; make bench-fetch).
+    /// Which members were read: bit `i` for `object.members[i]`, for objects of up to 64 members (payloads have a
+    /// handful; no array to grow and search per reader, make bench-fetch).
+    private var readMembers: UInt64 = 0
+    /// The keys asked for, for an object of more members.
     private var consumed: [String] = []
 
     /// - Throws: A ``PayloadError`` when `value` is not an object.
@@ -23,9 +26,20 @@ public struct PayloadReader {
     private func fieldPath(_ key: String) -> String { self.path.isEmpty ? key : "\(self.path).\(key)" }
 
     private mutating func value(_ key: String) -> JSONValue? {
-        if !self.consumed.contains(key) { self.consumed.append(key) }
-        guard let value = self.object[key], value != .null else { return nil }
-        return value
+        guard let index = self.markRead(key) else { return nil }
+        let value = self.object.members[index].value
+        return value == .null ? nil : value
+    }
+
+    /// Marks `key` as read; returns its member's place, if the object has it.
+    private mutating func markRead(_ key: String) -> Int? {
+        let index = self.object.index(of: key)
+        if self.object.count <= UInt64.bitWidth {
+            if let index { self.readMembers |= 1 << UInt64(index) }
+        } else if !self.consumed.contains(key) {
+            self.consumed.append(key)
+        }
+        return index
     }
 
     private func invalid(_ key: String, _ reason: String) -> PayloadError {
@@ -156,14 +170,22 @@ public struct PayloadReader {
 
     /// Marks fields as read without reading them.
     public mutating func ignore(_ keys: String...) {
-        for key in keys where !self.consumed.contains(key) { self.consumed.append(key) }
+        for key in keys { _ = self.markRead(key) }
     }
 
     /// - Throws: A ``PayloadError`` naming the first field nobody read.
     public func finish() throws(PayloadError) {
-        // Sorted (to name the first unknown field) only when there is one.
-        guard !self.object.keys.allSatisfy(self.consumed.contains) else { return }
-        if let unknown = self.object.keys.sorted().first(where: { !self.consumed.contains($0) }) {
+        let unread: [String]
+        if self.object.count <= UInt64.bitWidth {
+            let all: UInt64 = self.object.count == UInt64.bitWidth ? .max : (1 << UInt64(self.object.count)) - 1
+            guard self.readMembers != all else { return }
+            unread = self.object.members.indices.filter { self.readMembers & (1 << UInt64($0)) == 0 }.map { self.object.members[$0].key }
+        } else {
+            guard !self.object.keys.allSatisfy(self.consumed.contains) else { return }
+            unread = self.object.keys.filter { !self.consumed.contains($0) }
+        }
+        // The first in key order, so the error does not depend on the members' order.
+        if let unknown = unread.min() {
             throw PayloadError(.unknownField, field: self.fieldPath(unknown), "unknown field")
         }
     }

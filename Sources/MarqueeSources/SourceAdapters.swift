@@ -60,7 +60,13 @@ public struct SourceAdapters: Sendable {
     /// - Throws: A ``SourceError`` with code ``SourceError/Code-swift.struct/missingKey(_:)`` when the job's source
     ///   needs a key that is not configured.
     public func request(for job: FetchJob) throws(SourceError) -> SourceRequest {
-        try self.adapter(for: self.source(of: job)).request(for: job)
+        // Each adapter called directly: `adapter(for:)` boxes the adapter in an existential on every call.
+        switch self.source(of: job) {
+        case .tmdb: try self.tmdb.request(for: job)
+        case .kofic: try self.kofic.request(for: job)
+        case .kakao: try self.kakao.request(for: job)
+        case .openLibrary: try self.openLibrary.request(for: job)
+        }
     }
 
     /// The records, follow-up jobs and image jobs in the response to `job`'s request.
@@ -75,7 +81,12 @@ public struct SourceAdapters: Sendable {
         for job: FetchJob,
         fetchedAt: Int64
     ) throws(SourceError) -> SourceResult {
-        try self.adapter(for: self.source(of: job)).parse(response, for: job, fetchedAt: fetchedAt)
+        switch self.source(of: job) {
+        case .tmdb: try self.tmdb.parse(response, for: job, fetchedAt: fetchedAt)
+        case .kofic: try self.kofic.parse(response, for: job, fetchedAt: fetchedAt)
+        case .kakao: try self.kakao.parse(response, for: job, fetchedAt: fetchedAt)
+        case .openLibrary: try self.openLibrary.parse(response, for: job, fetchedAt: fetchedAt)
+        }
     }
 
     /// The request for TMDB's `GET /configuration`, which the worker makes at start-up (see

@@ -18,9 +18,11 @@ public struct KOFICAdapter: SourceAdapter {
     /// - Parameter configuration: The source configuration; only the KOFIC values are used.
     public init(configuration: SourceConfiguration) {
         self.configuration = configuration
+        self.check = ResponseCheck(source: .kofic, secrets: configuration.secrets)
     }
 
-    var check: ResponseCheck { ResponseCheck(source: .kofic, secrets: self.configuration.secrets) }
+    /// How answers are checked (made once: it lists the configured keys, to keep them out of error texts).
+    let check: ResponseCheck
 
     /// The request for a `kofic.*` job.
     ///

@@ -22,10 +22,12 @@ public struct KakaoAdapter: SourceAdapter {
         imageHostAllowed: @escaping @Sendable (String) -> Bool = { _ in true }
     ) {
         self.configuration = configuration
+        self.check = ResponseCheck(source: .kakao, secrets: configuration.secrets)
         self.imageHostAllowed = imageHostAllowed
     }
 
-    var check: ResponseCheck { ResponseCheck(source: .kakao, secrets: self.configuration.secrets) }
+    /// How answers are checked (made once: it lists the configured keys, to keep them out of error texts).
+    let check: ResponseCheck
 
     /// The request for a `kakao.poster` job: `GET /v2/search/image?query=…&sort=accuracy&page=1&size=10`.
     ///

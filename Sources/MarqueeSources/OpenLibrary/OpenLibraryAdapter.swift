@@ -18,9 +18,11 @@ public struct OpenLibraryAdapter: SourceAdapter {
     /// - Parameter configuration: The source configuration; only the Open Library values are used.
     public init(configuration: SourceConfiguration) {
         self.configuration = configuration
+        self.check = ResponseCheck(source: .openLibrary, secrets: configuration.secrets)
     }
 
-    var check: ResponseCheck { ResponseCheck(source: .openLibrary, secrets: self.configuration.secrets) }
+    /// How answers are checked (made once: it lists the configured keys, to keep them out of error texts).
+    let check: ResponseCheck
 
     /// The request for an `openlibrary.*` job.
     ///

@@ -15,9 +15,11 @@ public struct TMDBAdapter: SourceAdapter {
     /// - Parameter configuration: The source configuration; only the TMDB values are used.
     public init(configuration: SourceConfiguration) {
         self.configuration = configuration
+        self.check = ResponseCheck(source: .tmdb, secrets: configuration.secrets)
     }
 
-    var check: ResponseCheck { ResponseCheck(source: .tmdb, secrets: self.configuration.secrets) }
+    /// How answers are checked (made once: it lists the configured keys, to keep them out of error texts).
+    let check: ResponseCheck
 
     /// The request for a `tmdb.*` job.
     ///
