@@ -29,12 +29,16 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
             return state.random
         }
         let value = (UInt128(timestamp) << 80) | random
-        var characters = [UInt8](repeating: 0, count: 26)
-        for index in 0..<26 {
-            let shift = UInt128(125 - index * 5)
-            characters[index] = Self.alphabet[Int((value >> shift) & 0x1F)]
+        // Written straight into the string's storage: no byte array first (a fetch job makes about nine ids).
+        let alphabet = Self.alphabet
+        let text = String(unsafeUninitializedCapacity: 26) { characters in
+            for index in 0..<26 {
+                let shift = UInt128(125 - index * 5)
+                characters[index] = alphabet[Int((value >> shift) & 0x1F)]
+            }
+            return 26
         }
-        return JobID(rawValue: String(decoding: characters, as: UTF8.self))
+        return JobID(rawValue: text)
     }
 
     /// An id that is the same every time for the same `milliseconds` and `name`: a ULID whose timestamp part is
@@ -92,12 +96,16 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
 
     private static func encode(timestamp: UInt64, random: UInt128) -> JobID {
         let value = (UInt128(timestamp) << 80) | random
-        var characters = [UInt8](repeating: 0, count: 26)
-        for index in 0..<26 {
-            let shift = UInt128(125 - index * 5)
-            characters[index] = Self.alphabet[Int((value >> shift) & 0x1F)]
+        // Written straight into the string's storage: no byte array first (a fetch job makes about nine ids).
+        let alphabet = Self.alphabet
+        let text = String(unsafeUninitializedCapacity: 26) { characters in
+            for index in 0..<26 {
+                let shift = UInt128(125 - index * 5)
+                characters[index] = alphabet[Int((value >> shift) & 0x1F)]
+            }
+            return 26
         }
-        return JobID(rawValue: String(decoding: characters, as: UTF8.self))
+        return JobID(rawValue: text)
     }
 
     private static let randomMask: UInt128 = (1 << 80) - 1

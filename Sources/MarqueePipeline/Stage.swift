@@ -203,11 +203,19 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         var counts: [String: Int] = [:]
         var spawned: [JobID] = []
         let children = envelope.children
+        // Outputs come grouped by stage (records, then image jobs, then follow-ups): each topic name is made once
+        // per run of equal stages.
+        var topicStage: String?
+        var topic = ""
         for (index, output) in outputs.enumerated() {
             let child = children.child(output: index, stage: output.stage, key: output.key)
+            if topicStage != output.stage {
+                topicStage = output.stage
+                topic = self.configuration.topics.topic(ofStage: output.stage)
+            }
             messages.append(
                 KafkaProducerMessage(
-                    topic: self.configuration.topics.topic(ofStage: output.stage),
+                    topic: topic,
                     key: Array(output.key.utf8),
                     value: output.payload,
                     headers: child.kafkaHeaders
