@@ -28,17 +28,7 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
             }
             return state.random
         }
-        let value = (UInt128(timestamp) << 80) | random
-        // Written straight into the string's storage: no byte array first (a fetch job makes about nine ids).
-        let alphabet = Self.alphabet
-        let text = String(unsafeUninitializedCapacity: 26) { characters in
-            for index in 0..<26 {
-                let shift = UInt128(125 - index * 5)
-                characters[index] = alphabet[Int((value >> shift) & 0x1F)]
-            }
-            return 26
-        }
-        return JobID(rawValue: text)
+        return Self.encode(timestamp: timestamp, random: random)
     }
 
     /// An id that is the same every time for the same `milliseconds` and `name`: a ULID whose timestamp part is
