@@ -196,6 +196,12 @@ public struct Record: Hashable, Sendable {
     public func encoded() -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(512)
+        self.write(to: &output)
+        return output
+    }
+
+    /// Appends ``encoded()``'s bytes to `output` (a caller writing many records can reuse one buffer).
+    public func write(to output: inout [UInt8]) {
         output.append(contentsOf: #"{"data":"#.utf8)
         JSONValue.write(object: self.data, to: &output)
         output.append(contentsOf: #","fetched_at":"#.utf8)
@@ -207,6 +213,5 @@ public struct Record: Hashable, Sendable {
         output.append(contentsOf: #","v":"#.utf8)
         JSONValue.integer(FetchJob.version).write(to: &output)
         output.append(UInt8(ascii: "}"))
-        return output
     }
 }

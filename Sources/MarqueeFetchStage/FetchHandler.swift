@@ -131,9 +131,24 @@ public struct FetchHandler: StageHandler {
     /// The stage outputs of a parsed response: records, image jobs, follow-up fetch jobs (each keyed by its
     /// entity, so one entity's messages share a partition).
     public static func outputs(_ result: SourceResult) -> [StageOutput] {
-        result.records.map { StageOutput(stage: "records", key: $0.dedupeKey, payload: $0.encoded()) }
-            + result.imageJobs.map { StageOutput(stage: "images", key: $0.dedupeKey, payload: $0.encoded()) }
-            + result.fetchJobs.map { StageOutput(stage: "fetch", key: $0.dedupeKey, payload: $0.encoded()) }
+        var outputs: [StageOutput] = []
+        outputs.reserveCapacity(result.records.count + result.imageJobs.count + result.fetchJobs.count)
+        // Records are written into one buffer, which grows once a job, and copied out at their size: a review of
+        // a few kilobytes grew a buffer of its own three times.
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(4096)
+        for record in result.records {
+            buffer.removeAll(keepingCapacity: true)
+            record.write(to: &buffer)
+            outputs.append(StageOutput(stage: "records", key: record.dedupeKey, payload: Array(buffer)))
+        }
+        for image in result.imageJobs {
+            outputs.append(StageOutput(stage: "images", key: image.dedupeKey, payload: image.encoded()))
+        }
+        for job in result.fetchJobs {
+            outputs.append(StageOutput(stage: "fetch", key: job.dedupeKey, payload: job.encoded()))
+        }
+        return outputs
     }
 
     /// The stage's reading of an adapter's error.

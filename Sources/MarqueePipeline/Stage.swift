@@ -202,6 +202,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         // derive from this job's id and the output's place, so a redelivered job re-sends the same ids.
         var counts: [String: Int] = [:]
         var spawned: [JobID] = []
+        if outcomeStage != nil { spawned.reserveCapacity(outputs.count) }
         let children = envelope.children
         // Outputs come grouped by stage (records, then image jobs, then follow-ups): each topic name is made once
         // per run of equal stages.

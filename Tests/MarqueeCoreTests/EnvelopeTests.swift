@@ -167,4 +167,12 @@ import Testing
         }
         #expect(error.field == "fetched_at")
     }
+
+    @Test func aRecordWrittenAfterOtherBytesAppendsItsEncoding() throws {
+        let record = Record(kind: .movieLocalized, key: "tmdb:movie:550:ko-KR", fetchedAt: 1_700_000_000_000, data: ["title": .string("파이트 클럽")])
+        var buffer = Array("earlier bytes".utf8)
+        record.write(to: &buffer)
+        #expect(buffer == Array("earlier bytes".utf8) + record.encoded())
+        #expect(String(decoding: record.encoded(), as: UTF8.self).hasPrefix(#"{"data":{"title":"파이트 클럽"},"fetched_at":1700000000000,"#))
+    }
 }

@@ -641,6 +641,7 @@ private struct MessageDecoder {
         var headers: [KafkaHeader] = []
         var list: OpaquePointer?
         if self.mayHaveHeaders(raw), rd_kafka_message_headers(raw, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list {
+            headers.reserveCapacity(rd_kafka_header_cnt(list))
             var index = 0
             var name: UnsafePointer<CChar>?
             var valuePointer: UnsafeRawPointer?
