@@ -235,7 +235,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         try await producer.deliver(messages)
         await job.afterDelivery.run()
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .succeeded(outputs: outputs.count), duration: .now - started))
+        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .succeeded(outputs: outputs.count), duration: .now - started, jobID: envelope.id))
         if let dependency = self.gate.succeeded() {
             logger.notice("\(dependency) is back: the stage is ready")
         }
@@ -294,7 +294,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         }
         try await producer.deliver(messages)
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: outcome, duration: .now - started))
+        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: outcome, duration: .now - started, jobID: envelope.id))
     }
 
     /// A dependency every job needs is down: give the job back, pause every partition (the stage is not ready),
@@ -346,7 +346,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         }
         try await producer.deliver(messages)
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .deadLettered(.poison), duration: .zero))
+        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .deadLettered(.poison), duration: .zero, jobID: envelope?.id))
         self.logger.warning(
             "poison message dead-lettered",
             metadata: [MarqueeLoggingKeys.source: "\(message.source)", MarqueeLoggingKeys.error: "\(reason)"]

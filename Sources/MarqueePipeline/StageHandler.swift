@@ -109,11 +109,15 @@ public struct StageJobReport: Hashable, Sendable {
     public var outcome: StageOutcome
     /// From the handler's start to the durable outcome; zero for poison messages, which never reach a handler.
     public var duration: Duration
+    /// The job's id; `nil` for a message whose headers are not an envelope. A job delivered again (at least once:
+    /// after a crash, or after a job before it in its partition was handed back) is reported again, same id.
+    public var jobID: JobID?
 
-    public init(kind: String, outcome: StageOutcome, duration: Duration) {
+    public init(kind: String, outcome: StageOutcome, duration: Duration, jobID: JobID? = nil) {
         self.kind = kind
         self.outcome = outcome
         self.duration = duration
+        self.jobID = jobID
     }
 }
 
