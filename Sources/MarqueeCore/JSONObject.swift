@@ -71,11 +71,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// The value of `key`; setting `nil` removes the member, setting a new key adds it at the end.
     public subscript(key: String) -> JSONValue? {
-        get {
-            if let positions = self.positions { return positions[key].map { self.members[$0].value } }
-            for member in self.members where Self.same(member.key, key) { return member.value }
-            return nil
-        }
+        get { self.index(of: key).map { self.members[$0].value } }
         set {
             if let index = self.index(of: key) {
                 if let newValue {

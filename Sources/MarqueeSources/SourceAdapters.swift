@@ -45,22 +45,12 @@ public struct SourceAdapters: Sendable {
         }
     }
 
-    /// The adapter of `source`.
-    public func adapter(for source: Source) -> any SourceAdapter {
-        switch source {
-        case .tmdb: self.tmdb
-        case .kofic: self.kofic
-        case .kakao: self.kakao
-        case .openLibrary: self.openLibrary
-        }
-    }
-
     /// The request for `job`.
     ///
     /// - Throws: A ``SourceError`` with code ``SourceError/Code-swift.struct/missingKey(_:)`` when the job's source
     ///   needs a key that is not configured.
     public func request(for job: FetchJob) throws(SourceError) -> SourceRequest {
-        // Each adapter called directly: `adapter(for:)` boxes the adapter in an existential on every call.
+        // Each adapter called directly (an `any SourceAdapter` would box the adapter on every call).
         switch self.source(of: job) {
         case .tmdb: try self.tmdb.request(for: job)
         case .kofic: try self.kofic.request(for: job)
