@@ -149,13 +149,59 @@ public struct Record: Hashable, Sendable {
     public var key: String
     /// When the data was fetched, in milliseconds since the epoch.
     public var fetchedAt: Int64
-    public var data: JSONObject
+    /// The entity's fields. A record made from written data reads them from its bytes on each use (tests and
+    /// tools do; the fetch stage only writes the record).
+    public var data: JSONObject {
+        get {
+            switch self.storage {
+            case .object(let object): return object
+            case .written(let bytes):
+                // The bytes are a JSONObjectWriter's: an object by construction.
+                guard case .object(let object)? = StrictJSON.parse(bytes) else {
+                    preconditionFailure("a record's written data is not a JSON object")
+                }
+                return object
+            }
+        }
+        set { self.storage = .object(newValue) }
+    }
+
+    /// The data as built, or as a parser wrote it (``JSONObjectWriter``).
+    private enum Storage: Sendable {
+        case object(JSONObject)
+        case written([UInt8])
+    }
+
+    private var storage: Storage
 
     public init(kind: Kind, key: String, fetchedAt: Int64, data: JSONObject) {
         self.kind = kind
         self.key = key
         self.fetchedAt = fetchedAt
-        self.data = data
+        self.storage = .object(data)
+    }
+
+    /// A record whose data a parser wrote directly: the payload takes its bytes as they are, without building
+    /// the object (the fetch stage's records; ``JSONObjectWriter``).
+    public init(kind: Kind, key: String, fetchedAt: Int64, writtenData: consuming JSONObjectWriter) {
+        self.kind = kind
+        self.key = key
+        self.fetchedAt = fetchedAt
+        self.storage = .written(writtenData.finish())
+    }
+
+    /// Equal when kind, key, time and data are, however the data was made.
+    public static func == (lhs: Record, rhs: Record) -> Bool {
+        guard lhs.kind == rhs.kind, lhs.key == rhs.key, lhs.fetchedAt == rhs.fetchedAt else { return false }
+        if case .written(let left) = lhs.storage, case .written(let right) = rhs.storage, left == right { return true }
+        return lhs.data == rhs.data
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self.kind)
+        hasher.combine(self.key)
+        hasher.combine(self.fetchedAt)
+        hasher.combine(self.data)
     }
 
     public var dedupeKey: String { "\(self.kind.rawValue):\(self.key)" }
@@ -203,7 +249,10 @@ public struct Record: Hashable, Sendable {
     /// Appends ``encoded()``'s bytes to `output` (a caller writing many records can reuse one buffer).
     public func write(to output: inout [UInt8]) {
         output.append(contentsOf: #"{"data":"#.utf8)
-        JSONValue.write(object: self.data, to: &output)
+        switch self.storage {
+        case .object(let object): JSONValue.write(object: object, to: &output)
+        case .written(let bytes): output.append(contentsOf: bytes)
+        }
         output.append(contentsOf: #","fetched_at":"#.utf8)
         JSONValue.integer(self.fetchedAt).write(to: &output)
         output.append(contentsOf: #","key":"#.utf8)

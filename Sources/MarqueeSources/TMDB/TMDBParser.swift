@@ -62,22 +62,22 @@ struct TMDBParser {
         for item in results {
             guard let reviewID = item["id"]?.trimmedText else { continue }
             let details = item["author_details"]
-            var data: JSONObject = [
-                "review_id": .string(reviewID),
-                "movie_id": .integer(movieID),
-                "author": .of(item["author"]?.trimmedText),
-                "author_name": .of(details?["name"]?.trimmedText),
-                "username": .of(details?["username"]?.trimmedText),
-                "avatar_url": .of(self.avatarURL(details?["avatar_path"]?.trimmedText)),
-                "rating": .of(details?["rating"]?.double),
-                "content": .of(item["content"]?.text),
-                "url": .of(item["url"]?.trimmedText),
-                "created_at": .of(item["created_at"]?.trimmedText),
-                "updated_at": .of(item["updated_at"]?.trimmedText),
-            ]
-            if let language = item["iso_639_1"]?.trimmedText { data["language"] = .string(language) }
+            // Keys in ascending order (JSONObjectWriter): the record's bytes are written once, here.
+            var data = JSONObjectWriter(capacity: 512)
+            data.write("author", item["author"]?.trimmedText)
+            data.write("author_name", details?["name"]?.trimmedText)
+            data.write("avatar_url", self.avatarURL(details?["avatar_path"]?.trimmedText))
+            data.write("content", item["content"]?.text)
+            data.write("created_at", item["created_at"]?.trimmedText)
+            if let language = item["iso_639_1"]?.trimmedText { data.write("language", language) }
+            data.write("movie_id", movieID)
+            data.write("rating", details?["rating"]?.double)
+            data.write("review_id", reviewID)
+            data.write("updated_at", item["updated_at"]?.trimmedText)
+            data.write("url", item["url"]?.trimmedText)
+            data.write("username", details?["username"]?.trimmedText)
             self.result.records.append(
-                Record(kind: .review, key: "tmdb:review:\(reviewID)", fetchedAt: self.fetchedAt, data: data)
+                Record(kind: .review, key: "tmdb:review:\(reviewID)", fetchedAt: self.fetchedAt, writtenData: data)
             )
         }
     }
@@ -97,72 +97,69 @@ struct TMDBParser {
     mutating func genres(_ genres: [JSONValue], language: String) {
         for genre in genres {
             guard let id = Self.id(genre) else { continue }
+            var data = JSONObjectWriter(capacity: 64)
+            data.write("genre_id", id)
+            data.write("language", language)
+            data.write("name", genre["name"]?.trimmedText)
             self.result.records.append(
-                Record(
-                    kind: .genre,
-                    key: "tmdb:genre:\(id):\(language)",
-                    fetchedAt: self.fetchedAt,
-                    data: [
-                        "genre_id": .integer(id), "language": .string(language),
-                        "name": .of(genre["name"]?.trimmedText),
-                    ]
-                )
+                Record(kind: .genre, key: "tmdb:genre:\(id):\(language)", fetchedAt: self.fetchedAt, writtenData: data)
             )
         }
     }
 
     // MARK: - Movies
 
+    /// The `movie` and `movie.localized` records of a list, search or details item. Their keys are written in
+    /// ascending order (JSONObjectWriter), those only details have in their places.
     private mutating func movieRecords(_ item: JSONValue, id: Int64, language: String, fromDetails: Bool) {
-        var movie: JSONObject = [
-            "movie_id": .integer(id),
-            "original_title": .of(item["original_title"]?.trimmedText),
-            "original_language": .of(item["original_language"]?.trimmedText),
-            "release_date": .of(item["release_date"]?.isoDate),
-            "adult": .of(item["adult"]?.bool),
-            "video": .of(item["video"]?.bool),
-            "popularity": .of(item["popularity"]?.double),
-            "vote_average": .of(item["vote_average"]?.double),
-            "vote_count": .of(item["vote_count"]?.int),
-            "poster_path": .of(Self.imagePath(item["poster_path"])),
-            "backdrop_path": .of(Self.imagePath(item["backdrop_path"])),
-        ]
-        var localized: JSONObject = [
-            "movie_id": .integer(id),
-            "language": .string(language),
-            "title": .of(item["title"]?.trimmedText),
-            "overview": .of(item["overview"]?.text),
-        ]
+        var movie = JSONObjectWriter(capacity: 512)
+        movie.write("adult", item["adult"]?.bool)
+        movie.write("backdrop_path", Self.imagePath(item["backdrop_path"]))
         if fromDetails {
-            let genres = item["genres"]?.arrayValue ?? []
-            movie["genre_ids"] = .of(genres.compactMap(Self.id))
-            movie["runtime"] = .of(Self.positive(item["runtime"]?.int))
-            movie["budget"] = .of(Self.positive(item["budget"]?.int))
-            movie["revenue"] = .of(Self.positive(item["revenue"]?.int))
-            movie["imdb_id"] = .of(item["imdb_id"]?.trimmedText)
-            movie["status"] = .of(item["status"]?.trimmedText)
-            movie["collection_id"] = .of(item["belongs_to_collection"].flatMap(Self.id))
-            movie["production_countries"] = .of(Self.codes(item["production_countries"], field: "iso_3166_1"))
-            movie["spoken_languages"] = .of(Self.codes(item["spoken_languages"], field: "iso_639_1"))
-            movie["origin_country"] = .of((item["origin_country"]?.arrayValue ?? []).compactMap(\.trimmedText))
-            localized["tagline"] = .of(item["tagline"]?.text)
-            localized["homepage"] = .of(item["homepage"]?.trimmedText)
-            if let images = item["images"] {
-                localized["poster_path"] = .of(Self.localizedPoster(images, language: language))
-            }
+            movie.write("budget", Self.positive(item["budget"]?.int))
+            movie.write("collection_id", item["belongs_to_collection"].flatMap(Self.id))
+            movie.write("genre_ids", (item["genres"]?.arrayValue ?? []).compactMap(Self.id))
+            movie.write("imdb_id", item["imdb_id"]?.trimmedText)
         } else {
-            movie["genre_ids"] = .of((item["genre_ids"]?.arrayValue ?? []).compactMap(\.int))
+            movie.write("genre_ids", (item["genre_ids"]?.arrayValue ?? []).compactMap(\.int))
         }
+        movie.write("movie_id", id)
+        if fromDetails {
+            movie.write("origin_country", (item["origin_country"]?.arrayValue ?? []).compactMap(\.trimmedText))
+        }
+        movie.write("original_language", item["original_language"]?.trimmedText)
+        movie.write("original_title", item["original_title"]?.trimmedText)
+        movie.write("popularity", item["popularity"]?.double)
+        movie.write("poster_path", Self.imagePath(item["poster_path"]))
+        if fromDetails {
+            movie.write("production_countries", Self.codes(item["production_countries"], field: "iso_3166_1"))
+        }
+        movie.write("release_date", item["release_date"]?.isoDate)
+        if fromDetails {
+            movie.write("revenue", Self.positive(item["revenue"]?.int))
+            movie.write("runtime", Self.positive(item["runtime"]?.int))
+            movie.write("spoken_languages", Self.codes(item["spoken_languages"], field: "iso_639_1"))
+            movie.write("status", item["status"]?.trimmedText)
+        }
+        movie.write("video", item["video"]?.bool)
+        movie.write("vote_average", item["vote_average"]?.double)
+        movie.write("vote_count", item["vote_count"]?.int)
         self.result.records.append(
-            Record(kind: .movie, key: "tmdb:movie:\(id)", fetchedAt: self.fetchedAt, data: movie)
+            Record(kind: .movie, key: "tmdb:movie:\(id)", fetchedAt: self.fetchedAt, writtenData: movie)
         )
+
+        var localized = JSONObjectWriter(capacity: 512)
+        if fromDetails { localized.write("homepage", item["homepage"]?.trimmedText) }
+        localized.write("language", language)
+        localized.write("movie_id", id)
+        localized.write("overview", item["overview"]?.text)
+        if fromDetails, let images = item["images"] {
+            localized.write("poster_path", Self.localizedPoster(images, language: language))
+        }
+        if fromDetails { localized.write("tagline", item["tagline"]?.text) }
+        localized.write("title", item["title"]?.trimmedText)
         self.result.records.append(
-            Record(
-                kind: .movieLocalized,
-                key: "tmdb:movie:\(id):\(language)",
-                fetchedAt: self.fetchedAt,
-                data: localized
-            )
+            Record(kind: .movieLocalized, key: "tmdb:movie:\(id):\(language)", fetchedAt: self.fetchedAt, writtenData: localized)
         )
     }
 
