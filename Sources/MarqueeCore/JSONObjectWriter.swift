@@ -48,6 +48,20 @@ public struct JSONObjectWriter: Sendable {
         if let value { JSONValue.write(string: value, to: &self.bytes) } else { self.null() }
     }
 
+    /// A string given as the bytes of a JSON string that needs no escape (valid UTF-8 without a quote, a
+    /// backslash or a control character, as ``JSONDocument/Value/withUnescapedBytes(_:)`` hands them out):
+    /// written as they are, as ``write(_:_:)-(_,String?)`` would write their text.
+    public mutating func write(_ key: StaticString, unescapedString bytes: UnsafeBufferPointer<UInt8>) {
+        assert(
+            !bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") },
+            "JSONObjectWriter.write(_:unescapedString:) was given bytes that need escaping"
+        )
+        self.key(key)
+        self.bytes.append(UInt8(ascii: "\""))
+        self.bytes.append(contentsOf: bytes)
+        self.bytes.append(UInt8(ascii: "\""))
+    }
+
     public mutating func write(_ key: StaticString, _ value: Int64?) {
         self.key(key)
         if let value { JSONValue.integer(value).write(to: &self.bytes) } else { self.null() }

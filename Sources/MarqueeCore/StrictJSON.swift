@@ -14,11 +14,11 @@ public struct StrictJSON {
     /// The document's bytes, borrowed for the duration of ``parse(_:refusesDuplicateKeys:)`` only.
     ///
     /// - Important: Sound because a reader never outlives the `withUnsafeBufferPointer` /
-    ///   `withContiguousStorageIfAvailable` call that made it (it is private and created only there), and every
-    ///   read goes through an index checked against `bytes.count` first.
-    private let bytes: UnsafeBufferPointer<UInt8>
+    ///   `withContiguousStorageIfAvailable` call that made it (it is created only there, here and in
+    ///   ``JSONDocument``), and every read goes through an index checked against `bytes.count` first.
+    let bytes: UnsafeBufferPointer<UInt8>
     private let refusesDuplicateKeys: Bool
-    private var index = 0
+    var index = 0
     /// The room an object's members and a non-empty array's elements start with: grown from empty, a movie
     /// detail's 27 members took six allocations. Only in documents up to `reservingLimit` bytes (an upstream
     /// answer is a few kilobytes), so that a large body of tiny objects cannot make the reserved room many times
@@ -27,7 +27,7 @@ public struct StrictJSON {
     private let initialElements: Int
     private static let reservingLimit = 64 * 1024
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>, refusesDuplicateKeys: Bool) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, refusesDuplicateKeys: Bool) {
         self.bytes = bytes
         self.refusesDuplicateKeys = refusesDuplicateKeys
         let reserves = bytes.count <= Self.reservingLimit
@@ -59,7 +59,7 @@ public struct StrictJSON {
         return reader.index == reader.bytes.count ? value : nil
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while self.index < self.bytes.count {
             switch self.bytes[self.index] {
             case 0x20, 0x09, 0x0A, 0x0D: self.index += 1
@@ -68,7 +68,7 @@ public struct StrictJSON {
         }
     }
 
-    private var current: UInt8? { self.index < self.bytes.count ? self.bytes[self.index] : nil }
+    var current: UInt8? { self.index < self.bytes.count ? self.bytes[self.index] : nil }
 
     private mutating func value(depth: Int) -> JSONValue? {
         guard depth < Self.maxDepth else { return nil }
@@ -86,7 +86,7 @@ public struct StrictJSON {
         }
     }
 
-    private mutating func literal(_ word: StaticString, _ value: JSONValue) -> JSONValue? {
+    mutating func literal(_ word: StaticString, _ value: JSONValue) -> JSONValue? {
         let count = word.utf8CodeUnitCount
         guard self.index + count <= self.bytes.count else { return nil }
         for offset in 0..<count where self.bytes[self.index + offset] != word.utf8Start[offset] { return nil }
@@ -165,7 +165,7 @@ public struct StrictJSON {
         }
     }
 
-    private mutating func string() -> String? {
+    mutating func string() -> String? {
         self.index += 1  // opening quote
         let start = self.index
         // Most strings have no escape: made from their bytes in place, validated once. ASCII bytes are valid
@@ -192,7 +192,7 @@ public struct StrictJSON {
     }
 
     /// The rest of a string from its first escape (at `index`), the bytes from `start` up to it already read.
-    private mutating func escapedString(from start: Int) -> String? {
+    mutating func escapedString(from start: Int) -> String? {
         var buffer = Array(UnsafeBufferPointer(rebasing: self.bytes[start..<self.index]))
         while let byte = self.current {
             self.index += 1
@@ -254,7 +254,7 @@ public struct StrictJSON {
         return value
     }
 
-    private mutating func number() -> JSONValue? {
+    mutating func number() -> JSONValue? {
         let start = self.index
         var isInteger = true
         let isNegative = self.current == UInt8(ascii: "-")

@@ -21,9 +21,9 @@ import Testing
         strings += ["/abc.jpg", "/a b.jpg", "/https://x/y.png", " /trim.jpg ", "/\u{600} x.jpg", "//", "/\r\n"]
         for string in Set(strings) {
             let expected = JSONValue.string(string).trimmedText.flatMap(TMDBParser.characterwiseImagePath)
-            #expect(TMDBParser.imagePath(.string(string)) == expected, "\(string.debugDescription)")
+            #expect(TMDBParser.imagePath(JSONValue.string(string)) == expected, "\(string.debugDescription)")
         }
-        #expect(TMDBParser.imagePath(nil) == nil)
-        #expect(TMDBParser.imagePath(.integer(1)) == nil)
+        #expect(TMDBParser.imagePath(nil as JSONValue?) == nil)
+        #expect(TMDBParser.imagePath(JSONValue.integer(1)) == nil)
     }
 }

@@ -83,11 +83,90 @@ extension JSONValue {
         }
     }
 
+    var isObject: Bool { self.objectValue != nil }
+}
+
+/// What the adapters' parsers read from an upstream answer, the same way from a `JSONValue` and from a value of a
+/// ``JSONDocument`` (which reads a large answer without building it).
+protocol LenientJSON {
+    associatedtype Elements: Sequence where Elements.Element == Self
+    /// The member `key` of an object; `nil` for a missing key, JSON `null` or a non-object.
+    subscript(key: String) -> Self? { get }
+    /// The elements, if this is an array.
+    var arrayValue: Elements? { get }
+    /// Whether this is an object.
+    var isObject: Bool { get }
+    /// The string as sent, if this is a string that is not blank.
+    var text: String? { get }
+    /// The string trimmed of surrounding whitespace, if this is a string that is not blank.
+    var trimmedText: String? { get }
+    /// An integer from an integer, an integral number, or a string of digits.
+    var int: Int64? { get }
+    /// A number from a number, an integer or a numeric string.
+    var double: Double? { get }
+    /// A boolean from a boolean, or from `"true"`/`"false"`/`"Y"`/`"N"`.
+    var bool: Bool? { get }
+    /// Writes ``trimmedText`` (`trimmed`) or ``text`` as the member `key` (`null` for `nil`).
+    func writeText(_ key: StaticString, trimmed: Bool, to writer: inout JSONObjectWriter)
+}
+
+extension LenientJSON {
+    func writeText(_ key: StaticString, trimmed: Bool, to writer: inout JSONObjectWriter) {
+        writer.write(key, trimmed ? self.trimmedText : self.text)
+    }
+}
+
+extension JSONObjectWriter {
+    /// `value?.trimmedText` as the member `key`.
+    mutating func writeTrimmedText(_ key: StaticString, _ value: (some LenientJSON)?) {
+        if let value { value.writeText(key, trimmed: true, to: &self) } else { self.write(key, nil as String?) }
+    }
+
+    /// `value?.text` as the member `key`.
+    mutating func writeText(_ key: StaticString, _ value: (some LenientJSON)?) {
+        if let value { value.writeText(key, trimmed: false, to: &self) } else { self.write(key, nil as String?) }
+    }
+}
+
+extension LenientJSON {
     /// An ISO date `YYYY-MM-DD` from `YYYY-MM-DD`, `YYYYMMDD` or the start of an ISO timestamp; `nil` for blanks
     /// and anything that is not a plausible calendar date.
     var isoDate: String? {
         guard let text = self.trimmedText else { return nil }
         return ISODate.normalized(text)
+    }
+}
+
+extension JSONValue: LenientJSON {}
+
+/// A document's values read as the `JSONValue` they stand for: a scalar is made into one (a string is made only
+/// when read), so every lenient reading is `JSONValue`'s own.
+extension JSONDocument.Value: LenientJSON {
+    subscript(key: String) -> JSONDocument.Value? {
+        guard let value = self[member: key], value.kind != .null else { return nil }
+        return value
+    }
+
+    var arrayValue: JSONDocument.Elements? { self.elements }
+    var isObject: Bool { self.kind == .object }
+    var text: String? { self.kind == .string ? self.scalar?.text : nil }
+    var trimmedText: String? { self.kind == .string ? self.scalar?.trimmedText : nil }
+    var int: Int64? { self.scalar?.int }
+    var double: Double? { self.scalar?.double }
+    var bool: Bool? { self.scalar?.bool }
+
+    /// A string that starts (and, to be trimmed, ends) with a visible ASCII character and holds no escape is
+    /// its text, trimmed or not: its bytes are written as they are, without making its `String` or looking for
+    /// characters to escape. Any other takes `text` or `trimmedText`.
+    func writeText(_ key: StaticString, trimmed: Bool, to writer: inout JSONObjectWriter) {
+        let visible: ClosedRange<UInt8> = 0x21...0x7E
+        let written = self.withUnescapedBytes { bytes -> Bool in
+            guard let first = bytes.first, let last = bytes.last, visible.contains(first), !trimmed || visible.contains(last)
+            else { return false }
+            writer.write(key, unescapedString: bytes)
+            return true
+        }
+        if written != true { writer.write(key, trimmed ? self.trimmedText : self.text) }
     }
 }
 

@@ -88,7 +88,7 @@ public struct TMDBAdapter: SourceAdapter {
         for job: FetchJob,
         fetchedAt: Int64
     ) throws(SourceError) -> SourceResult {
-        let json = try self.checked(response, fetchedAt: fetchedAt)
+        let json = try self.checkedDocument(response, fetchedAt: fetchedAt)
         var parser = TMDBParser(configuration: self.configuration, fetchedAt: fetchedAt)
         switch job {
         case .tmdbList(_, let page, let language, _, let follow), .tmdbSearch(_, let page, let language, _, let follow):
@@ -131,16 +131,30 @@ public struct TMDBAdapter: SourceAdapter {
 
     /// The body of a success answer as JSON, after classifying error answers and TMDB error bodies.
     func checked(_ response: SourceResponse, fetchedAt: Int64) throws(SourceError) -> JSONValue {
+        try self.checked(response, fetchedAt: fetchedAt, read: self.check.json)
+    }
+
+    /// ``checked(_:fetchedAt:)`` as a ``JSONDocument``, which reads the members the parser needs without
+    /// building the rest (the same answers accepted and refused, the same errors).
+    func checkedDocument(_ response: SourceResponse, fetchedAt: Int64) throws(SourceError) -> JSONDocument.Value {
+        try self.checked(response, fetchedAt: fetchedAt, read: { JSONDocument($0.body)?.root })
+    }
+
+    private func checked<JSON: LenientJSON>(
+        _ response: SourceResponse,
+        fetchedAt: Int64,
+        read: (SourceResponse) -> JSON?
+    ) throws(SourceError) -> JSON {
         try self.check.transient(response, fetchedAt: fetchedAt)
-        let json = self.check.json(response)
+        let json = read(response)
         if let json, let error = self.error(in: json, response: response, fetchedAt: fetchedAt) { throw error }
         try self.check.status(response, message: nil)
-        guard let json, json.objectValue != nil else { throw self.check.malformed(response, "a JSON object") }
+        guard let json, json.isObject else { throw self.check.malformed(response, "a JSON object") }
         return json
     }
 
     /// The error a TMDB error body (`status_code`/`status_message`, or `errors`) stands for.
-    private func error(in json: JSONValue, response: SourceResponse, fetchedAt: Int64) -> SourceError? {
+    private func error(in json: some LenientJSON, response: SourceResponse, fetchedAt: Int64) -> SourceError? {
         let status = response.status
         if let code = json["status_code"]?.int, json["success"]?.bool == false || !(200...299).contains(status) {
             let message = self.check.scrubbed(json["status_message"]?.text ?? "status_code \(code)")

@@ -14,7 +14,7 @@ struct TMDBParser {
     // MARK: - Lists and search
 
     /// `movie` and `movie.localized` records of list or search results, and each movie's follow-ups.
-    mutating func movies(_ results: [JSONValue], language: String, follow: Follow) {
+    mutating func movies(_ results: some Sequence<some LenientJSON>, language: String, follow: Follow) {
         for item in results {
             guard let id = Self.id(item) else { continue }
             self.movieRecords(item, id: id, language: language, fromDetails: false)
@@ -30,11 +30,11 @@ struct TMDBParser {
     // MARK: - Details
 
     /// The records of `GET /movie/{id}` and of what was appended to it (reviews, images).
-    mutating func details(_ json: JSONValue, language: String, follow: Follow) {
+    mutating func details(_ json: some LenientJSON, language: String, follow: Follow) {
         guard let id = Self.id(json) else { return }
         self.movieRecords(json, id: id, language: language, fromDetails: true)
         // The genres of a details answer are named in the job's language: genre records for free.
-        self.genres(json["genres"]?.arrayValue ?? [], language: language)
+        if let genres = json["genres"]?.arrayValue { self.genres(genres, language: language) }
         if let reviews = json["reviews"], let results = reviews["results"]?.arrayValue {
             self.reviews(results, movieID: id)
             if follow.reviews {
@@ -58,24 +58,24 @@ struct TMDBParser {
     // MARK: - Reviews
 
     /// `review` records of a page of reviews.
-    mutating func reviews(_ results: [JSONValue], movieID: Int64) {
+    mutating func reviews(_ results: some Sequence<some LenientJSON>, movieID: Int64) {
         for item in results {
             guard let reviewID = item["id"]?.trimmedText else { continue }
             let details = item["author_details"]
             // Keys in ascending order (JSONObjectWriter): the record's bytes are written once, here.
             var data = JSONObjectWriter(capacity: 512)
-            data.write("author", item["author"]?.trimmedText)
-            data.write("author_name", details?["name"]?.trimmedText)
+            data.writeTrimmedText("author", item["author"])
+            data.writeTrimmedText("author_name", details?["name"])
             data.write("avatar_url", self.avatarURL(details?["avatar_path"]?.trimmedText))
-            data.write("content", item["content"]?.text)
-            data.write("created_at", item["created_at"]?.trimmedText)
+            data.writeText("content", item["content"])
+            data.writeTrimmedText("created_at", item["created_at"])
             if let language = item["iso_639_1"]?.trimmedText { data.write("language", language) }
             data.write("movie_id", movieID)
             data.write("rating", details?["rating"]?.double)
             data.write("review_id", reviewID)
-            data.write("updated_at", item["updated_at"]?.trimmedText)
-            data.write("url", item["url"]?.trimmedText)
-            data.write("username", details?["username"]?.trimmedText)
+            data.writeTrimmedText("updated_at", item["updated_at"])
+            data.writeTrimmedText("url", item["url"])
+            data.writeTrimmedText("username", details?["username"])
             self.result.records.append(
                 Record(kind: .review, key: "tmdb:review:\(reviewID)", fetchedAt: self.fetchedAt, writtenData: data)
             )
@@ -94,13 +94,13 @@ struct TMDBParser {
     // MARK: - Genres
 
     /// `genre` records of a genre list.
-    mutating func genres(_ genres: [JSONValue], language: String) {
+    mutating func genres(_ genres: some Sequence<some LenientJSON>, language: String) {
         for genre in genres {
             guard let id = Self.id(genre) else { continue }
             var data = JSONObjectWriter(capacity: 64)
             data.write("genre_id", id)
             data.write("language", language)
-            data.write("name", genre["name"]?.trimmedText)
+            data.writeTrimmedText("name", genre["name"])
             self.result.records.append(
                 Record(kind: .genre, key: "tmdb:genre:\(id):\(language)", fetchedAt: self.fetchedAt, writtenData: data)
             )
@@ -111,24 +111,24 @@ struct TMDBParser {
 
     /// The `movie` and `movie.localized` records of a list, search or details item. Their keys are written in
     /// ascending order (JSONObjectWriter), those only details have in their places.
-    private mutating func movieRecords(_ item: JSONValue, id: Int64, language: String, fromDetails: Bool) {
+    private mutating func movieRecords(_ item: some LenientJSON, id: Int64, language: String, fromDetails: Bool) {
         var movie = JSONObjectWriter(capacity: 512)
         movie.write("adult", item["adult"]?.bool)
         movie.write("backdrop_path", Self.imagePath(item["backdrop_path"]))
         if fromDetails {
             movie.write("budget", Self.positive(item["budget"]?.int))
-            movie.write("collection_id", item["belongs_to_collection"].flatMap(Self.id))
-            movie.write("genre_ids", (item["genres"]?.arrayValue ?? []).compactMap(Self.id))
-            movie.write("imdb_id", item["imdb_id"]?.trimmedText)
+            movie.write("collection_id", item["belongs_to_collection"].flatMap { Self.id($0) })
+            movie.write("genre_ids", item["genres"]?.arrayValue?.compactMap { Self.id($0) } ?? [])
+            movie.writeTrimmedText("imdb_id", item["imdb_id"])
         } else {
-            movie.write("genre_ids", (item["genre_ids"]?.arrayValue ?? []).compactMap(\.int))
+            movie.write("genre_ids", item["genre_ids"]?.arrayValue?.compactMap(\.int) ?? [])
         }
         movie.write("movie_id", id)
         if fromDetails {
-            movie.write("origin_country", (item["origin_country"]?.arrayValue ?? []).compactMap(\.trimmedText))
+            movie.write("origin_country", item["origin_country"]?.arrayValue?.compactMap(\.trimmedText) ?? [])
         }
-        movie.write("original_language", item["original_language"]?.trimmedText)
-        movie.write("original_title", item["original_title"]?.trimmedText)
+        movie.writeTrimmedText("original_language", item["original_language"])
+        movie.writeTrimmedText("original_title", item["original_title"])
         movie.write("popularity", item["popularity"]?.double)
         movie.write("poster_path", Self.imagePath(item["poster_path"]))
         if fromDetails {
@@ -139,7 +139,7 @@ struct TMDBParser {
             movie.write("revenue", Self.positive(item["revenue"]?.int))
             movie.write("runtime", Self.positive(item["runtime"]?.int))
             movie.write("spoken_languages", Self.codes(item["spoken_languages"], field: "iso_639_1"))
-            movie.write("status", item["status"]?.trimmedText)
+            movie.writeTrimmedText("status", item["status"])
         }
         movie.write("video", item["video"]?.bool)
         movie.write("vote_average", item["vote_average"]?.double)
@@ -149,15 +149,15 @@ struct TMDBParser {
         )
 
         var localized = JSONObjectWriter(capacity: 512)
-        if fromDetails { localized.write("homepage", item["homepage"]?.trimmedText) }
+        if fromDetails { localized.writeTrimmedText("homepage", item["homepage"]) }
         localized.write("language", language)
         localized.write("movie_id", id)
-        localized.write("overview", item["overview"]?.text)
+        localized.writeText("overview", item["overview"])
         if fromDetails, let images = item["images"] {
             localized.write("poster_path", Self.localizedPoster(images, language: language))
         }
-        if fromDetails { localized.write("tagline", item["tagline"]?.text) }
-        localized.write("title", item["title"]?.trimmedText)
+        if fromDetails { localized.writeText("tagline", item["tagline"]) }
+        localized.writeTrimmedText("title", item["title"])
         self.result.records.append(
             Record(kind: .movieLocalized, key: "tmdb:movie:\(id):\(language)", fetchedAt: self.fetchedAt, writtenData: localized)
         )
@@ -165,7 +165,7 @@ struct TMDBParser {
 
     /// Poster (`follow.images`) and backdrop (`follow.backdrops`) image jobs at the original size (the image
     /// worker picks the rendition it downloads and makes the variants).
-    private mutating func images(_ item: JSONValue, id: Int64, follow: Follow) {
+    private mutating func images(_ item: some LenientJSON, id: Int64, follow: Follow) {
         let base = self.configuration.tmdbImageBaseURL
         if follow.images, let poster = Self.imagePath(item["poster_path"]) {
             self.result.add(ImageJob(url: "\(base)/original\(poster)", owner: "tmdb:movie:\(id)", role: .poster))
@@ -176,10 +176,9 @@ struct TMDBParser {
     }
 
     /// The best poster in the job's language among appended `images.posters` (TMDB ranks them by votes).
-    private static func localizedPoster(_ images: JSONValue, language: String) -> String? {
+    private static func localizedPoster(_ images: some LenientJSON, language: String) -> String? {
         let prefix = String(language.prefix(while: { $0 != "-" }))
-        let posters = images["posters"]?.arrayValue ?? []
-        return posters.first(where: { $0["iso_639_1"]?.trimmedText == prefix }).flatMap {
+        return images["posters"]?.arrayValue?.first(where: { $0["iso_639_1"]?.trimmedText == prefix }).flatMap {
             self.imagePath($0["file_path"])
         }
     }
@@ -187,13 +186,13 @@ struct TMDBParser {
     // MARK: - Values
 
     /// A positive integer `id`.
-    static func id(_ item: JSONValue) -> Int64? {
+    static func id(_ item: some LenientJSON) -> Int64? {
         guard let id = item["id"]?.int, id > 0 else { return nil }
         return id
     }
 
     /// An image path such as `/abc.jpg`; anything not starting with `/` or holding spaces is no path.
-    static func imagePath(_ value: JSONValue?) -> String? {
+    static func imagePath<Value: LenientJSON>(_ value: Value?) -> String? {
         guard let path = value?.trimmedText else { return nil }
         // The paths TMDB sends are ASCII, where each byte is a character ("\r\n", the one ASCII character of two
         // scalars, is whitespace either way) and the whitespace characters are tab to carriage return and space:
@@ -224,7 +223,7 @@ struct TMDBParser {
         return value
     }
 
-    static func codes(_ value: JSONValue?, field: String) -> [String] {
-        (value?.arrayValue ?? []).compactMap { $0[field]?.trimmedText }
+    static func codes<Value: LenientJSON>(_ value: Value?, field: String) -> [String] {
+        value?.arrayValue?.compactMap { $0[field]?.trimmedText } ?? []
     }
 }
