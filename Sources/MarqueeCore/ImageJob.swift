@@ -155,9 +155,9 @@ public struct Record: Hashable, Sendable {
         get {
             switch self.storage {
             case .object(let object): return object
-            case .written(let bytes):
-                // The bytes are a JSONObjectWriter's: an object by construction.
-                guard case .object(let object)? = StrictJSON.parse(bytes) else {
+            case .written(let unclosed):
+                // The bytes are a JSONObjectWriter's: an object by construction, once closed.
+                guard case .object(let object)? = StrictJSON.parse(unclosed + [UInt8(ascii: "}")]) else {
                     preconditionFailure("a record's written data is not a JSON object")
                 }
                 return object
@@ -166,10 +166,10 @@ public struct Record: Hashable, Sendable {
         set { self.storage = .object(newValue) }
     }
 
-    /// The data as built, or as a parser wrote it (``JSONObjectWriter``).
+    /// The data as built, or as a parser wrote it (``JSONObjectWriter``'s bytes, the object not closed yet).
     private enum Storage: Sendable {
         case object(JSONObject)
-        case written([UInt8])
+        case written(unclosed: [UInt8])
     }
 
     private var storage: Storage
@@ -187,7 +187,7 @@ public struct Record: Hashable, Sendable {
         self.kind = kind
         self.key = key
         self.fetchedAt = fetchedAt
-        self.storage = .written(writtenData.finish())
+        self.storage = .written(unclosed: writtenData.unclosedBytes)
     }
 
     /// Equal when kind, key, time and data are, however the data was made.
@@ -251,7 +251,9 @@ public struct Record: Hashable, Sendable {
         output.append(contentsOf: #"{"data":"#.utf8)
         switch self.storage {
         case .object(let object): JSONValue.write(object: object, to: &output)
-        case .written(let bytes): output.append(contentsOf: bytes)
+        case .written(let unclosed):
+            output.append(contentsOf: unclosed)
+            output.append(UInt8(ascii: "}"))
         }
         output.append(contentsOf: #","fetched_at":"#.utf8)
         JSONValue.integer(self.fetchedAt).write(to: &output)

@@ -326,11 +326,12 @@ public final class JSONDocument: Sendable {
         }
 
         /// A string (at its opening quote), checked as `StrictJSON` checks it but not made: no control
-        /// characters, valid UTF-8, escapes that decode (those through `StrictJSON`'s own decoding).
+        /// characters, valid UTF-8, escapes that decode (`\u` ones through `StrictJSON`'s own reading).
         private mutating func string() -> Bool {
             let bytes = self.reader.bytes
             var index = self.reader.index + 1
             let start = index
+            var isEscaped = false
             while true {
                 // Eight bytes at a time while none is a quote, a backslash, a control character or non-ASCII.
                 while index + 8 <= bytes.count,
@@ -343,21 +344,29 @@ public final class JSONDocument: Sendable {
                 switch byte {
                 case UInt8(ascii: "\""):
                     self.tokens.append(
-                        Token(start: UInt32(start), end: UInt32(index), next: UInt32(self.tokens.count + 1), kind: .string)
+                        Token(
+                            start: UInt32(start), end: UInt32(index), next: UInt32(self.tokens.count + 1), kind: .string,
+                            isEscaped: isEscaped
+                        )
                     )
                     self.reader.index = index + 1
                     return true
                 case UInt8(ascii: "\\"):
-                    // Rare in upstream answers: decoded once here to check it, and again when read.
-                    self.reader.index = index
-                    guard self.reader.escapedString(from: start) != nil else { return false }
-                    self.tokens.append(
-                        Token(
-                            start: UInt32(start), end: UInt32(self.reader.index - 1), next: UInt32(self.tokens.count + 1),
-                            kind: .string, isEscaped: true
-                        )
-                    )
-                    return true
+                    // Checked here, decoded only when read. An escape decodes to whole UTF-8 sequences, so the
+                    // bytes around it are valid exactly when they are valid on their own.
+                    guard index + 1 < bytes.count else { return false }
+                    switch bytes[index + 1] {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                        UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        index += 2
+                    case UInt8(ascii: "u"):
+                        self.reader.index = index + 2
+                        guard self.reader.unicodeEscape() != nil else { return false }
+                        index = self.reader.index
+                    default:
+                        return false
+                    }
+                    isEscaped = true
                 case 0x00..<0x20:
                     return false
                 case 0x20..<0x80:

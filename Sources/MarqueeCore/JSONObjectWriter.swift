@@ -105,6 +105,10 @@ public struct JSONObjectWriter: Sendable {
         value.write(to: &self.bytes)
     }
 
+    /// The bytes written so far, without the closing brace (a record keeps them as they are and closes the
+    /// object when it writes its payload: closing here could copy them, as the caller's writer still holds them).
+    var unclosedBytes: [UInt8] { self.bytes }
+
     /// The object's bytes: the members written, closed.
     public consuming func finish() -> [UInt8] {
         self.bytes.append(UInt8(ascii: "}"))

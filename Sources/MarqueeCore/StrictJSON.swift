@@ -192,7 +192,7 @@ public struct StrictJSON {
     }
 
     /// The rest of a string from its first escape (at `index`), the bytes from `start` up to it already read.
-    mutating func escapedString(from start: Int) -> String? {
+    private mutating func escapedString(from start: Int) -> String? {
         var buffer = Array(UnsafeBufferPointer(rebasing: self.bytes[start..<self.index]))
         while let byte = self.current {
             self.index += 1
@@ -224,7 +224,7 @@ public struct StrictJSON {
     }
 
     /// The scalar of `\uXXXX` (the `\u` already read), joining a surrogate pair.
-    private mutating func unicodeEscape() -> Unicode.Scalar? {
+    mutating func unicodeEscape() -> Unicode.Scalar? {
         guard let high = self.hex4() else { return nil }
         if (0xD800...0xDBFF).contains(high) {
             guard self.current == UInt8(ascii: "\\"), self.index + 1 < self.bytes.count,
