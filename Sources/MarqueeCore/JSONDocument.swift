@@ -35,6 +35,9 @@ public final class JSONDocument: Sendable {
         var kind: Kind
         /// A string that holds an escape (its text must be decoded; otherwise it is its bytes).
         var isEscaped = false
+        /// An object that may name a key twice (or has too many members, or escaped keys, to tell cheaply): a
+        /// lookup reads all its members for the last one. Otherwise it stops at the first.
+        var mayRepeatKeys = false
         /// A boolean's 0 or 1, an integer's bit pattern, a number's bits, a container's count of members, an
         /// unescaped key's ``JSONDocument/fingerprint(_:)``.
         var payload: UInt64 = 0
@@ -166,6 +169,7 @@ public final class JSONDocument: Sendable {
             self.bytes.withUnsafeBufferPointer { bytes in
                 guard tokens[object].kind == .object else { return nil }
                 let end = Int(tokens[object].next)
+                let readsAll = tokens[object].mayRepeatKeys
                 let print = Self.fingerprint(wanted)
                 var found: Int?
                 var keyIndex = object + 1
@@ -173,12 +177,18 @@ public final class JSONDocument: Sendable {
                     let key = tokens[keyIndex]
                     if key.isEscaped {
                         var text = self.string(at: keyIndex)
-                        if text.withUTF8({ $0.elementsEqual(wanted) }) { found = keyIndex + 1 }
+                        if text.withUTF8({ $0.elementsEqual(wanted) }) {
+                            found = keyIndex + 1
+                            if !readsAll { break }
+                        }
                     } else if key.payload == print, Int(key.end - key.start) == wanted.count {
                         var offset = min(7, wanted.count)  // the first seven are the fingerprint's
                         let start = Int(key.start)
                         while offset < wanted.count, bytes[start + offset] == wanted[offset] { offset += 1 }
-                        if offset == wanted.count { found = keyIndex + 1 }
+                        if offset == wanted.count {
+                            found = keyIndex + 1
+                            if !readsAll { break }
+                        }
                     }
                     keyIndex = Int(tokens[keyIndex + 1].next)
                 }
@@ -217,6 +227,8 @@ public final class JSONDocument: Sendable {
     private struct Builder {
         var reader: StrictJSON
         var tokens: [Token] = []
+        /// The key tokens of the objects being read, innermost last (one array for all, not one an object).
+        var keys: [Int] = []
 
         static func tokens(of bytes: UnsafeBufferPointer<UInt8>) -> [Token]? {
             var builder = Builder(reader: StrictJSON(bytes, refusesDuplicateKeys: false))
@@ -271,6 +283,7 @@ public final class JSONDocument: Sendable {
                 return true
             }
             var count: UInt64 = 0
+            let firstKey = self.keys.count
             while true {
                 self.reader.skipWhitespace()
                 guard self.reader.current == UInt8(ascii: "\""), self.string() else { return false }
@@ -281,6 +294,7 @@ public final class JSONDocument: Sendable {
                         UnsafeBufferPointer(rebasing: self.reader.bytes[Int(token.start)..<Int(token.end)])
                     )
                 }
+                self.keys.append(key)
                 self.reader.skipWhitespace()
                 guard self.reader.current == UInt8(ascii: ":") else { return false }
                 self.reader.index += 1
@@ -293,10 +307,30 @@ public final class JSONDocument: Sendable {
                     self.reader.index += 1
                     self.tokens[at].next = UInt32(self.tokens.count)
                     self.tokens[at].payload = count
+                    self.tokens[at].mayRepeatKeys = self.mayRepeat(self.keys[firstKey...])
+                    self.keys.removeSubrange(firstKey...)
                     return true
                 default: return false
                 }
             }
+        }
+
+        /// Whether an object's keys (their tokens) may name one twice: compared by fingerprint, and byte for byte
+        /// where two are alike. An escaped key, or more than 32 keys, count as may.
+        private func mayRepeat(_ keys: ArraySlice<Int>) -> Bool {
+            guard keys.count <= 32 else { return true }
+            for (offset, key) in keys.enumerated() {
+                let token = self.tokens[key]
+                if token.isEscaped { return true }
+                for other in keys.prefix(offset) where self.tokens[other].payload == token.payload {
+                    let otherToken = self.tokens[other]
+                    let bytes = self.reader.bytes
+                    if bytes[Int(token.start)..<Int(token.end)].elementsEqual(bytes[Int(otherToken.start)..<Int(otherToken.end)]) {
+                        return true
+                    }
+                }
+            }
+            return false
         }
 
         private mutating func array(depth: Int) -> Bool {

@@ -220,14 +220,12 @@ public final class KafkaProducer: Service, Sendable {
 
     private static func makeHeaders(_ headers: [KafkaHeader]) -> OpaquePointer {
         guard let list = rd_kafka_headers_new(headers.count) else { fatalError("rd_kafka_headers_new: out of memory") }
-        for header in headers {
-            var key = header.key
-            key.withUTF8 { keyBytes in
-                keyBytes.withMemoryRebound(to: CChar.self) { key in
-                    header.withValueBytes { value in
-                        // A nil value pointer is a header without a value (not an empty one).
-                        _ = rd_kafka_header_add(list, key.baseAddress, key.count, value?.baseAddress, value?.count ?? 0)
-                    }
+        // Each header borrowed in place (a copy of each retained and released its key and value).
+        headers.withUnsafeBufferPointer { headers in
+            for index in headers.indices {
+                headers[index].withKeyAndValueBytes { key, value in
+                    // A nil value pointer is a header without a value (not an empty one).
+                    _ = rd_kafka_header_add(list, key.baseAddress, key.count, value?.baseAddress, value?.count ?? 0)
                 }
             }
         }

@@ -82,6 +82,31 @@ public struct KafkaHeader: Hashable, Sendable {
         }
     }
 
+    /// Calls `body` with the key's and the value's bytes (`nil`: no value), without copying either.
+    func withKeyAndValueBytes<Result>(_ body: (UnsafeBufferPointer<CChar>, UnsafeRawBufferPointer?) -> Result) -> Result {
+        func withKey(_ value: UnsafeRawBufferPointer?) -> Result {
+            if let result = self.key.utf8.withContiguousStorageIfAvailable({ key in
+                key.withMemoryRebound(to: CChar.self) { body($0, value) }
+            }) {
+                return result
+            }
+            var key = self.key
+            return key.withUTF8 { key in key.withMemoryRebound(to: CChar.self) { body($0, value) } }
+        }
+        switch self.storage {
+        case .absent:
+            return withKey(nil)
+        case .bytes(let bytes):
+            return bytes.withUnsafeBytes { withKey($0) }
+        case .text(let text):
+            if let result = text.utf8.withContiguousStorageIfAvailable({ withKey(UnsafeRawBufferPointer($0)) }) {
+                return result
+            }
+            var text = text
+            return text.withUTF8 { withKey(UnsafeRawBufferPointer($0)) }
+        }
+    }
+
     public static func == (lhs: KafkaHeader, rhs: KafkaHeader) -> Bool {
         guard lhs.key == rhs.key else { return false }
         return lhs.withValueBytes { left in

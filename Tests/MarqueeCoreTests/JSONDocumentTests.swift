@@ -124,3 +124,29 @@ extension JSONDocumentTests {
         #expect(document.root[member: String(repeating: "k", count: 300) + "z"] == nil)
     }
 }
+
+extension JSONDocumentTests {
+    /// A key named twice keeps its last value however the object lets a lookup stop early: a small object, one
+    /// past 32 members, an escaped spelling of the key, keys alike in their first bytes.
+    @Test(arguments: [3, 31, 32, 33, 60])
+    func aRepeatedKeyKeepsItsLastValue(members: Int) throws {
+        var parts = (0..<members).map { "\"key\($0)\":\($0)" }
+        parts.insert("\"title\":\"first\"", at: members / 2)
+        parts.append("\"titles\":\"other\"")
+        parts.append("\"title\":\"last\"")
+        let plain = try #require(JSONDocument(Array(("{" + parts.joined(separator: ",") + "}").utf8)))
+        #expect(plain.root[member: "title"]?.string == "last")
+        #expect(plain.root[member: "titles"]?.string == "other")
+        #expect(plain.root[member: "key0"]?.scalar == .integer(0))
+
+        parts[parts.count - 1] = "\"t\\u0069tle\":\"escaped last\""
+        let escaped = try #require(JSONDocument(Array(("{" + parts.joined(separator: ",") + "}").utf8)))
+        #expect(escaped.root[member: "title"]?.string == "escaped last")
+        #expect(escaped.root.jsonValue == StrictJSON.parse(escaped.bytes))
+
+        parts.removeLast()
+        let once = try #require(JSONDocument(Array(("{" + parts.joined(separator: ",") + "}").utf8)))
+        #expect(once.root[member: "title"]?.string == "first")
+        #expect(once.root[member: "key\(members - 1)"]?.scalar == .integer(Int64(members - 1)))
+    }
+}
