@@ -120,34 +120,16 @@ public final class KafkaProducer: Service, Sendable {
                 batch.fail(from: index, with: KafkaError(code: .cancelled, reason: "the sending task was cancelled"))
                 break
             }
-            // Enqueue a run of messages under one lock (the lock orders enqueues before the final flush).
-            let stop: RDKafkaCode? = self.state.mutex.withLock { state in
-                guard state.acceptsMessages else { return nil }
-                let end = min(index + 256, messages.count)
-                // Read through the buffer: each message is borrowed, not copied (a copy retains its topic, key,
-                // value and headers, and releases them again: a measurable share of a produce loop).
-                return messages.withUnsafeBufferPointer { messages -> RDKafkaCode in
-                    while index < end {
-                        if topic?.name != messages[index].topic {
-                            topic = (messages[index].topic, self.topicHandle(messages[index].topic))
-                        }
-                        let code = self.enqueue(messages[index], topic: topic!.handle, slot: batch.slot(index))
-                        switch code {
-                        case .noError:
-                            break
-                        case .queueFull:
-                            return code
-                        default:
-                            batch.fail(
-                                index,
-                                with: .rdKafka(.delivery, code, context: "could not enqueue message for '\(messages[index].topic)'")
-                            )
-                        }
-                        index += 1
-                    }
-                    return .noError
-                }
+            // Enqueue a run of messages as one of the producer's active enqueues, counted under the lock: the poll
+            // thread waits for none to be active before its final flush. The messages themselves are enqueued
+            // outside the lock; held for the whole run, it kept concurrent senders waiting in the kernel
+            // (make bench-fetch).
+            let admitted = self.state.mutex.withLock { state in
+                guard state.acceptsMessages else { return false }
+                self.state.activeEnqueues.add(1, ordering: .relaxed)
+                return true
             }
+            let stop: RDKafkaCode? = admitted ? self.enqueueRun(messages, from: &index, topic: &topic, batch: batch) : nil
             switch stop {
             case nil:
                 batch.fail(from: index, with: .closed("the producer"))
@@ -160,6 +142,41 @@ public final class KafkaProducer: Service, Sendable {
         }
         await batch.waitForAll()
         return batch
+    }
+
+    /// Enqueues up to 256 messages from `index` (advanced past those enqueued or failed); `.queueFull` when
+    /// librdkafka's queue is full. Ends the active enqueue ``enqueueAll(_:)`` counted.
+    private func enqueueRun(
+        _ messages: [KafkaProducerMessage],
+        from index: inout Int,
+        topic: inout (name: String, handle: OpaquePointer)?,
+        batch: DeliveryBatch
+    ) -> RDKafkaCode {
+        defer { self.state.activeEnqueues.subtract(1, ordering: .releasing) }
+        let end = min(index + 256, messages.count)
+        // Read through the buffer: each message is borrowed, not copied (a copy retains its topic, key,
+        // value and headers, and releases them again: a measurable share of a produce loop).
+        return messages.withUnsafeBufferPointer { messages -> RDKafkaCode in
+            while index < end {
+                if topic?.name != messages[index].topic {
+                    topic = (messages[index].topic, self.topicHandle(messages[index].topic))
+                }
+                let code = self.enqueue(messages[index], topic: topic!.handle, slot: batch.slot(index))
+                switch code {
+                case .noError:
+                    break
+                case .queueFull:
+                    return code
+                default:
+                    batch.fail(
+                        index,
+                        with: .rdKafka(.delivery, code, context: "could not enqueue message for '\(messages[index].topic)'")
+                    )
+                }
+                index += 1
+            }
+            return .noError
+        }
     }
 
     private func enqueue(_ message: KafkaProducerMessage, topic: OpaquePointer, slot: UnsafeMutableRawPointer) -> RDKafkaCode {
@@ -291,6 +308,8 @@ public final class KafkaProducer: Service, Sendable {
             for waiter in waiters { waiter.resume() }
             if closing { break }
         }
+        // A sender admitted before `acceptsMessages` was cleared may still be enqueueing; none can start now.
+        while state.activeEnqueues.load(ordering: .acquiring) > 0 { rd_kafka_poll(client.handle, 1) }
         // Serves the remaining delivery reports; whatever is still queued after the timeout is purged, and its
         // reports (failures) are served too, so no send waits forever.
         let flushed = RDKafkaCode(rd_kafka_flush(client.handle, Int32(flushTimeout.milliseconds)))
@@ -319,6 +338,8 @@ final class ProducerState: Sendable {
     }
 
     let mutex = Mutex(State())
+    /// Senders enqueueing messages (admitted under `mutex` while `acceptsMessages` held).
+    let activeEnqueues = Atomic<Int>(0)
 }
 
 /// An `OpaquePointer` to a librdkafka object that is safe to use from any thread (topic handles, queues).

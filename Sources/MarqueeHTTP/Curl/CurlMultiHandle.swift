@@ -14,8 +14,9 @@ import class Foundation.Thread
 ///
 /// `@unchecked Sendable` is safe because the mutable members (`transfers`, `idleHandles`) and the `CURLM *` are
 /// used only by the loop thread (which ``start()`` creates after initialisation), except `curl_multi_wakeup`,
-/// which is thread-safe and is called only under the inbox lock while the handle is not yet cleaned up
-/// (`isTerminated` is set under that lock before `curl_multi_cleanup`).
+/// which is thread-safe and is called only while the handle is not yet cleaned up: under the inbox lock, or by a
+/// task counted in `wakersInFlight` under that lock (`isTerminated` is set under the lock, and the loop waits for
+/// the count to reach zero, before `curl_multi_cleanup`).
 final class CurlMultiHandle: @unchecked Sendable {
     private enum Operation {
         case add(TransferJob, TransferTicket, TransferContinuation)
@@ -32,6 +33,10 @@ final class CurlMultiHandle: @unchecked Sendable {
 
     private let multi: UnsafeMutableRawPointer
     private let inbox = Mutex(Inbox())
+    /// Tasks that decided under the inbox lock to wake the loop and have not returned from `curl_multi_wakeup`
+    /// yet. The system call is made after the lock is released: made under it, it kept the loop and the other
+    /// tasks waiting on the lock (in the kernel) for its duration (make bench-fetch).
+    private let wakersInFlight = Atomic<Int>(0)
     private let configuration: HTTPFetcherConfiguration
     private let limiter: HostLimiter
     /// Fires when the loop thread has cleaned up and exited.
@@ -83,14 +88,19 @@ final class CurlMultiHandle: @unchecked Sendable {
         let ticket = TransferTicket()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: TransferContinuation) in
-                let accepted = self.inbox.withLock { inbox in
-                    guard !inbox.isClosed else { return false }
+                let (accepted, wakes) = self.inbox.withLock { inbox -> (Bool, Bool) in
+                    guard !inbox.isClosed else { return (false, false) }
                     // One wakeup per batch: while operations wait, the wakeup of the first is pending, and the
-                    // loop takes the whole inbox after the poll it ends (a system call less under the lock for
-                    // every transfer that arrives while another waits).
-                    if inbox.operations.isEmpty { curl_multi_wakeup(self.multi) }
+                    // loop takes the whole inbox after the poll it ends (a system call less for every transfer
+                    // that arrives while another waits).
+                    let wakes = inbox.operations.isEmpty
+                    if wakes { self.wakersInFlight.add(1, ordering: .relaxed) }
                     inbox.operations.append(.add(job, ticket, continuation))
-                    return true
+                    return (true, wakes)
+                }
+                if wakes {
+                    curl_multi_wakeup(self.multi)
+                    self.wakersInFlight.subtract(1, ordering: .releasing)
                 }
                 if !accepted { continuation.resume(returning: .failure(.shutdown(url: nil))) }
             }
@@ -365,6 +375,8 @@ final class CurlMultiHandle: @unchecked Sendable {
 
     private func terminate() {
         self.inbox.withLock { $0.isTerminated = true }
+        // A task counted under the lock may still be in its `curl_multi_wakeup`; none can be counted any more.
+        while self.wakersInFlight.load(ordering: .acquiring) > 0 { Thread.sleep(forTimeInterval: 0.0001) }
         for (raw, transfer) in self.transfers {
             curl_multi_remove_handle(self.multi, raw)
             transfer.easy.reset()
