@@ -1,20 +1,41 @@
 import DequeModule
+import Synchronization
 
 /// A bounded in-process ``ValidatorCache`` that evicts the least recently used key.
 ///
 /// Lookups and stores are amortised O(1): recency is tracked with a queue of (key, stamp) entries whose stale
 /// entries are skipped at eviction and compacted when they outnumber the live ones.
-public actor InMemoryValidatorCache: ValidatorCache {
+///
+/// A lock, not an actor: every fetch reads it before its request and writes it after its outputs are delivered,
+/// and an actor made each of those a switch to its executor and back (make bench-fetch). Nothing is awaited
+/// while the lock is held.
+public final class InMemoryValidatorCache: ValidatorCache {
     private struct Entry {
         var validators: HTTPValidators
         var stamp: UInt64
     }
 
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var recency: Deque<(key: String, stamp: UInt64)> = []
+        var nextStamp: UInt64 = 0
+
+        mutating func touch(_ key: String) -> UInt64 {
+            self.nextStamp += 1
+            self.recency.append((key, self.nextStamp))
+            if self.recency.count > 2 * max(self.entries.count, 64) {
+                // Drop the stale recency entries: keep each key's latest stamp, in order.
+                let entries = self.entries
+                let latest = self.nextStamp
+                self.recency = Deque(self.recency.filter { entries[$0.key]?.stamp == $0.stamp || $0.stamp == latest })
+            }
+            return self.nextStamp
+        }
+    }
+
     /// The most keys kept; storing one more evicts the least recently used.
-    public nonisolated let capacity: Int
-    private var entries: [String: Entry] = [:]
-    private var recency: Deque<(key: String, stamp: UInt64)> = []
-    private var nextStamp: UInt64 = 0
+    public let capacity: Int
+    private let state = Mutex(State())
 
     /// Creates an empty cache.
     ///
@@ -25,32 +46,27 @@ public actor InMemoryValidatorCache: ValidatorCache {
     }
 
     /// The number of keys held.
-    public var count: Int { self.entries.count }
+    public var count: Int { self.state.withLock { $0.entries.count } }
 
     public func validators(for key: String) -> HTTPValidators? {
-        guard var entry = self.entries[key] else { return nil }
-        entry.stamp = self.touch(key)
-        self.entries[key] = entry
-        return entry.validators
+        self.state.withLock { state in
+            guard var entry = state.entries[key] else { return nil }
+            entry.stamp = state.touch(key)
+            state.entries[key] = entry
+            return entry.validators
+        }
     }
 
     public func store(_ validators: HTTPValidators, for key: String) {
-        let stamp = self.touch(key)
-        self.entries[key] = Entry(validators: validators, stamp: stamp)
-        while self.entries.count > self.capacity, let oldest = self.recency.popFirst() {
-            if self.entries[oldest.key]?.stamp == oldest.stamp {
-                self.entries[oldest.key] = nil
+        let capacity = self.capacity
+        self.state.withLock { state in
+            let stamp = state.touch(key)
+            state.entries[key] = Entry(validators: validators, stamp: stamp)
+            while state.entries.count > capacity, let oldest = state.recency.popFirst() {
+                if state.entries[oldest.key]?.stamp == oldest.stamp {
+                    state.entries[oldest.key] = nil
+                }
             }
         }
-    }
-
-    private func touch(_ key: String) -> UInt64 {
-        self.nextStamp += 1
-        self.recency.append((key, self.nextStamp))
-        if self.recency.count > 2 * max(self.entries.count, 64) {
-            // Drop the stale recency entries: keep each key's latest stamp, in order.
-            self.recency = Deque(self.recency.filter { self.entries[$0.key]?.stamp == $0.stamp || $0.stamp == self.nextStamp })
-        }
-        return self.nextStamp
     }
 }

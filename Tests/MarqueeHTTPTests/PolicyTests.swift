@@ -177,26 +177,46 @@ import Testing
 }
 
 @Suite struct InMemoryValidatorCacheTests {
-    @Test func evictsTheLeastRecentlyUsedKey() async {
+    @Test func evictsTheLeastRecentlyUsedKey() {
         let cache = InMemoryValidatorCache(capacity: 2)
-        await cache.store(HTTPValidators(etag: "a"), for: "A")
-        await cache.store(HTTPValidators(etag: "b"), for: "B")
-        #expect(await cache.validators(for: "A")?.etag == "a")  // A is now the most recent
-        await cache.store(HTTPValidators(etag: "c"), for: "C")  // evicts B
-        #expect(await cache.validators(for: "B") == nil)
-        #expect(await cache.validators(for: "A")?.etag == "a")
-        #expect(await cache.validators(for: "C")?.etag == "c")
-        #expect(await cache.count == 2)
+        cache.store(HTTPValidators(etag: "a"), for: "A")
+        cache.store(HTTPValidators(etag: "b"), for: "B")
+        #expect(cache.validators(for: "A")?.etag == "a")  // A is now the most recent
+        cache.store(HTTPValidators(etag: "c"), for: "C")  // evicts B
+        #expect(cache.validators(for: "B") == nil)
+        #expect(cache.validators(for: "A")?.etag == "a")
+        #expect(cache.validators(for: "C")?.etag == "c")
+        #expect(cache.count == 2)
     }
 
-    @Test func staysBoundedUnderManyAccesses() async {
+    @Test func staysBoundedUnderManyAccesses() {
         let cache = InMemoryValidatorCache(capacity: 100)
         for index in 0..<10_000 {
-            await cache.store(HTTPValidators(etag: "\(index)"), for: "key-\(index % 300)")
-            _ = await cache.validators(for: "key-\(index % 7)")
+            cache.store(HTTPValidators(etag: "\(index)"), for: "key-\(index % 300)")
+            _ = cache.validators(for: "key-\(index % 7)")
         }
-        #expect(await cache.count == 100)
-        #expect(await cache.validators(for: "key-\(9_999 % 300)")?.etag == "9999")
+        #expect(cache.count == 100)
+        #expect(cache.validators(for: "key-\(9_999 % 300)")?.etag == "9999")
+    }
+
+    /// Used from many tasks at once (as the fetch stage's jobs use it), through the protocol: every key stored
+    /// last is read back, and the bound holds.
+    @Test func isSharedByConcurrentTasks() async {
+        let cache: any ValidatorCache = InMemoryValidatorCache(capacity: 1000)
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for index in 0..<500 {
+                        await cache.store(HTTPValidators(etag: "\(task)-\(index)"), for: "key-\(task)-\(index % 100)")
+                        _ = await cache.validators(for: "key-\((task + 1) % 8)-\(index % 100)")
+                    }
+                }
+            }
+        }
+        for task in 0..<8 {
+            #expect(await cache.validators(for: "key-\(task)-99")?.etag == "\(task)-499")
+        }
+        #expect((cache as? InMemoryValidatorCache)?.count == 800)
     }
 
     @Test func defaultCapacity() async {
