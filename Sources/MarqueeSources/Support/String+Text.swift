@@ -26,6 +26,8 @@ extension StringProtocol {
         let scalars = self.unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
         guard let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        // Nothing to trim (a title in Japanese, say): the text as it is, not a copy of its scalars.
+        if first == scalars.startIndex, scalars.index(after: last) == scalars.endIndex { return String(self) }
         return String(String.UnicodeScalarView(scalars[first...last]))
     }
 }
