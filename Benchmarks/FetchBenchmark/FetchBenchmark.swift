@@ -15,8 +15,8 @@
 //                                                        parse the body, encode the outputs) on bodies fetched once
 //
 // --concurrency N caps the requests in flight to the upstream (per-source HostLimit, connections per host), as
-// curl's --parallel-max; the stage holds up to --stage-concurrency jobs (default 4 N, as marquee-fetch's defaults of
-// 64 jobs and 16 a source). `run --drop-outputs` leaves the producer out (diagnostics).
+// curl's --parallel-max; the stage holds up to --stage-concurrency jobs (default 6 N, as marquee-fetch's defaults of
+// 96 jobs and 16 a source). `run --drop-outputs` leaves the producer out (diagnostics).
 //
 // Upstream base URLs and keys come from the environment, as for marquee-fetch (`marquee-upstream --print-env`).
 // `run` is timed from the first job started to the Nth finished (fetched, parsed, records, follow-ups and the job's
@@ -56,7 +56,7 @@ struct Options: ParsableArguments {
     @Option(help: "Requests in flight at once to the upstream (per-source limit, connections per host), as curl --parallel-max.")
     var concurrency = 32
 
-    @Option(help: "Jobs in flight at once in the stage (default: 4 × --concurrency, as marquee-fetch's 64 jobs and 16 a source).")
+    @Option(help: "Jobs in flight at once in the stage (default: 6 × --concurrency, as marquee-fetch's 96 jobs and 16 a source).")
     var stageConcurrency: Int?
 
     @Option(help: "Partitions of each topic of the run.")
@@ -360,7 +360,7 @@ enum BenchStage {
             stage: "fetch", kafka: options.kafka, prefix: options.prefix, retry: RetryPolicy(delays: [.seconds(1)])
         )
         configuration.groupID = "\(options.prefix)fetch"
-        configuration.concurrency = options.stageConcurrency ?? 4 * options.concurrency
+        configuration.concurrency = options.stageConcurrency ?? 6 * options.concurrency
         configuration.consumer = { consumer in
             consumer.sessionTimeout = .seconds(6)
             consumer.heartbeatInterval = .seconds(1)

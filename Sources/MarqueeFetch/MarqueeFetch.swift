@@ -142,7 +142,9 @@ struct MarqueeFetch: AsyncParsableCommand {
         let metrics = StageMetrics(stage: "fetch")
         settings.onResponse = { source, status in metrics.recordHTTPResponse(source: source, status: status) }
         let worker = try FetchWorker(settings: settings, logger: logger)
-        var configuration = try self.worker.stageConfiguration(stage: "fetch", defaultConcurrency: 64)
+        // Six jobs for each of a source's 16 requests in flight: a job spends most of its time after its call,
+        // waiting for its outputs' acknowledgement (docs/fetch.md, "Jobs in flight").
+        var configuration = try self.worker.stageConfiguration(stage: "fetch", defaultConcurrency: 96)
         // Batches of outputs filled for longer than other stages wait, and compressed (docs/fetch.md, "Producer
         // batching and compression"); `-X linger.ms=…` or `-X compression.codec=…` given to the worker still wins
         // (raw properties are applied last).
