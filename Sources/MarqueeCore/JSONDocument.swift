@@ -213,14 +213,63 @@ public final class JSONDocument: Sendable {
             if !token.isEscaped {
                 return String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)]), as: UTF8.self)
             }
-            var reader = StrictJSON(bytes, refusesDuplicateKeys: false)
-            reader.index = Int(token.start) - 1
-            guard let text = reader.string() else {
-                assertionFailure("a string of a JSONDocument does not decode")
-                return ""
-            }
-            return text
+            return Self.decodeEscapes(bytes, from: Int(token.start), to: Int(token.end))
         }
+    }
+
+    /// The text of an escaped string's contents (checked when the document was read), decoded straight into the
+    /// string's storage: an escape is never shorter than what it stands for (`\n` one byte for two, `\u00E9` two
+    /// for six, a surrogate pair four for twelve). A review's text with line breaks is one such string.
+    private static func decodeEscapes(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> String {
+        var reader = StrictJSON(bytes, refusesDuplicateKeys: false)
+        var failed = false
+        let text = String(unsafeUninitializedCapacity: end - start) { output in
+            var read = start
+            var written = 0
+            while read < end {
+                let byte = bytes[read]
+                guard byte == UInt8(ascii: "\\"), read + 1 < end else {
+                    output[written] = byte
+                    written += 1
+                    read += 1
+                    continue
+                }
+                let escape = bytes[read + 1]
+                read += 2
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): output[written] = escape
+                case UInt8(ascii: "b"): output[written] = 0x08
+                case UInt8(ascii: "f"): output[written] = 0x0C
+                case UInt8(ascii: "n"): output[written] = 0x0A
+                case UInt8(ascii: "r"): output[written] = 0x0D
+                case UInt8(ascii: "t"): output[written] = 0x09
+                case UInt8(ascii: "u"):
+                    reader.index = read
+                    guard let scalar = reader.unicodeEscape(), reader.index <= end else {
+                        failed = true
+                        return 0
+                    }
+                    read = reader.index
+                    UTF8.encode(scalar) { unit in
+                        output[written] = unit
+                        written += 1
+                    }
+                    continue
+                default:
+                    failed = true
+                    return 0
+                }
+                written += 1
+            }
+            return written
+        }
+        if failed {
+            // Not reachable for a string the document checked; StrictJSON's own decoding says what it is.
+            assertionFailure("a string of a JSONDocument does not decode")
+            reader.index = start - 1
+            return reader.string() ?? ""
+        }
+        return text
     }
 
     /// Reads a document's tokens with `StrictJSON`'s scanner.

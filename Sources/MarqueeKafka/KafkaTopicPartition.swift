@@ -77,14 +77,19 @@ public struct KafkaHeader: Hashable, Sendable {
             return body(nil)
         case .bytes(let bytes):
             return bytes.withUnsafeBytes { body($0) }
-        case .text(var text):
+        case .text(let text):
+            // A native string lends its bytes in place; only another kind is copied first.
+            if let result = text.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
+                return result
+            }
+            var text = text
             return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
         }
     }
 
     /// Calls `body` with the key's and the value's bytes (`nil`: no value), without copying either.
     func withKeyAndValueBytes<Result>(_ body: (UnsafeBufferPointer<CChar>, UnsafeRawBufferPointer?) -> Result) -> Result {
-        func withKey(_ value: UnsafeRawBufferPointer?) -> Result {
+        self.withValueBytes { value in
             if let result = self.key.utf8.withContiguousStorageIfAvailable({ key in
                 key.withMemoryRebound(to: CChar.self) { body($0, value) }
             }) {
@@ -92,18 +97,6 @@ public struct KafkaHeader: Hashable, Sendable {
             }
             var key = self.key
             return key.withUTF8 { key in key.withMemoryRebound(to: CChar.self) { body($0, value) } }
-        }
-        switch self.storage {
-        case .absent:
-            return withKey(nil)
-        case .bytes(let bytes):
-            return bytes.withUnsafeBytes { withKey($0) }
-        case .text(let text):
-            if let result = text.utf8.withContiguousStorageIfAvailable({ withKey(UnsafeRawBufferPointer($0)) }) {
-                return result
-            }
-            var text = text
-            return text.withUTF8 { withKey(UnsafeRawBufferPointer($0)) }
         }
     }
 

@@ -265,7 +265,7 @@ struct FetchStageTests {
             let error = await #expect(throws: KafkaError.self) { try await firstStage.run() }
             #expect(error?.code == .delivery)
         }
-        #expect(await validators.count == 0, "nothing was delivered, so nothing may be revalidated")
+        #expect(validators.count == 0, "nothing was delivered, so nothing may be revalidated")
         #expect(statistic(try await emulator.stats(), "routeStatuses", "tmdb.list", "200") == 1)
 
         // Second run, same group: the list comes again, is downloaded again, and its outputs are emitted.
@@ -285,7 +285,7 @@ struct FetchStageTests {
         let stats = try await emulator.stats()
         #expect(statistic(stats, "routeStatuses", "tmdb.list", "200") == 2, "downloaded again")
         #expect(statistic(stats, "routeStatuses", "tmdb.list", "304") == 0)
-        #expect(await validators.count == 21, "the list's and each detail's, now that their outputs are delivered")
+        #expect(validators.count == 21, "the list's and each detail's, now that their outputs are delivered")
     }
 
     /// A refused key pauses the stage (not ready, naming the source and the variable) without one message in
