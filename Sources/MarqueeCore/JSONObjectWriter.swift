@@ -99,12 +99,6 @@ public struct JSONObjectWriter: Sendable {
         self.bytes.append(UInt8(ascii: "]"))
     }
 
-    /// Any value (as ``JSONValue/write(to:)`` writes it).
-    public mutating func write(_ key: StaticString, _ value: JSONValue) {
-        self.key(key)
-        value.write(to: &self.bytes)
-    }
-
     /// The bytes written so far, without the closing brace (a record keeps them as they are and closes the
     /// object when it writes its payload: closing here could copy them, as the caller's writer still holds them).
     var unclosedBytes: [UInt8] { self.bytes }

@@ -149,8 +149,8 @@ extension JSONDocument.Value: LenientJSON {
 
     var arrayValue: JSONDocument.Elements? { self.elements }
     var isObject: Bool { self.kind == .object }
-    var text: String? { self.kind == .string ? self.scalar?.text : nil }
-    var trimmedText: String? { self.kind == .string ? self.scalar?.trimmedText : nil }
+    var text: String? { self.scalar?.text }
+    var trimmedText: String? { self.scalar?.trimmedText }
     var int: Int64? { self.scalar?.int }
     var double: Double? { self.scalar?.double }
     var bool: Bool? { self.scalar?.bool }
