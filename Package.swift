@@ -162,6 +162,7 @@ let package = Package(
                 "MarqueeKafka",
                 "MarqueePipeline",
                 "MarqueeSources",
+                "MarqueeStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -500,7 +501,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeFetchStageTests",
-            dependencies: ["MarqueeCore", "MarqueeFetchStage", "MarqueePipeline", "MarqueeSources"],
+            dependencies: ["MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueePipeline", "MarqueeSources", "MarqueeStore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -513,6 +514,7 @@ let package = Package(
             dependencies: [
                 "MarqueeKafka", "MarqueePipeline", "MarqueeWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

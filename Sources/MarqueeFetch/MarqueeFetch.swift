@@ -133,7 +133,7 @@ struct MarqueeFetch: AsyncParsableCommand {
             http: http,
             koficDailyBudget: self.koficDailyBudget == 0 ? nil : self.koficDailyBudget
         )
-        var store: Store?
+        var store: Store? = nil
         if self.validatorCache == "store" {
             let opened = try Store.open(try StoreLocation(parsing: self.store), maximumConnections: 2, logger: logger)
             settings.validatorCache = StoreValidatorCache(store: opened, logger: logger)
@@ -152,19 +152,14 @@ struct MarqueeFetch: AsyncParsableCommand {
             producer.linger = FetchWorker.producerLinger
             producer.compression = FetchWorker.producerCompression
         }
-        do {
-            try await WorkerRunner.run(
-                configuration: configuration,
-                handler: worker.handler,
-                metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9101),
-                services: [worker],
-                metrics: metrics,
-                logger: logger
-            )
-        } catch {
-            await store?.close()
-            throw error
-        }
-        await store?.close()
+        try await WorkerRunner.run(
+            configuration: configuration,
+            handler: worker.handler,
+            metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9101),
+            services: [worker],
+            metrics: metrics,
+            logger: logger,
+            whenStopped: { [store] in await store?.close() }
+        )
     }
 }

@@ -16,6 +16,7 @@ public import MarqueeSources
 /// | 401/403, or no key configured | the source is down: the stage pauses (not ready) and tries again later |
 /// | the KOFIC key's daily budget is spent | transient, waiting until the budget resets (midnight KST) |
 /// | a payload that is not a fetch job | poison |
+/// | the fetch was cancelled (shutdown) | none: handed back uncommitted, it runs again |
 ///
 /// A 304 (the upstream's data did not change since the validators this worker stored) ends the job with no
 /// outputs: what it would produce was produced when the data was fetched. Validators are stored only after a
@@ -78,17 +79,23 @@ public struct FetchHandler: StageHandler {
         )
         fetch.redactedURL = request.redactedURL
         fetch.isConditional = false  // the handler sends the validators itself (stored only after a good parse)
-        let cached = await self.validators?.validators(for: request.redactedURL)
+        var cached: HTTPValidators?
+        if let validators = self.validators {
+            job.enter("reading validators")
+            cached = await validators.validators(for: request.redactedURL)
+        }
         if let etag = cached?.etag { fetch.headers.append(HTTPHeader(name: "If-None-Match", value: etag)) }
         if let lastModified = cached?.lastModified {
             fetch.headers.append(HTTPHeader(name: "If-Modified-Since", value: lastModified))
         }
 
         let response: FetchResponse
+        job.enter("fetching")
         do {
             response = try await self.fetcher.fetch(fetch)
             self.onResponse?(source.rawValue, String(response.status))
         } catch {
+            if error.isCancellation { throw CancellationError() }  // shutdown: handed back, it runs again
             self.onResponse?(source.rawValue, "error")
             if error.isRetriable { throw StageError.transient(error.description) }
             throw StageError.permanent(error.description)

@@ -92,6 +92,12 @@ public struct HTTPFetchError: Error, CustomStringConvertible, Sendable {
     /// Whether the same request may succeed later: timeouts and connection failures are retriable; policy
     /// refusals, size caps, bad URLs, redirect loops and TLS failures are not; neither are cancellation and
     /// shutdown (the work was abandoned, not failed).
+    /// Whether the fetch ended because its task was cancelled or the fetcher shut down: nothing is known about the
+    /// request, and a stage hands the job back uncommitted (it runs again) instead of routing it.
+    public var isCancellation: Bool {
+        self.code == .cancelled || self.code == .shutdown
+    }
+
     public var isRetriable: Bool {
         switch self.code.value {
         case .timeout, .connectFailed, .connectionReset, .transfer: true

@@ -133,6 +133,7 @@ public struct ImageHandler: StageHandler {
         do {
             response = try await self.fetcher.fetch(request)
         } catch {
+            if error.isCancellation { throw CancellationError() }  // shutdown: handed back, it runs again
             if error.isRetriable { throw StageError.transient(error.description) }
             throw StageError.permanent(error.description)
         }

@@ -82,6 +82,9 @@ struct MarqueeIndex: AsyncParsableCommand {
 
     func run() async throws {
         let logger = WorkerRunner.bootstrapLogging(label: "marquee.index", level: self.worker.logLevel)
+        // Enough jobs in flight for every writer's batch and the next one gathering.
+        let configuration = try self.worker.stageConfiguration(stage: "records", defaultConcurrency: (self.writers + 1) * self.batchSize)
+        let metricsAddress = try self.worker.parsedMetricsAddress(defaultPort: 9103)
         let store = try Store.open(
             try StoreLocation(parsing: self.store),
             maximumConnections: max(self.connections, self.writers),
@@ -94,21 +97,12 @@ struct MarqueeIndex: AsyncParsableCommand {
         settings.writers = self.writers
         settings.crashAfterCommits = self.crashAfterCommits > 0 ? self.crashAfterCommits : nil
         let handler = IndexHandler(store: store, settings: settings, logger: logger)
-        do {
-            // Enough jobs in flight for every writer's batch and the next one gathering.
-            try await WorkerRunner.run(
-                configuration: try self.worker.stageConfiguration(
-                    stage: "records",
-                    defaultConcurrency: (self.writers + 1) * self.batchSize
-                ),
-                handler: handler,
-                metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9103),
-                logger: logger
-            )
-        } catch {
-            await store.close()
-            throw error
-        }
-        await store.close()
+        try await WorkerRunner.run(
+            configuration: configuration,
+            handler: handler,
+            metricsAddress: metricsAddress,
+            logger: logger,
+            whenStopped: { await store.close() }
+        )
     }
 }

@@ -7,8 +7,6 @@ public final class AsyncLimiter: Sendable {
         var waiters: [CheckedContinuation<Bool, Never>] = []
         var isClosed = false
         var inUse = 0
-        var emptyWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiterID = 0
     }
 
     private let state: Mutex<State>
@@ -49,39 +47,15 @@ public final class AsyncLimiter: Sendable {
 
     /// Gives a place back.
     public func release() {
-        let (next, empties): (CheckedContinuation<Bool, Never>?, [CheckedContinuation<Void, Never>]) = self.state.withLock { state in
-            if !state.waiters.isEmpty { return (state.waiters.removeFirst(), []) }
+        let next: CheckedContinuation<Bool, Never>? = self.state.withLock { state in
+            if !state.waiters.isEmpty { return state.waiters.removeFirst() }
             state.available += 1
             state.inUse -= 1
-            guard state.inUse == 0 else { return (nil, []) }
-            defer { state.emptyWaiters = [:] }
-            return (nil, Array(state.emptyWaiters.values))
+            return nil
         }
         next?.resume(returning: true)
-        for waiter in empties { waiter.resume() }
     }
 
     /// How many holders there are now.
     public var inUse: Int { self.state.withLock { $0.inUse } }
-
-    /// Returns once nobody holds the limiter, or when the calling task is cancelled.
-    public func waitUntilIdle() async {
-        let id = self.state.withLock { state in
-            defer { state.nextWaiterID += 1 }
-            return state.nextWaiterID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow: Bool = self.state.withLock { state in
-                    if state.inUse == 0 || Task.isCancelled { return true }
-                    state.emptyWaiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = self.state.withLock { $0.emptyWaiters.removeValue(forKey: id) }
-            waiter?.resume()
-        }
-    }
 }

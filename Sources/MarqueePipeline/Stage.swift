@@ -84,40 +84,47 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let limiter = self.limiter
         self.consumer.withLock { $0 = consumer }
         defer { self.consumer.withLock { $0 = nil } }
+        // Jobs run in tasks of their own, outside the group below: one that does not end when cancelled is left
+        // behind (uncommitted) instead of holding the stage open (``finishJobs(_:)``).
+        let jobs = StageJobs(onFailure: { consumer.stopMessages() })  // a job that could not produce stops the stage
         var failure: (any Error)?
         do {
+            // The group holds the retry tiers' timers.
             try await withThrowingDiscardingTaskGroup { group in
-                // On graceful shutdown the messages end; the consumer stays in the group to commit what finishes.
-                try await withGracefulShutdownHandler {
-                    for try await message in consumer.messages {
-                        // A job that could not produce stopped the stage: read nothing more.
-                        if group.isCancelled { break }
-                        guard let envelope = self.admit(message, consumer: consumer, producer: producer, group: &group) else {
-                            continue
-                        }
-                        // Closed on shutdown: the message stays uncommitted and runs again elsewhere.
-                        guard await limiter.acquire() else { break }
-                        group.addTask {
-                            defer { limiter.release() }
-                            do {
-                                try await self.process(message, envelope: envelope, consumer: consumer, producer: producer)
-                            } catch {
-                                consumer.stopMessages()  // wakes the read loop, which then ends
-                                throw error
+                var readFailure: (any Error)?
+                do {
+                    // On graceful shutdown the messages end; the consumer stays in the group to commit what finishes.
+                    try await withGracefulShutdownHandler {
+                        for try await message in consumer.messages {
+                            if jobs.failure != nil { break }
+                            guard let envelope = self.admit(message, consumer: consumer, producer: producer, group: &group, jobs: jobs)
+                            else {
+                                continue
+                            }
+                            // Closed on shutdown: the message stays uncommitted and runs again elsewhere.
+                            guard await limiter.acquire() else { break }
+                            let context = JobContext(jobID: envelope.id, kind: PayloadKind.peek(message.value), phase: "handling")
+                            jobs.start(context) {
+                                defer { limiter.release() }
+                                try await self.process(message, envelope: envelope, context: context, consumer: consumer, producer: producer)
                             }
                         }
+                    } onGracefulShutdown: {
+                        limiter.close()  // a read loop waiting for a free place stops waiting
+                        consumer.stopMessages()
                     }
-                } onGracefulShutdown: {
-                    limiter.close()  // a read loop waiting for a free place stops waiting
-                    consumer.stopMessages()
+                } catch {
+                    readFailure = error
                 }
-                await self.drain(limiter)
-                group.cancelAll()  // retry timers, and jobs past the shutdown timeout
+                await self.finishJobs(jobs)
+                group.cancelAll()  // retry timers
+                if let readFailure { throw readFailure }
             }
         } catch is CancellationError {
         } catch {
             failure = error
         }
+        failure = jobs.failure ?? failure
         await consumer.close()
         await producer.close()
         if let failure {
@@ -132,13 +139,14 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         _ message: KafkaConsumerMessage,
         consumer: KafkaConsumer,
         producer: KafkaProducer,
-        group: inout ThrowingDiscardingTaskGroup<any Error>
+        group: inout ThrowingDiscardingTaskGroup<any Error>,
+        jobs: StageJobs
     ) -> Envelope? {
         let envelope: Envelope
         do {
             envelope = try Envelope(headers: message.headers.map { ($0.key, $0.stringValue) })
         } catch {
-            group.addTask {
+            jobs.start(JobContext(jobID: nil, kind: PayloadKind.peek(message.value), phase: "dead-lettering poison")) {
                 try await self.deadLetterPoison(message, envelope: nil, reason: error.description, consumer: consumer, producer: producer)
             }
             return nil
@@ -162,6 +170,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     private func process(
         _ message: KafkaConsumerMessage,
         envelope: Envelope,
+        context: JobContext,
         consumer: KafkaConsumer,
         producer: KafkaProducer
     ) async throws {
@@ -174,27 +183,31 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             logger[metadataKey: MarqueeLoggingKeys.kind] = "\(PayloadKind.peek(message.value))"
             return logger
         }
-        let job = StageJob(envelope: envelope, key: message.key, payload: message.value, source: message.source)
-        let started = ContinuousClock.now
+        let job = StageJob(envelope: envelope, key: message.key, payload: message.value, source: message.source, context: context)
+        let started = context.started
         let outputs: [StageOutput]
         do {
             outputs = try await self.handler.handle(job)
         } catch let error as StageError where error.dependency != nil {
+            context.enter("handing back: a dependency is down")
             await self.dependencyDown(message, error: error, consumer: consumer, logger: logger)
             return
         } catch let error as StageError {
+            context.enter("routing the failure")
             try await self.route(message, envelope: envelope, error: error, consumer: consumer, producer: producer, logger: logger, started: started)
             return
         } catch is CancellationError {
             logger.warning("job cancelled at shutdown; handed back uncommitted")
             return
         } catch {
+            context.enter("routing the failure")
             try await self.route(
                 message, envelope: envelope, error: .transient(String(describing: error)),
                 consumer: consumer, producer: producer, logger: logger, started: started
             )
             return
         }
+        context.enter("delivering outputs")
         let outcomeStage = self.configuration.outcomeStage
         var messages: [KafkaProducerMessage] = []
         messages.reserveCapacity(outputs.count + 1)
@@ -233,7 +246,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         }
         // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted).
         try await producer.deliver(messages)
-        await job.afterDelivery.run()
+        context.enter("after delivery")
+        await context.runAfterDelivery()
         consumer.markProcessed(message)
         self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .succeeded(outputs: outputs.count), duration: .now - started, jobID: envelope.id))
         if let dependency = self.gate.succeeded() {
@@ -382,24 +396,46 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         )
     }
 
-    /// Waits for in-flight jobs, at most the shutdown timeout.
-    private func drain(_ limiter: AsyncLimiter) async {
+    /// Waits for in-flight jobs, at most the shutdown timeout (none after a job failed to produce); cancels what is
+    /// left, and leaves behind what does not end within the cancellation grace. Each job not done in time is
+    /// logged with its phase: a job left behind waited on something that ignores cancellation.
+    private func finishJobs(_ jobs: StageJobs) async {
         let timeout = self.configuration.shutdownTimeout
-        let finished = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await limiter.waitUntilIdle()
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? true
-            group.cancelAll()
-            return first
+        let grace = self.configuration.cancellationGrace
+        if jobs.failure == nil, await jobs.waitUntilIdle(timeout: timeout) { return }
+        let running = jobs.snapshot()
+        if jobs.failure == nil, !running.isEmpty {
+            self.logger.warning("\(running.count) jobs still running after \(timeout): cancelling them (uncommitted, they run again)")
+            self.logJobs(running, level: .warning, "job cancelled at shutdown")
         }
-        if !finished {
-            self.logger.warning("\(limiter.inUse) jobs still running after \(timeout): handing them back uncommitted")
+        jobs.cancelAll()
+        guard await !jobs.waitUntilIdle(timeout: grace) else { return }
+        let stuck = jobs.snapshot()
+        self.logger.error(
+            "\(stuck.count) jobs did not end within \(grace) of being cancelled: leaving them behind uncommitted (they run again on the member that reads their partition next)"
+        )
+        self.logJobs(stuck, level: .error, "job left behind: it waits on something that ignores cancellation")
+    }
+
+    /// One line per job (at most 20, then a count), each naming the job, its phase and how long it has been in it.
+    private func logJobs(_ jobs: [JobContext], level: Logger.Level, _ message: Logger.Message) {
+        let now = ContinuousClock.now
+        for job in jobs.prefix(20) {
+            let phase = job.currentPhase(at: now)
+            self.logger.log(
+                level: level,
+                message,
+                metadata: [
+                    MarqueeLoggingKeys.jobID: "\(job.jobID.map { "\($0)" } ?? "none")",
+                    MarqueeLoggingKeys.kind: "\(job.kind)",
+                    MarqueeLoggingKeys.phase: "\(phase.name)",
+                    MarqueeLoggingKeys.phaseDuration: "\(phase.duration)",
+                    MarqueeLoggingKeys.jobDuration: "\(now - job.started)",
+                ]
+            )
+        }
+        if jobs.count > 20 {
+            self.logger.log(level: level, "… and \(jobs.count - 20) more jobs")
         }
     }
 
@@ -432,6 +468,12 @@ public enum MarqueeLoggingKeys {
     public static let error = "marquee.error"
     public static let errorKind = "marquee.error.kind"
     public static let outputs = "marquee.outputs"
+    /// What a job was doing (``StageJob/enter(_:)``), in the shutdown's lines about jobs not done in time.
+    public static let phase = "marquee.job.phase"
+    /// How long the job had been in that phase.
+    public static let phaseDuration = "marquee.job.phase_duration"
+    /// How long the job had been running.
+    public static let jobDuration = "marquee.job.duration"
 }
 
 /// Whether a dependency every job needs is down, and how long to wait before trying again.

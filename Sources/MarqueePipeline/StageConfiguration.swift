@@ -37,6 +37,10 @@ public struct StageConfiguration: Sendable {
     /// How long in-flight jobs may take to finish on shutdown before they are handed back uncommitted.
     /// Default: 30 seconds.
     public var shutdownTimeout: Duration = .seconds(30)
+    /// How long jobs cancelled at shutdown (past ``shutdownTimeout``, or after a job failed to produce) may take to
+    /// end. A job still running then waits on something that ignores cancellation: the stage logs it with its
+    /// phase and closes without it (uncommitted, it runs again). Default: 5 seconds.
+    public var cancellationGrace: Duration = .seconds(5)
     /// Consumer settings beyond the shared ones (session timeout and the like); group and topics are set by
     /// the stage.
     public var consumer: @Sendable (inout KafkaConsumerConfiguration) -> Void = { _ in }

@@ -8,7 +8,15 @@ public struct StageJob: Sendable {
     public var payload: [UInt8]
     /// Where it was read, `topic/partition/offset`.
     public var source: String
-    let afterDelivery = AfterDelivery()
+    let context: JobContext
+
+    /// Says what the job is waiting for now (`"fetching"`, `"reading validators"`): a job that does not end in
+    /// time at shutdown is logged with its phase and how long it has been in it, so a wait that ignores
+    /// cancellation is found from the log. The stage sets its own phases around the handler (`handling`,
+    /// `delivering outputs`, `after delivery`, `routing the failure`).
+    public func enter(_ phase: StaticString) {
+        self.context.enter(phase)
+    }
 
     /// Runs `action` once every output the handler returns for this job (and the job's outcome record) was
     /// acknowledged by the broker, before the job's offset is committed; never if the job fails or its outputs
@@ -18,16 +26,7 @@ public struct StageJob: Sendable {
     /// here: stored earlier, a crash before the delivery would make the redelivered job's conditional request
     /// answer 304, which produces nothing, and the outputs would be lost.
     public func whenDelivered(_ action: @escaping @Sendable () async -> Void) {
-        self.afterDelivery.actions.withLock { $0.append(action) }
-    }
-}
-
-/// The actions a handler left for after its job's delivery (``StageJob/whenDelivered(_:)``).
-final class AfterDelivery: Sendable {
-    let actions = Mutex<[@Sendable () async -> Void]>([])
-
-    func run() async {
-        for action in self.actions.withLock({ $0 }) { await action() }
+        self.context.afterDelivery.withLock { $0.append(action) }
     }
 }
 

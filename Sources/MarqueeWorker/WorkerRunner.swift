@@ -26,6 +26,10 @@ public enum WorkerRunner {
     ///   - services: Services the handler needs running alongside (started before the stage, stopped after).
     ///   - metrics: The stage's metrics, when the handler reports to them too; `nil` makes new ones.
     ///   - onStarted: Called with the listener's port once it listens (0 picks a free port).
+    ///   - whenStopped: Runs after every service stopped (closing the store), within the exit deadline.
+    ///
+    /// Once shutdown begins, the process has ``exitDeadline(for:)`` to finish it: past that, it logs and exits
+    /// with status 70 (``ShutdownWatchdog``).
     public static func run<Handler: StageHandler>(
         configuration: StageConfiguration,
         handler: Handler,
@@ -33,7 +37,8 @@ public enum WorkerRunner {
         services: [any Service] = [],
         metrics: StageMetrics? = nil,
         logger: Logger,
-        onStarted: (@Sendable (Int) -> Void)? = nil
+        onStarted: (@Sendable (Int) -> Void)? = nil,
+        whenStopped: @Sendable () async -> Void = {}
     ) async throws {
         var configuration = configuration
         let metrics = metrics ?? StageMetrics(stage: configuration.topics.stage)
@@ -56,16 +61,35 @@ public enum WorkerRunner {
             )
             onStarted?(port)
         }
+        let watchdog = ShutdownWatchdog(deadline: Self.exitDeadline(for: configuration), logger: logger)
+        // Services are told to shut down last to first: the watchdog is armed first, then the stage drains.
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0) } + [
                     .init(service: server),
                     .init(service: stage, successTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: watchdog, successTerminationBehavior: .ignore),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
         )
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            watchdog.arm()  // a stage that failed ends the group without a graceful shutdown
+            await whenStopped()
+            watchdog.disarm()
+            throw error
+        }
+        watchdog.arm()
+        await whenStopped()
+        watchdog.disarm()
+    }
+
+    /// How long a worker may take from the start of its shutdown to its exit: the stage's shutdown timeout and
+    /// cancellation grace, plus a minute for leaving the group, flushing the producer and closing the store.
+    public static func exitDeadline(for configuration: StageConfiguration) -> Duration {
+        configuration.shutdownTimeout + configuration.cancellationGrace + .seconds(60)
     }
 }

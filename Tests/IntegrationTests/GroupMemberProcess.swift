@@ -122,6 +122,16 @@ final class ChildProcess: Sendable {
         return kilobytes * 1024
     }
 
+    /// The exit status; when the child has not exited within `limit`, it is killed (SIGKILL) and that is the status.
+    func waitForExit(killingAfter limit: Duration) async -> Int32 {
+        let killer = Task {
+            try await Task.sleep(for: limit)
+            self.signal(SIGKILL)
+        }
+        defer { killer.cancel() }
+        return await self.waitForExit()
+    }
+
     /// The exit status (or the signal that ended it).
     func waitForExit() async -> Int32 {
         await withCheckedContinuation { continuation in

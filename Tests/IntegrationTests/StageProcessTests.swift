@@ -36,9 +36,20 @@ struct StageProcessTests {
         return (prefix, Set(envelopes.map(\.id.rawValue)))
     }
 
-    func worker(prefix: String, group: String, workMilliseconds: Int, started: AsyncStream<Void>.Continuation? = nil) throws -> ChildProcess {
-        try ChildProcess("StageWorker", arguments: [TestEnvironment.brokers, prefix, group, String(workMilliseconds)]) { line in
+    func worker(
+        prefix: String,
+        group: String,
+        workMilliseconds: Int,
+        started: AsyncStream<Void>.Continuation? = nil
+    ) throws -> ChildProcess {
+        try self.worker(prefix: prefix, group: group, work: String(workMilliseconds), started: started)
+    }
+
+    /// `work`: milliseconds each job takes, or `deaf` (jobs wait on something that ignores cancellation).
+    func worker(prefix: String, group: String, work: String, started: AsyncStream<Void>.Continuation? = nil, lines: Log? = nil) throws -> ChildProcess {
+        try ChildProcess("StageWorker", arguments: [TestEnvironment.brokers, prefix, group, work]) { line in
             if line == "processing" { started?.yield() }
+            lines?.append(String(line))
         }
     }
 
@@ -92,6 +103,48 @@ struct StageProcessTests {
         second.signal(SIGTERM)
         #expect(await second.waitForExit() == 0)
     }
+
+    /// A job that waits on something deaf to cancellation cannot hold the worker open: past the shutdown timeout
+    /// it is cancelled, past the cancellation grace it is left behind, uncommitted and named in the log with its
+    /// phase; the next member runs it.
+    @Test func aJobThatIgnoresCancellationIsLeftBehindNamedAndRunsAgainElsewhere() async throws {
+        let (prefix, ids) = try await self.prepare(count: 40)
+        let group = TestEnvironment.uniqueName("stage")
+        let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+        let log = Log()
+        let deaf = try self.worker(prefix: prefix, group: group, work: "deaf", started: startedContinuation, lines: log)
+        defer { deaf.signal(SIGKILL) }
+        var iterator = started.makeAsyncIterator()
+        _ = await iterator.next()  // jobs are waiting
+
+        let clock = ContinuousClock()
+        let stopAt = clock.now
+        deaf.signal(SIGTERM)
+        // Without the bound the worker never exits: the kill after 60 s makes that a failure, not a hang.
+        let status = await deaf.waitForExit(killingAfter: .seconds(60))
+        #expect(status == 0, "a graceful exit, with jobs left behind")
+        #expect(clock.now - stopAt < .seconds(20), "the 5 s shutdown timeout, the 2 s grace, and leaving the group")
+        let lines = log.all
+        let leftBehind = lines.filter { $0.contains("job left behind") }
+        #expect(!leftBehind.isEmpty && leftBehind.count <= 8, "each job in flight (at most 8) is named: \(lines.suffix(12))")
+        #expect(leftBehind.allSatisfy { $0.contains("marquee.job.phase=waiting on a deaf dependency") && $0.contains("marquee.job.id=") })
+        #expect(lines.contains { $0.contains("jobs did not end within 2.0 seconds of being cancelled") })
+        #expect(!lines.contains { $0.contains("stage stopped") }, "leaving jobs behind is no failure of the stage")
+
+        let second = try self.worker(prefix: prefix, group: group, workMilliseconds: 1)
+        defer { second.signal(SIGKILL) }
+        let seen = Set(try await read(readingUntilUnique: ids.count, from: "\(prefix)records"))
+        #expect(seen == ids, "nothing lost: \(ids.subtracting(seen).count) missing")
+        second.signal(SIGTERM)
+        #expect(await second.waitForExit() == 0)
+    }
+}
+
+/// Lines a child process wrote, collected from its output thread.
+final class Log: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { self.lines.withLock { $0.append(line) } }
+    var all: [String] { self.lines.withLock { $0 } }
 }
 
 /// Reads values from a topic in a fresh group until `count` distinct ones were seen.

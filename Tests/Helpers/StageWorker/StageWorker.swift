@@ -1,9 +1,11 @@
 // A stage process for the integration tests' kill -9 and SIGTERM scenarios.
 //
-// Usage: StageWorker <brokers> <topic-prefix> <group> <work-milliseconds>
+// Usage: StageWorker <brokers> <topic-prefix> <group> <work-milliseconds | deaf>
 // Runs the `fetch` stage with a handler that works for <work-milliseconds> and then emits one `records` output
-// whose key and payload are the job's marquee-id. Prints "processing" once the first job starts. SIGTERM/SIGINT
-// shut it down gracefully (5 s timeout for in-flight jobs).
+// whose key and payload are the job's marquee-id. With `deaf`, every job waits instead on something that never
+// answers and ignores cancellation (phase "waiting on a deaf dependency"). Prints "processing" once the first
+// job starts. SIGTERM/SIGINT shut it down gracefully (5 s timeout for in-flight jobs, then 2 s of cancellation
+// grace); the stage logs to standard output.
 import Logging
 import MarqueeCore
 import MarqueeKafka
@@ -28,6 +30,21 @@ struct EchoHandler: StageHandler {
     }
 }
 
+/// Every job waits on a continuation nobody resumes, and cancelling the job does not end the wait.
+final class DeafHandler: StageHandler {
+    let started: StartedFlag
+    let waits = Mutex<[CheckedContinuation<Void, Never>]>([])
+
+    init(started: StartedFlag) { self.started = started }
+
+    func handle(_ job: StageJob) async throws -> [StageOutput] {
+        self.started.announce()
+        job.enter("waiting on a deaf dependency")
+        await withCheckedContinuation { continuation in self.waits.withLock { $0.append(continuation) } }
+        return []
+    }
+}
+
 final class StartedFlag: Sendable {
     private let done = Atomic<Bool>(false)
     func announce() {
@@ -42,11 +59,13 @@ final class StartedFlag: Sendable {
 struct StageWorker {
     static func main() async throws {
         let arguments = CommandLine.arguments
-        guard arguments.count == 5, let work = Int(arguments[4]) else {
-            let usage = Array("usage: StageWorker <brokers> <topic-prefix> <group> <work-milliseconds>\n".utf8)
+        let deaf = arguments.count == 5 && arguments[4] == "deaf"
+        guard arguments.count == 5, let work = deaf ? 0 : Int(arguments[4]) else {
+            let usage = Array("usage: StageWorker <brokers> <topic-prefix> <group> <work-milliseconds | deaf>\n".utf8)
             _ = usage.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
             exit(2)
         }
+        LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
         var logger = Logger(label: "stage-worker")
         logger.logLevel = .notice
         var configuration = StageConfiguration(
@@ -58,16 +77,21 @@ struct StageWorker {
         configuration.groupID = arguments[3]
         configuration.concurrency = 8
         configuration.shutdownTimeout = .seconds(5)
+        configuration.cancellationGrace = .seconds(2)
         configuration.consumer = { consumer in
             consumer.sessionTimeout = .seconds(6)
             consumer.heartbeatInterval = .seconds(1)
             consumer.commitInterval = .milliseconds(100)
         }
-        let stage = Stage(
-            configuration: configuration,
-            handler: EchoHandler(work: .milliseconds(work), started: StartedFlag()),
-            logger: logger
-        )
+        if deaf {
+            try await Self.run(Stage(configuration: configuration, handler: DeafHandler(started: StartedFlag()), logger: logger), logger: logger)
+        } else {
+            let handler = EchoHandler(work: .milliseconds(work), started: StartedFlag())
+            try await Self.run(Stage(configuration: configuration, handler: handler, logger: logger), logger: logger)
+        }
+    }
+
+    static func run(_ stage: some Service, logger: Logger) async throws {
         let group = ServiceGroup(services: [stage], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }

@@ -1,0 +1,185 @@
+public import Logging
+public import MarqueeHTTP
+public import MarqueeStore
+import Synchronization
+
+/// The fetch worker's validators in the store's `http_validators` table: kept across restarts and shared by
+/// every fetch worker using the same store.
+///
+/// The cache is lossy by contract (``ValidatorCache``), so a job never waits long for it: a call the store does not
+/// answer within ``answerTimeout`` (or that the job's cancellation interrupts) counts as "none" (a full download)
+/// or a dropped write, and the job goes on while the call ends by itself. Once a call failed, the store is tried
+/// again by one call at most every ``retryInterval``; the others answer at once without it. One warning per
+/// outage; the schema is migrated on first use.
+public final class StoreValidatorCache: ValidatorCache {
+    /// The longest a job waits for one call.
+    public let answerTimeout: Duration
+    /// While the store fails, how often one call tries it again.
+    public let retryInterval: Duration
+
+    private struct State {
+        var migrated = false
+        /// Set from a failure until a call succeeds again.
+        var failing = false
+        /// While failing: when the next call may try the store.
+        var nextTry: ContinuousClock.Instant = .now
+    }
+
+    private let catalogue: Store
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let storeCalls = Atomic<Int>(0)
+
+    /// - Parameters:
+    ///   - answerTimeout: The longest a job waits for one call. Default: 2 s.
+    ///   - retryInterval: While the store fails, how often one call tries it again. Default: 5 s.
+    public init(store: Store, answerTimeout: Duration = .seconds(2), retryInterval: Duration = .seconds(5), logger: Logger) {
+        self.catalogue = store
+        self.answerTimeout = answerTimeout
+        self.retryInterval = retryInterval
+        self.logger = logger
+    }
+
+    /// How many calls went to the store (the others answered without it while it failed): for tests.
+    public var storeCallCount: Int { self.storeCalls.load(ordering: .relaxed) }
+
+    public func validators(for key: String) async -> HTTPValidators? {
+        await self.attempt { catalogue in
+            try await catalogue.validators(for: key).map { HTTPValidators(etag: $0.etag, lastModified: $0.lastModified) }
+        } ?? nil
+    }
+
+    public func store(_ validators: HTTPValidators, for key: String) async {
+        await self.attempt { catalogue in
+            try await catalogue.storeValidators(etag: validators.etag, lastModified: validators.lastModified, for: key)
+        }
+    }
+
+    private func attempt<T: Sendable>(_ body: @escaping @Sendable (Store) async throws -> T) async -> T? {
+        let now = ContinuousClock.now
+        let mayTry = self.state.withLock { state in
+            guard state.failing else { return true }
+            guard now >= state.nextTry else { return false }
+            state.nextTry = now + self.retryInterval  // this call is the one that tries
+            return true
+        }
+        guard mayTry else { return nil }
+        self.storeCalls.add(1, ordering: .relaxed)
+        let catalogue = self.catalogue
+        let migrated = self.state.withLock { $0.migrated }
+        do {
+            let result = try await Self.answer(within: self.answerTimeout) {
+                if !migrated { _ = try await catalogue.migrate() }
+                return try await body(catalogue)
+            }
+            let recovered = self.state.withLock { state in
+                state.migrated = true
+                defer { state.failing = false }
+                return state.failing
+            }
+            if recovered { self.logger.notice("the validator cache in the store works again") }
+            return result
+        } catch is CancellationError {
+            return nil  // the job's cancellation, not the store's failure
+        } catch {
+            let isFirst = self.state.withLock { state in
+                defer {
+                    state.failing = true
+                    state.nextTry = ContinuousClock.now + self.retryInterval
+                }
+                return !state.failing
+            }
+            if isFirst {
+                self.logger.warning(
+                    "the validator cache in the store failed: fetching without validators until it works",
+                    metadata: ["marquee.error": "\(error)", "marquee.store": "\(self.catalogue.location)"]
+                )
+            }
+            return nil
+        }
+    }
+
+    /// Runs `operation` in a task of its own and returns its answer, or throws ``NoAnswer`` when it has not
+    /// answered within `timeout`, or `CancellationError` when the caller is cancelled first. The operation is
+    /// not awaited then: it ends by itself (the store's own deadline bounds it).
+    static func answer<T: Sendable>(
+        within timeout: Duration,
+        _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let answer = Answer<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                answer.wait(continuation)
+                let work = Task {
+                    do {
+                        answer.give(.success(try await operation()))
+                    } catch {
+                        answer.give(.failure(error))
+                    }
+                }
+                let timer = Task {
+                    try await Task.sleep(for: timeout)
+                    answer.give(.failure(NoAnswer(timeout: timeout)))
+                }
+                // Whichever answer came first, the other task is no longer needed (cancelling the operation helps
+                // it end sooner; a finished one ignores it).
+                answer.onAnswer {
+                    timer.cancel()
+                    work.cancel()
+                }
+            }
+        } onCancel: {
+            answer.give(.failure(CancellationError()))
+        }
+    }
+
+    struct NoAnswer: Error, CustomStringConvertible {
+        let timeout: Duration
+        var description: String { "the store did not answer within \(self.timeout)" }
+    }
+}
+
+/// The first of several possible answers, handed to one waiting continuation.
+private final class Answer<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var result: Result<T, any Error>?
+        var onAnswer: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    func wait(_ continuation: CheckedContinuation<T, any Error>) {
+        let early: Result<T, any Error>? = self.state.withLock { state in
+            if let result = state.result { return result }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    /// Runs `action` when the answer comes (at once if it came already).
+    func onAnswer(_ action: @escaping @Sendable () -> Void) {
+        let now = self.state.withLock { state in
+            guard state.result == nil else { return true }
+            state.onAnswer = action
+            return false
+        }
+        if now { action() }
+    }
+
+    func give(_ result: Result<T, any Error>) {
+        let taken: (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?)? = self.state.withLock { state in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer {
+                state.continuation = nil
+                state.onAnswer = nil
+            }
+            return (state.continuation, state.onAnswer)
+        }
+        guard let taken else { return }
+        taken.0?.resume(with: result)
+        taken.1?()
+    }
+}
