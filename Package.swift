@@ -257,6 +257,7 @@ let package = Package(
                 "MarqueeCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],

@@ -122,8 +122,10 @@ chaos() {
         fi
     done
     echo "$restarts" >"$logs/restarts"
+    local stop_started=$SECONDS
     kill -TERM "${pids[@]}" 2>/dev/null || true
     wait "${pids[@]}" 2>/dev/null || true
+    echo "$((SECONDS - stop_started))" >"$logs/stop-seconds"
 }
 chaos &
 chaos_pid=$!
@@ -179,6 +181,13 @@ echo "  restarts         $(cat "$logs/restarts" 2>/dev/null || echo 0) kill -9s;
 echo "  outages          $(grep -E '^[0-9]+s (broker|PostgreSQL)' "$logs/chaos.log" | paste -sd ',' | sed 's/,/, /g')"
 echo "  retries per tier $("$bin/marquee" topics list --pipeline-only --json | python3 -c 'import json,sys; print(", ".join("%s %d" % (t["name"].split(".",1)[1], t["end"]) for t in json.load(sys.stdin) if ".retry." in t["name"] and t["end"]))')"
 echo "  lag at the end   $lag"
+# Shutdown: every worker got SIGTERM at the end. A job left behind waited on something that ignores cancellation
+# (the stage names its phase); a watchdog exit is a worker that outlived its exit deadline (docs/stage.md).
+left_behind=$(cat "$logs"/marquee-*.log | grep -c '"job left behind' || true)
+watchdog_exits=$(cat "$logs"/marquee-*.log | grep -c 'did not stop within' || true)
+phases=$(cat "$logs"/marquee-*.log | grep '"job left behind' | sed -n 's/.*"marquee.job.phase":"\([^"]*\)".*/\1/p' | sort | uniq -c |
+    awk '{count = $1; $1 = ""; printf "%s%d in%s", (NR > 1 ? ", " : ""), count, $0}' || true)
+echo "  shutdown         workers stopped $(cat "$logs/stop-seconds" 2>/dev/null || echo '?') s after SIGTERM; $left_behind jobs left behind${phases:+ ($phases)}; $watchdog_exits watchdog exits"
 echo "  duplicate rows   $duplicates (movies, reviews, job outcomes by their keys)"
 echo "  dead letters by reason:"
 sql "SELECT count(*) || '  ' || stage || '  ' || kind || '  ' || coalesce(error_kind, '') || '  ' || left(coalesce(error, ''), 90) FROM job_outcomes WHERE outcome = 'dead-lettered' GROUP BY stage, kind, error_kind, left(coalesce(error, ''), 90) ORDER BY count(*) DESC LIMIT 15" | sed 's/^/    /'
@@ -190,6 +199,7 @@ sql "SELECT count(*) || '  ' || stage || '  ' || kind || '  ' || coalesce(error_
 ((unexplained == 0)) || failures+=("$unexplained dead letters without a reason")
 ((duplicates == 0)) || failures+=("$duplicates duplicate rows")
 [[ "$lag" == 0 ]] || failures+=("lag at the end is $lag, not 0")
+((watchdog_exits == 0)) || failures+=("$watchdog_exits workers outlived their exit deadline (their watchdog ended them)")
 ((short == 1 || fetch_jobs >= 10000)) || failures+=("only $fetch_jobs fetch jobs: the long form needs at least 10,000 (raise FAULT_PAGES)")
 if ((${#failures[@]})); then
     printf 'FAILED: %s\n' "${failures[@]}"

@@ -1,6 +1,7 @@
 public import Logging
 public import MarqueeHTTP
 public import MarqueeStore
+import MarqueeCore
 import Synchronization
 
 /// The fetch worker's validators in the store's `http_validators` table: kept across restarts and shared by
@@ -68,7 +69,7 @@ public final class StoreValidatorCache: ValidatorCache {
         let catalogue = self.catalogue
         let migrated = self.state.withLock { $0.migrated }
         do {
-            let result = try await Self.answer(within: self.answerTimeout) {
+            let result = try await answer(within: self.answerTimeout) {
                 if !migrated { _ = try await catalogue.migrate() }
                 return try await body(catalogue)
             }
@@ -97,89 +98,5 @@ public final class StoreValidatorCache: ValidatorCache {
             }
             return nil
         }
-    }
-
-    /// Runs `operation` in a task of its own and returns its answer, or throws ``NoAnswer`` when it has not
-    /// answered within `timeout`, or `CancellationError` when the caller is cancelled first. The operation is
-    /// not awaited then: it ends by itself (the store's own deadline bounds it).
-    static func answer<T: Sendable>(
-        within timeout: Duration,
-        _ operation: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
-        let answer = Answer<T>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                answer.wait(continuation)
-                let work = Task {
-                    do {
-                        answer.give(.success(try await operation()))
-                    } catch {
-                        answer.give(.failure(error))
-                    }
-                }
-                let timer = Task {
-                    try await Task.sleep(for: timeout)
-                    answer.give(.failure(NoAnswer(timeout: timeout)))
-                }
-                // Whichever answer came first, the other task is no longer needed (cancelling the operation helps
-                // it end sooner; a finished one ignores it).
-                answer.onAnswer {
-                    timer.cancel()
-                    work.cancel()
-                }
-            }
-        } onCancel: {
-            answer.give(.failure(CancellationError()))
-        }
-    }
-
-    struct NoAnswer: Error, CustomStringConvertible {
-        let timeout: Duration
-        var description: String { "the store did not answer within \(self.timeout)" }
-    }
-}
-
-/// The first of several possible answers, handed to one waiting continuation.
-private final class Answer<T: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<T, any Error>?
-        var result: Result<T, any Error>?
-        var onAnswer: (@Sendable () -> Void)?
-    }
-
-    private let state = Mutex(State())
-
-    func wait(_ continuation: CheckedContinuation<T, any Error>) {
-        let early: Result<T, any Error>? = self.state.withLock { state in
-            if let result = state.result { return result }
-            state.continuation = continuation
-            return nil
-        }
-        if let early { continuation.resume(with: early) }
-    }
-
-    /// Runs `action` when the answer comes (at once if it came already).
-    func onAnswer(_ action: @escaping @Sendable () -> Void) {
-        let now = self.state.withLock { state in
-            guard state.result == nil else { return true }
-            state.onAnswer = action
-            return false
-        }
-        if now { action() }
-    }
-
-    func give(_ result: Result<T, any Error>) {
-        let taken: (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?)? = self.state.withLock { state in
-            guard state.result == nil else { return nil }
-            state.result = result
-            defer {
-                state.continuation = nil
-                state.onAnswer = nil
-            }
-            return (state.continuation, state.onAnswer)
-        }
-        guard let taken else { return }
-        taken.0?.resume(with: result)
-        taken.1?()
     }
 }

@@ -405,14 +405,14 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         if jobs.failure == nil, await jobs.waitUntilIdle(timeout: timeout) { return }
         let running = jobs.snapshot()
         if jobs.failure == nil, !running.isEmpty {
-            self.logger.warning("\(running.count) jobs still running after \(timeout): cancelling them (uncommitted, they run again)")
+            self.logger.warning("\(Self.jobs(running.count)) still running after \(timeout): cancelling them (uncommitted, they run again)")
             self.logJobs(running, level: .warning, "job cancelled at shutdown")
         }
         jobs.cancelAll()
         guard await !jobs.waitUntilIdle(timeout: grace) else { return }
         let stuck = jobs.snapshot()
         self.logger.error(
-            "\(stuck.count) jobs did not end within \(grace) of being cancelled: leaving them behind uncommitted (they run again on the member that reads their partition next)"
+            "\(Self.jobs(stuck.count)) did not end within \(grace) of being cancelled: leaving them behind uncommitted (they run again on the member that reads their partition next)"
         )
         self.logJobs(stuck, level: .error, "job left behind: it waits on something that ignores cancellation")
     }
@@ -435,9 +435,12 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             )
         }
         if jobs.count > 20 {
-            self.logger.log(level: level, "… and \(jobs.count - 20) more jobs")
+            self.logger.log(level: level, "… and \(jobs.count - 20) more")
         }
     }
+
+    /// "1 job", "2 jobs".
+    private static func jobs(_ count: Int) -> String { count == 1 ? "1 job" : "\(count) jobs" }
 
     static func nowMilliseconds() -> Int64 { Int64(JobID.nowMilliseconds()) }
 }

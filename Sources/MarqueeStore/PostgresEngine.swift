@@ -1,7 +1,9 @@
 import Logging
 import MarqueeCore
+import NIOCore
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// The shared engine: PostgreSQL through postgres-nio's connection pool (`PostgresClient`), which this engine
 /// runs in a task of its own from ``init(location:logger:)`` to ``close()``.
@@ -49,33 +51,55 @@ final class PostgresEngine: SQLEngine {
         // The body runs only inside the deadline's child task, which ends before this call returns.
         try await withoutActuallyEscaping(body) { body in
             let body = UncheckedSendable(body)
-            return try await self.withDeadline {
-                try await self.client.withTransaction(logger: self.logger) { connection in
-                    try await body.value(Session(connection: connection, logger: self.logger))
+            return try await self.withDeadline { leased in
+                try await self.client.withConnection { connection in
+                    leased.hold(connection)
+                    defer { leased.release() }
+                    return try await connection.withTransaction(logger: self.logger) { connection in
+                        try await body.value(Session(connection: connection, logger: self.logger))
+                    }
                 }
             }
         }
     }
 
     func read(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
-        try await self.withDeadline {
-            try await Self.rows(self.client.query(Self.query(sql, binds), logger: self.logger))
+        try await self.withDeadline { leased in
+            try await self.client.withConnection { connection in
+                leased.hold(connection)
+                defer { leased.release() }
+                return try await Self.rows(connection.query(Self.query(sql, binds), logger: self.logger))
+            }
         }
     }
 
     /// Runs `operation` within ``timeout``; its errors become ``StoreError``s.
-    private func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    ///
+    /// Past the deadline (or when the caller is cancelled) the operation is cancelled, and the connection it
+    /// holds is closed: a query waits for the server's answer whatever cancellation says, and a server that
+    /// stopped answering (frozen, or cut off without a reset) would otherwise hold the caller for as long as TCP
+    /// takes to notice. The pool replaces the connection.
+    private func withDeadline<T: Sendable>(_ operation: @escaping @Sendable (LeasedConnection) async throws -> T) async throws -> T {
         await self.running.wait()
         let timeout = self.timeout
+        let leased = LeasedConnection()
         do {
             return try await withThrowingTaskGroup(of: Deadline<T>.self) { group in
-                group.addTask { .finished(try await operation()) }
+                group.addTask { .finished(try await operation(leased)) }
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     return .passed
                 }
                 defer { group.cancelAll() }
-                guard case .finished(let value)? = try await group.next() else {
+                let first: Deadline<T>?
+                do {
+                    first = try await group.next()
+                } catch {
+                    leased.expire()  // the caller's cancellation (through the timer), or the operation's failure
+                    throw error
+                }
+                guard case .finished(let value)? = first else {
+                    leased.expire()
                     throw StoreError(
                         .unavailable,
                         "PostgreSQL (\(self.endpoint)) did not answer within \(timeout) (is it running, and do the user and database exist?)"
@@ -141,6 +165,34 @@ final class PostgresEngine: SQLEngine {
             rows.append(values)
         }
         return rows
+    }
+
+    /// The connection an operation holds while it holds one, to close when nobody waits for its answer any more.
+    private final class LeasedConnection: Sendable {
+        private let state = Mutex<(connection: PostgresConnection?, isExpired: Bool)>((nil, false))
+
+        /// The operation leased `connection` (closed at once when it expired meanwhile).
+        func hold(_ connection: PostgresConnection) {
+            let isExpired = self.state.withLock { state in
+                state.connection = connection
+                return state.isExpired
+            }
+            if isExpired { let _: EventLoopFuture<Void> = connection.close() }
+        }
+
+        /// The operation is done with its connection (it goes back to the pool).
+        func release() {
+            self.state.withLock { $0.connection = nil }
+        }
+
+        /// Nobody waits for the operation's answer: close the connection it still holds, if any.
+        func expire() {
+            let connection = self.state.withLock { state in
+                state.isExpired = true
+                return state.connection
+            }
+            let _: EventLoopFuture<Void>? = connection?.close()
+        }
     }
 
     private enum Deadline<Value: Sendable>: Sendable {

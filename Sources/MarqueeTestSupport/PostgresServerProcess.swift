@@ -204,6 +204,21 @@ public final class PostgresServerProcess: Sendable {
         try? FileManager.default.removeItem(atPath: self.folder + "/.s.PGSQL.\(self.port).lock")
     }
 
+    /// Freezes the server (SIGSTOP to the postmaster and every child): connections stay open and nothing answers
+    /// on them, as with a server that hangs or a network that drops packets without a reset. ``thaw()`` undoes it.
+    public func freeze() {
+        guard let postmaster = Self.runningPostmaster(dataFolder: self.dataFolder) else { return }
+        _ = Glibc.kill(postmaster, SIGSTOP)
+        for child in Self.children(of: postmaster) { _ = Glibc.kill(child, SIGSTOP) }
+    }
+
+    /// Continues a server ``freeze()`` stopped.
+    public func thaw() {
+        guard let postmaster = Self.runningPostmaster(dataFolder: self.dataFolder) else { return }
+        for child in Self.children(of: postmaster) { _ = Glibc.kill(child, SIGCONT) }
+        _ = Glibc.kill(postmaster, SIGCONT)
+    }
+
     /// Starts the server again on the same data folder and the same port (stopping it first when it runs), and
     /// waits until it accepts connections.
     ///

@@ -128,7 +128,7 @@ struct StageProcessTests {
         let leftBehind = lines.filter { $0.contains("job left behind") }
         #expect(!leftBehind.isEmpty && leftBehind.count <= 8, "each job in flight (at most 8) is named: \(lines.suffix(12))")
         #expect(leftBehind.allSatisfy { $0.contains("marquee.job.phase=waiting on a deaf dependency") && $0.contains("marquee.job.id=") })
-        #expect(lines.contains { $0.contains("jobs did not end within 2.0 seconds of being cancelled") })
+        #expect(lines.contains { $0.contains("did not end within 2.0 seconds of being cancelled") })
         #expect(!lines.contains { $0.contains("stage stopped") }, "leaving jobs behind is no failure of the stage")
 
         let second = try self.worker(prefix: prefix, group: group, workMilliseconds: 1)

@@ -1,0 +1,50 @@
+import Logging
+import MarqueeCore
+import MarqueeStore
+import MarqueeTestSupport
+import Testing
+
+/// A PostgreSQL server that stops answering (frozen: its connections stay open, nothing comes back) fails the
+/// store's calls at their deadline instead of holding them for as long as TCP takes to notice.
+@Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct StoreOutageTests {
+    @Test func aFrozenServerFailsReadsAndTransactionsAtTheDeadlineAndTheStoreWorksOnceItThaws() async throws {
+        let server = try await PostgresServerProcess.start()
+        do {
+            let store = try Store.open(try StoreLocation(parsing: server.url), maximumConnections: 2, timeout: .seconds(2), logger: .marqueeTest)
+            _ = try await store.migrate()
+            try await store.storeValidators(etag: "\"a\"", lastModified: nil, for: "https://example.org/1")  // connections open
+            server.freeze()
+            // Without the deadline closing the connection, each of these waits on the frozen server for good (the
+            // test's own bound, `answer(within:)`, turns that into NoAnswer: a failure, not a hang).
+            let read = await #expect(throws: StoreError.self) {
+                _ = try await answer(within: .seconds(30)) { try await store.validators(for: "https://example.org/1") }
+            }
+            #expect(read?.kind == .unavailable)
+            let write = await #expect(throws: StoreError.self) {
+                try await answer(within: .seconds(30)) {
+                    try await store.storeValidators(etag: "\"b\"", lastModified: nil, for: "https://example.org/1")
+                }
+            }
+            #expect(write?.kind == .unavailable)
+            server.thaw()
+            // The pool replaces the closed connections: the store answers again (each try bounded by the deadline).
+            var etag: String?
+            for _ in 1...15 {
+                do {
+                    etag = try await answer(within: .seconds(30)) { try await store.validators(for: "https://example.org/1")?.etag }
+                    break
+                } catch {
+                    continue
+                }
+            }
+            #expect(etag == "\"a\"", "the frozen write never committed; the first one is still there")
+            await store.close()
+        } catch {
+            server.thaw()
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+}
