@@ -86,7 +86,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         defer { self.consumer.withLock { $0 = nil } }
         // Jobs run in tasks of their own, outside the group below: one that does not end when cancelled is left
         // behind (uncommitted) instead of holding the stage open (``finishJobs(_:)``).
-        let jobs = StageJobs(onFailure: { consumer.stopMessages() })  // a job that could not produce stops the stage
+        let jobs = StageJobs(onFailure: { consumer.stopMessages() })  // wakes the read loop, which then ends
         var failure: (any Error)?
         do {
             // The group holds the retry tiers' timers.
@@ -96,7 +96,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                     // On graceful shutdown the messages end; the consumer stays in the group to commit what finishes.
                     try await withGracefulShutdownHandler {
                         for try await message in consumer.messages {
-                            if jobs.failure != nil { break }
+                            if jobs.hasFailed { break }  // a job that could not produce stopped the stage
                             guard let envelope = self.admit(message, consumer: consumer, producer: producer, group: &group, jobs: jobs)
                             else {
                                 continue
@@ -240,7 +240,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                 if output.stage != outcomeStage { spawned.append(child.id) }
             }
         }
-        let kind = PayloadKind.peek(message.value)
+        let kind = context.kind
         if let outcome = self.outcomeMessage(.done, of: message, envelope: envelope, kind: kind, outputs: counts, spawned: spawned) {
             messages.append(outcome)
         }
@@ -402,7 +402,15 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     private func finishJobs(_ jobs: StageJobs) async {
         let timeout = self.configuration.shutdownTimeout
         let grace = self.configuration.cancellationGrace
-        if jobs.failure == nil, await jobs.waitUntilIdle(timeout: timeout) { return }
+        if jobs.failure == nil {
+            // The stage's own task cancelled (not a graceful shutdown): the jobs are cancelled at once.
+            let idle = await withTaskCancellationHandler {
+                await jobs.waitUntilIdle(timeout: timeout)
+            } onCancel: {
+                jobs.cancelAll()
+            }
+            if idle { return }
+        }
         let running = jobs.snapshot()
         if jobs.failure == nil, !running.isEmpty {
             self.logger.warning("\(Self.jobs(running.count)) still running after \(timeout): cancelling them (uncommitted, they run again)")

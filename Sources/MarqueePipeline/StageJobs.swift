@@ -70,6 +70,7 @@ final class StageJobs: Sendable {
     }
 
     private let state = Mutex(State())
+    private let failed = Atomic<Bool>(false)
     /// Called once, by the first job that fails (the stage stops reading).
     private let onFailure: @Sendable () -> Void
 
@@ -77,7 +78,8 @@ final class StageJobs: Sendable {
         self.onFailure = onFailure
     }
 
-    var count: Int { self.state.withLock { $0.running.count } }
+    /// Whether a job failed (read for each message: no lock).
+    var hasFailed: Bool { self.failed.load(ordering: .acquiring) }
 
     /// The first error a job threw, if any.
     var failure: (any Error)? { self.state.withLock { $0.failure } }
@@ -175,7 +177,9 @@ final class StageJobs: Sendable {
             state.failure = error
             return true
         }
-        if isFirst { self.onFailure() }
+        guard isFirst else { return }
+        self.failed.store(true, ordering: .releasing)
+        self.onFailure()
     }
 
     private func finish(_ id: Int) {

@@ -37,7 +37,11 @@ public struct WorkerOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "How long in-flight jobs may take to finish on SIGTERM before they are handed back.",
-            discussion: "Env: MARQUEE_SHUTDOWN_TIMEOUT."
+            discussion: """
+                Env: MARQUEE_SHUTDOWN_TIMEOUT. Then the jobs are cancelled; one that has not ended 5 s later is left \
+                behind uncommitted and logged with what it waited for. A worker still running a minute after that \
+                exits with status 70.
+                """
         )
     )
     public var shutdownTimeout: String = Self.environment["MARQUEE_SHUTDOWN_TIMEOUT"] ?? "30s"

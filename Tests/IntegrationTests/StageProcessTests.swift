@@ -53,6 +53,16 @@ struct StageProcessTests {
         }
     }
 
+    /// A fast worker joins the group: every input reaches the records topic (nothing lost), and it stops on SIGTERM.
+    func expectANewMemberFinishes(_ ids: Set<String>, prefix: String, group: String) async throws {
+        let worker = try self.worker(prefix: prefix, group: group, workMilliseconds: 1)
+        defer { worker.signal(SIGKILL) }
+        let seen = Set(try await read(readingUntilUnique: ids.count, from: "\(prefix)records"))
+        #expect(seen == ids, "nothing lost: \(ids.subtracting(seen).count) missing")
+        worker.signal(SIGTERM)
+        #expect(await worker.waitForExit() == 0)
+    }
+
     @Test func killMinus9MidBatchLosesNothing() async throws {
         let (prefix, ids) = try await self.prepare(count: 3000)
         let group = TestEnvironment.uniqueName("stage")
@@ -96,12 +106,7 @@ struct StageProcessTests {
         #expect(await first.waitForExit() == 0, "a graceful exit")
         #expect(clock.now - stopAt < .seconds(12), "within the 5 s shutdown timeout plus leaving the group")
 
-        let second = try self.worker(prefix: prefix, group: group, workMilliseconds: 1)
-        defer { second.signal(SIGKILL) }
-        let seen = Set(try await read(readingUntilUnique: ids.count, from: "\(prefix)records"))
-        #expect(seen == ids, "nothing lost: \(ids.subtracting(seen).count) missing")
-        second.signal(SIGTERM)
-        #expect(await second.waitForExit() == 0)
+        try await self.expectANewMemberFinishes(ids, prefix: prefix, group: group)
     }
 
     /// A job that waits on something deaf to cancellation cannot hold the worker open: past the shutdown timeout
@@ -131,12 +136,7 @@ struct StageProcessTests {
         #expect(lines.contains { $0.contains("did not end within 2.0 seconds of being cancelled") })
         #expect(!lines.contains { $0.contains("stage stopped") }, "leaving jobs behind is no failure of the stage")
 
-        let second = try self.worker(prefix: prefix, group: group, workMilliseconds: 1)
-        defer { second.signal(SIGKILL) }
-        let seen = Set(try await read(readingUntilUnique: ids.count, from: "\(prefix)records"))
-        #expect(seen == ids, "nothing lost: \(ids.subtracting(seen).count) missing")
-        second.signal(SIGTERM)
-        #expect(await second.waitForExit() == 0)
+        try await self.expectANewMemberFinishes(ids, prefix: prefix, group: group)
     }
 }
 
