@@ -47,6 +47,15 @@ for knob in jobs concurrency rounds cpu_jobs movies wrk_seconds rate; do
     [[ "${!knob}" =~ ^[1-9][0-9]*$ ]] || die "BENCH_${knob^^} must be a positive number"
 done
 [[ "$rate_seconds" =~ ^[0-9]+$ ]] || die "BENCH_RATE_SECONDS must be a number"
+# wrk (the emulator's own ceiling) is this benchmark's own need, not the project's build: installed here.
+if ! command -v wrk >/dev/null; then
+    say "installing wrk"
+    as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get install -y -qq --no-install-recommends wrk >/dev/null 2>&1 \
+        || { as_root apt-get update -qq >/dev/null && as_root apt-get install -y -qq --no-install-recommends wrk >/dev/null; } \
+        || die "could not install wrk (Debian package wrk)"
+fi
 for tool in curl wrk python3; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 
 started=0

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The fault run (`make fault-run`; CI runs it in its short form): a crawl against marquee-upstream with its faults
 # on (5xx, 429, timeouts, resets, malformed JSON, truncated images) while a chaos driver kill -9s a random worker
-# every few seconds and restarts it, freezes the broker (SIGSTOP) for OUTAGE seconds and thaws it, and stops
-# PostgreSQL for OUTAGE seconds and starts it again. Then, from the job-outcome lineage: every enqueued job and
+# every few seconds and restarts it, freezes the broker (SIGSTOP) for OUTAGE seconds and thaws it, stops
+# PostgreSQL for OUTAGE seconds and starts it again, and later freezes PostgreSQL (SIGSTOP: its connections stay
+# open and nothing answers) for OUTAGE seconds. Then, from the job-outcome lineage: every enqueued job and
 # every job it spawned is accounted for — done, or dead-lettered with a reason; none lost; no duplicate rows; every
 # stage drained to zero lag. It prints a report and exits 1 when a check fails.
 #
@@ -76,7 +77,7 @@ export MARQUEE_FETCH_RATE_LIMITS=tmdb=300,kofic=100,kakao=100,openlibrary=100
 # brings the broker and PostgreSQL down once each; after CHAOS_SECONDS it only keeps them running, until the
 # file `stop` appears.
 chaos() {
-    local programs=() pids=() restarts=0 kafka_done=0 postgres_done=0 t0=$SECONDS
+    local programs=() pids=() restarts=0 kafka_done=0 postgres_done=0 postgres_frozen=0 t0=$SECONDS
     for _ in $(seq 1 "${FETCH_WORKERS:-2}"); do programs+=(marquee-fetch); done
     for _ in $(seq 1 "${IMAGE_WORKERS:-1}"); do programs+=(marquee-images); done
     for _ in $(seq 1 "${INDEX_WORKERS:-1}"); do programs+=(marquee-index); done
@@ -119,6 +120,13 @@ chaos() {
             postgres_done=1
             scripts/stack.sh stop-postgres 2>>"$logs/chaos.log"; note "PostgreSQL stopped"; sleep "$outage"
             scripts/stack.sh start-postgres >/dev/null 2>>"$logs/chaos.log"; note "PostgreSQL started"
+        elif ((elapsed >= 50 && postgres_frozen == 0)); then
+            postgres_frozen=1
+            if scripts/stack.sh pause-postgres 2>>"$logs/chaos.log"; then
+                note "PostgreSQL frozen (SIGSTOP)"; sleep "$outage"; scripts/stack.sh resume-postgres; note "PostgreSQL thawed (SIGCONT)"
+            else
+                note "PostgreSQL freeze skipped: not this stack's server"
+            fi
         fi
     done
     echo "$restarts" >"$logs/restarts"
@@ -133,6 +141,7 @@ finish() {
     touch "$logs/stop"
     wait "$chaos_pid" 2>/dev/null || true
     scripts/stack.sh resume-kafka 2>/dev/null || true
+    scripts/stack.sh resume-postgres 2>/dev/null || true
     scripts/stack.sh start-postgres >/dev/null 2>&1 || true
     kill "$upstream" 2>/dev/null || true
 }

@@ -7,6 +7,8 @@
 #   scripts/stack.sh status   say what runs, exit 1 if something is down
 #   scripts/stack.sh pause-kafka | resume-kafka      freeze (SIGSTOP) and thaw (SIGCONT) the broker: an outage
 #   scripts/stack.sh stop-postgres | start-postgres  an outage of the store (the fault run, scripts/fault-run.sh)
+#   scripts/stack.sh pause-postgres | resume-postgres freeze (SIGSTOP) and thaw (SIGCONT) PostgreSQL: its
+#                                                    connections stay open and nothing answers on them
 #
 # Ports come from MARQUEE_KAFKA_PORT (19092) and MARQUEE_POSTGRES_PORT (15432).
 set -euo pipefail
@@ -97,6 +99,7 @@ postgres_down() {
     local bin; bin=$(pg_bin)
     if [ -f "$pg_dir/data/PG_VERSION" ] && as_postgres "$bin/pg_ctl" -D "$pg_dir/data" status >/dev/null 2>&1; then
         say "stopping PostgreSQL"
+        postgres_signal CONT 2>/dev/null || true  # a frozen server would never finish stopping
         as_postgres "$bin/pg_ctl" -D "$pg_dir/data" -m fast -w stop >/dev/null
     fi
 }
@@ -119,6 +122,16 @@ kafka_signal() { # signal: only a broker this script started (its pid is known)
     kill "-$1" "$(cat "$state/tansu.pid")"
 }
 
+postgres_signal() { # signal: the postmaster of this script's cluster and every server process it started
+    local pid
+    pid=$(head -1 "$pg_dir/data/postmaster.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null ||
+        { echo "stack: PostgreSQL of this script is not running; cannot signal it" >&2; exit 1; }
+    # Children first when freezing (a running postmaster would start new ones), the postmaster first when thawing.
+    if [ "$1" = STOP ]; then kill -STOP "$pid"; fi
+    pkill "-$1" -P "$pid" || true
+    if [ "$1" != STOP ]; then kill "-$1" "$pid"; fi
+}
+
 case "${1:-status}" in
     up) kafka_up; postgres_up; status ;;
     down) kafka_down; postgres_down ;;
@@ -127,5 +140,7 @@ case "${1:-status}" in
     resume-kafka) kafka_signal CONT ;;
     stop-postgres) postgres_down ;;
     start-postgres) postgres_up ;;
-    *) echo "usage: $0 up|down|status|pause-kafka|resume-kafka|stop-postgres|start-postgres" >&2; exit 2 ;;
+    pause-postgres) postgres_signal STOP ;;
+    resume-postgres) postgres_signal CONT ;;
+    *) echo "usage: $0 up|down|status|pause-kafka|resume-kafka|stop-postgres|start-postgres|pause-postgres|resume-postgres" >&2; exit 2 ;;
 esac
