@@ -133,7 +133,7 @@ struct MarqueeFetch: AsyncParsableCommand {
             http: http,
             koficDailyBudget: self.koficDailyBudget == 0 ? nil : self.koficDailyBudget
         )
-        var store: Store? = nil
+        var store: Store?
         if self.validatorCache == "store" {
             let opened = try Store.open(try StoreLocation(parsing: self.store), maximumConnections: 2, logger: logger)
             settings.validatorCache = StoreValidatorCache(store: opened, logger: logger)

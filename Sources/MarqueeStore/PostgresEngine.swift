@@ -55,9 +55,20 @@ final class PostgresEngine: SQLEngine {
                 try await self.client.withConnection { connection in
                     leased.hold(connection)
                     defer { leased.release() }
-                    return try await connection.withTransaction(logger: self.logger) { connection in
-                        try await body.value(Session(connection: connection, logger: self.logger))
+                    // BEGIN, COMMIT and ROLLBACK through `statement` like every other query (postgres-nio's
+                    // withTransaction sends them with its own, uncancellable waits).
+                    let session = Session(connection: connection, timeout: self.timeout, logger: self.logger)
+                    try await session.execute("BEGIN", [])
+                    let value: T
+                    do {
+                        value = try await body.value(session)
+                    } catch {
+                        // Best effort: past the deadline the connection is closed, and the server rolls back.
+                        try? await session.execute("ROLLBACK", [])
+                        throw error
                     }
+                    try await session.execute("COMMIT", [])
+                    return value
                 }
             }
         }
@@ -68,7 +79,7 @@ final class PostgresEngine: SQLEngine {
             try await self.client.withConnection { connection in
                 leased.hold(connection)
                 defer { leased.release() }
-                return try await Self.rows(connection.query(Self.query(sql, binds), logger: self.logger))
+                return try await Self.statement(Self.query(sql, binds), on: connection, timeout: self.timeout, logger: self.logger)
             }
         }
     }
@@ -121,14 +132,29 @@ final class PostgresEngine: SQLEngine {
 
     private struct Session: SQLSession {
         let connection: PostgresConnection
+        let timeout: Duration
         let logger: Logger
 
         func query(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
-            try await PostgresEngine.rows(self.connection.query(PostgresEngine.query(sql, binds), logger: self.logger))
+            try await PostgresEngine.statement(PostgresEngine.query(sql, binds), on: self.connection, timeout: self.timeout, logger: self.logger)
         }
 
         func execute(_ sql: String, _ binds: [SQLValue]) async throws {
-            for try await _ in try await self.connection.query(PostgresEngine.query(sql, binds), logger: self.logger) {}
+            _ = try await self.query(sql, binds)
+        }
+    }
+
+    /// Runs one statement on `connection` and collects its rows, in a task of its own that the caller stops
+    /// waiting for when it is cancelled (its deadline passed) or after `timeout`.
+    ///
+    /// postgres-nio waits for a query's answer in a way cancellation does not end, and never answers a query
+    /// written to a connection that has just closed (the write fails, the query's promise is left as it is): a
+    /// server restarted between two statements of a transaction left the caller waiting for good, and its deadline
+    /// with it (the fault run's stopped fetch worker, 2026-11-23). A connection known to be closed is not used.
+    static func statement(_ query: PostgresQuery, on connection: PostgresConnection, timeout: Duration, logger: Logger) async throws -> [[SQLValue]] {
+        guard !connection.isClosed else { throw StoreError(.unavailable, "the connection to PostgreSQL closed (is the server restarting?)") }
+        return try await answer(within: timeout) {
+            try await Self.rows(connection.query(query, logger: logger))
         }
     }
 
@@ -209,9 +235,8 @@ final class PostgresEngine: SQLEngine {
     /// database that does not work (SQLSTATE classes 08, 28, 3D, 53, 57) mean the store is unavailable now; 40001/40P01 are conflicts a retry resolves; other server
     /// errors reject the data.
     private func storeError(_ error: any Error) -> any Error {
-        if let error = error as? PostgresTransactionError {
-            // The body's own error (a StoreError, InvalidRecord …) first; else what BEGIN or COMMIT met.
-            if let cause = error.closureError ?? error.beginError ?? error.commitError { return self.storeError(cause) }
+        if let error = error as? NoAnswer {
+            return StoreError(.unavailable, "PostgreSQL (\(self.endpoint)) did not answer within \(error.timeout)")
         }
         guard let error = error as? PSQLError else { return error }
         if error.code == .server, let state = error.serverInfo?[.sqlState] {

@@ -317,3 +317,16 @@ extension Store {
         try await self.engine.read(statement, [])
     }
 }
+
+extension Store {
+    /// Runs `first`, then `between` (outside the database: a test stops the server there), then `second`, in one
+    /// transaction: for the tests of a connection lost in the middle of a transaction.
+    @_spi(Testing)
+    public func transaction(_ first: String, then between: @Sendable () async throws -> Void, _ second: String) async throws {
+        try await self.engine.transaction { session in
+            try await session.execute(first, [])
+            try await between()
+            try await session.execute(second, [])
+        }
+    }
+}

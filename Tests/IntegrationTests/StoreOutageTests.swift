@@ -1,6 +1,6 @@
 import Logging
 import MarqueeCore
-import MarqueeStore
+@_spi(Testing) import MarqueeStore
 import MarqueeTestSupport
 import Testing
 
@@ -8,6 +8,30 @@ import Testing
 /// store's calls at their deadline instead of holding them for as long as TCP takes to notice.
 @Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct StoreOutageTests {
+    /// postgres-nio never answers a query written to a connection that has closed: a server restarted between
+    /// two statements of a transaction once held its caller (and its deadline) for good.
+    @Test func aServerRestartedInTheMiddleOfATransactionFailsItsNextStatement() async throws {
+        let server = try await PostgresServerProcess.start()
+        do {
+            // An hour's deadline: only the closed connection's handling can end this within the time limit.
+            let store = try Store.open(try StoreLocation(parsing: server.url), maximumConnections: 2, timeout: .seconds(3600), logger: .marqueeTest)
+            _ = try await store.migrate()
+            let error = await #expect(throws: StoreError.self) {
+                try await answer(within: .seconds(60)) {
+                    try await store.transaction("SELECT 1", then: { try await server.restart() }, "SELECT 2")
+                }
+            }
+            #expect(error?.kind == .unavailable)
+            #expect(try await answer(within: .seconds(60)) { try await store.validators(for: "https://example.org/1") } == nil, "the store works again")
+            let closed: Void? = try? await answer(within: .seconds(60)) { await store.close() }
+            #expect(closed != nil, "the store closes")
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
     @Test func aFrozenServerFailsReadsAndTransactionsAtTheDeadlineAndTheStoreWorksOnceItThaws() async throws {
         let server = try await PostgresServerProcess.start()
         do {
@@ -39,7 +63,8 @@ struct StoreOutageTests {
                 }
             }
             #expect(etag == "\"a\"", "the frozen write never committed; the first one is still there")
-            await store.close()
+            let closed: Void? = try? await answer(within: .seconds(60)) { await store.close() }
+            #expect(closed != nil, "the store closes")
         } catch {
             server.thaw()
             await server.shutdown()

@@ -41,12 +41,12 @@ struct StoreValidatorCacheTests {
     @Test func afterTheRetryIntervalOneCallTriesTheStoreAgain() async throws {
         let listener = try BlackHoleListener()
         let store = try self.unansweringStore(listener)
-        let cache = StoreValidatorCache(store: store, answerTimeout: .milliseconds(200), retryInterval: .milliseconds(300), logger: Logger(label: "test"))
+        let cache = StoreValidatorCache(store: store, answerTimeout: .milliseconds(200), retryInterval: .seconds(3), logger: Logger(label: "test"))
 
         #expect(await cache.validators(for: "a") == nil)
-        #expect(await cache.validators(for: "b") == nil)
+        #expect(await cache.validators(for: "b") == nil)  // at once: well within the retry interval
         #expect(cache.storeCallCount == 1)
-        try await Task.sleep(for: .milliseconds(400))  // the retry interval passes
+        try await Task.sleep(for: .milliseconds(3500))  // the retry interval passes
         #expect(await cache.validators(for: "c") == nil)
         #expect(cache.storeCallCount == 2)
         await store.close()
@@ -76,7 +76,9 @@ struct StoreValidatorCacheTests {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
         let store = try Store.open(try StoreLocation(parsing: "sqlite:\(path)"), logger: Logger(label: "test"))
-        let cache = StoreValidatorCache(store: store, logger: Logger(label: "test"))
+        // A generous bound: the first call migrates the schema, which a loaded machine (CI, every suite in
+        // parallel) can take seconds over; this test is about the answers, not the bound.
+        let cache = StoreValidatorCache(store: store, answerTimeout: .seconds(50), logger: Logger(label: "test"))
         let url = "https://api.themoviedb.org/3/movie/550?language=ko-KR"
         #expect(await cache.validators(for: url) == nil)
         await cache.store(HTTPValidators(etag: "W/\"550\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT"), for: url)
