@@ -86,10 +86,11 @@ final class PostgresEngine: SQLEngine {
 
     /// Runs `operation` within ``timeout``; its errors become ``StoreError``s.
     ///
-    /// Past the deadline (or when the caller is cancelled) the operation is cancelled, and the connection it
-    /// holds is closed: a query waits for the server's answer whatever cancellation says, and a server that
-    /// stopped answering (frozen, or cut off without a reset) would otherwise hold the caller for as long as TCP
-    /// takes to notice. The pool replaces the connection.
+    /// Past the deadline (or when the caller is cancelled) the operation is cancelled, which ends its wait for the
+    /// statement in flight (``statement(_:on:timeout:logger:)``), and the connection it holds is closed: the
+    /// statement's answer would otherwise still come on it, from a server that stopped answering (frozen, or cut
+    /// off without a reset) as late as TCP notices. The server rolls back what was open; the pool replaces the
+    /// connection.
     private func withDeadline<T: Sendable>(_ operation: @escaping @Sendable (LeasedConnection) async throws -> T) async throws -> T {
         await self.running.wait()
         let timeout = self.timeout
