@@ -88,6 +88,13 @@ chaos() {
         pids[$1]=$!
     }
     note() { echo "$((SECONDS - t0))s $*" >>"$logs/chaos.log"; }
+    freeze() { # kafka | postgres, its name in the log: SIGSTOP for OUTAGE seconds, then SIGCONT
+        if scripts/stack.sh "pause-$1" 2>>"$logs/chaos.log"; then
+            note "$2 frozen (SIGSTOP)"; sleep "$outage"; scripts/stack.sh "resume-$1"; note "$2 thawed (SIGCONT)"
+        else
+            note "$2 freeze skipped: not this stack's"
+        fi
+    }
     for slot in "${!programs[@]}"; do start_worker "$slot"; done
     while [[ ! -f "$logs/stop" ]]; do
         sleep "$kill_every"
@@ -110,11 +117,7 @@ chaos() {
         note "kill -9 ${programs[$slot]} #$slot, restarted"
         if ((elapsed >= 15 && kafka_done == 0)); then
             kafka_done=1
-            if scripts/stack.sh pause-kafka 2>>"$logs/chaos.log"; then
-                note "broker frozen (SIGSTOP)"; sleep "$outage"; scripts/stack.sh resume-kafka; note "broker thawed (SIGCONT)"
-            else
-                note "broker outage skipped: not this stack's broker"
-            fi
+            freeze kafka broker
         fi
         if ((elapsed >= 35 && postgres_done == 0)); then
             postgres_done=1
@@ -122,11 +125,7 @@ chaos() {
             scripts/stack.sh start-postgres >/dev/null 2>>"$logs/chaos.log"; note "PostgreSQL started"
         elif ((elapsed >= 50 && postgres_frozen == 0)); then
             postgres_frozen=1
-            if scripts/stack.sh pause-postgres 2>>"$logs/chaos.log"; then
-                note "PostgreSQL frozen (SIGSTOP)"; sleep "$outage"; scripts/stack.sh resume-postgres; note "PostgreSQL thawed (SIGCONT)"
-            else
-                note "PostgreSQL freeze skipped: not this stack's server"
-            fi
+            freeze postgres PostgreSQL
         fi
     done
     echo "$restarts" >"$logs/restarts"
