@@ -58,16 +58,16 @@ public final class StoreValidatorCache: ValidatorCache {
 
     private func attempt<T: Sendable>(_ body: @escaping @Sendable (Store) async throws -> T) async -> T? {
         let now = ContinuousClock.now
-        let mayTry = self.state.withLock { state in
-            guard state.failing else { return true }
-            guard now >= state.nextTry else { return false }
+        // Whether this call may try the store, and whether the schema still needs migrating.
+        let (mayTry, migrated) = self.state.withLock { state in
+            guard state.failing else { return (true, state.migrated) }
+            guard now >= state.nextTry else { return (false, state.migrated) }
             state.nextTry = now + self.retryInterval  // this call is the one that tries
-            return true
+            return (true, state.migrated)
         }
         guard mayTry else { return nil }
         self.storeCalls.add(1, ordering: .relaxed)
         let catalogue = self.catalogue
-        let migrated = self.state.withLock { $0.migrated }
         do {
             let result = try await answer(within: self.answerTimeout) {
                 if !migrated { _ = try await catalogue.migrate() }

@@ -46,10 +46,10 @@ struct StageProcessTests {
     }
 
     /// `work`: milliseconds each job takes, or `deaf` (jobs wait on something that ignores cancellation).
-    func worker(prefix: String, group: String, work: String, started: AsyncStream<Void>.Continuation? = nil, lines: Log? = nil) throws -> ChildProcess {
+    func worker(prefix: String, group: String, work: String, started: AsyncStream<Void>.Continuation? = nil, lines: Observed<[String]>? = nil) throws -> ChildProcess {
         try ChildProcess("StageWorker", arguments: [TestEnvironment.brokers, prefix, group, work]) { line in
             if line == "processing" { started?.yield() }
-            lines?.append(String(line))
+            lines?.update { $0.append(String(line)) }
         }
     }
 
@@ -116,7 +116,7 @@ struct StageProcessTests {
         let (prefix, ids) = try await self.prepare(count: 40)
         let group = TestEnvironment.uniqueName("stage")
         let (started, startedContinuation) = AsyncStream<Void>.makeStream()
-        let log = Log()
+        let log = Observed<[String]>([])
         let deaf = try self.worker(prefix: prefix, group: group, work: "deaf", started: startedContinuation, lines: log)
         defer { deaf.signal(SIGKILL) }
         var iterator = started.makeAsyncIterator()
@@ -129,7 +129,7 @@ struct StageProcessTests {
         let status = await deaf.waitForExit(killingAfter: .seconds(60))
         #expect(status == 0, "a graceful exit, with jobs left behind")
         #expect(clock.now - stopAt < .seconds(20), "the 5 s shutdown timeout, the 2 s grace, and leaving the group")
-        let lines = log.all
+        let lines = log.snapshot
         let leftBehind = lines.filter { $0.contains("job left behind") }
         #expect(!leftBehind.isEmpty && leftBehind.count <= 8, "each job in flight (at most 8) is named: \(lines.suffix(12))")
         #expect(leftBehind.allSatisfy { $0.contains("marquee.job.phase=waiting on a deaf dependency") && $0.contains("marquee.job.id=") })
@@ -138,13 +138,6 @@ struct StageProcessTests {
 
         try await self.expectANewMemberFinishes(ids, prefix: prefix, group: group)
     }
-}
-
-/// Lines a child process wrote, collected from its output thread.
-final class Log: Sendable {
-    private let lines = Mutex<[String]>([])
-    func append(_ line: String) { self.lines.withLock { $0.append(line) } }
-    var all: [String] { self.lines.withLock { $0 } }
 }
 
 /// Reads values from a topic in a fresh group until `count` distinct ones were seen.
