@@ -153,6 +153,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The upstreams' limits held by the whole pipeline: one request schedule per source and key, daily budgets
+        // and paused sources, shared by every worker through the store (docs/limits.md); `marquee sources`' report.
+        .target(
+            name: "MarqueeLimits",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The fetch stage's handler: source adapters + HTTP client → records, image jobs, follow-up fetch jobs.
         .target(
             name: "MarqueeFetchStage",
@@ -160,6 +174,7 @@ let package = Package(
                 "MarqueeCore",
                 "MarqueeHTTP",
                 "MarqueeKafka",
+                "MarqueeLimits",
                 "MarqueePipeline",
                 "MarqueeSources",
                 "MarqueeStore",
@@ -359,6 +374,7 @@ let package = Package(
             name: "MarqueeCLI",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeLimits",
                 "MarqueeDashboard",
                 "MarqueeHTTP",
                 "MarqueeKafka",
@@ -506,6 +522,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "MarqueeLimitsTests",
+            dependencies: ["MarqueeLimits", "MarqueeStore", "MarqueeTestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "MarqueeImageStageTests",
             dependencies: ["MarqueeImageStage"],
             swiftSettings: swiftSettings
@@ -584,7 +605,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeDashboard", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
-                "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeObservability", "MarqueeOperations",
+                "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeLimits", "MarqueeObservability", "MarqueeOperations",
                 "MarqueePipeline", "MarqueeScheduler", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

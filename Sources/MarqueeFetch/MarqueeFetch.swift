@@ -6,6 +6,7 @@ import MarqueeCore
 import MarqueeFetchStage
 import MarqueeHTTP
 import MarqueeKafka
+import MarqueeLimits
 import MarqueeObservability
 import MarqueePipeline
 import MarqueeSources
@@ -26,8 +27,12 @@ struct MarqueeFetch: AsyncParsableCommand {
             OPENLIBRARY_BASE_URL, OPENLIBRARY_COVERS_BASE_URL. A key may also come from a file: TMDB_API_KEY_FILE \
             and so on. Keys never appear in logs, errors, headers or metrics.
 
-            A source answering 401/403 (or without a key) pauses the stage: /readyz names the source and the \
-            variable to fix, and the stage tries again by itself with a growing backoff.
+            The rate limits and the KOFIC budget are the whole pipeline's, not this process's: every fetch worker \
+            on the same store (MARQUEE_STORE: SQLite on one machine, PostgreSQL across machines) takes its \
+            requests from one schedule per source and key (docs/limits.md). A source answering 401/403, or failing \
+            most of its requests for a while, is paused in every worker: its jobs wait in the retry tiers without \
+            spending attempts, a probe tries it now and then, and the other sources go on. `marquee sources` shows \
+            it all.
 
             Examples:
               TMDB_API_KEY_FILE=/run/secrets/tmdb KOFIC_API_KEY=… marquee-fetch
@@ -42,7 +47,7 @@ struct MarqueeFetch: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Requests per second per source, as source=rate, comma-separated (0 = no limit).",
+            "Requests per second per source for the whole pipeline, as source=rate, comma-separated (0 = no limit).",
             discussion: "Env: MARQUEE_FETCH_RATE_LIMITS."
         )
     )
@@ -58,7 +63,7 @@ struct MarqueeFetch: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "The KOFIC key's daily call budget (0 = none): when spent, KOFIC jobs wait in the retry tiers.",
+            "The KOFIC key's daily call budget for the whole pipeline (0 = none): when spent, KOFIC jobs wait in the retry tiers until midnight in Korea.",
             discussion: "Env: KOFIC_DAILY_BUDGET."
         )
     )
@@ -89,14 +94,41 @@ struct MarqueeFetch: AsyncParsableCommand {
     )
     var validatorCache: String = Self.environment["MARQUEE_VALIDATOR_CACHE"] ?? "memory"
 
-    @Option(help: ArgumentHelp("The store holding the shared validator cache (with --validator-cache store).", discussion: "Env: MARQUEE_STORE."))
+    @Option(
+        help: ArgumentHelp(
+            "Where the limits are held: store (shared by every worker on MARQUEE_STORE) or local (this process alone: one worker only).",
+            discussion: "Env: MARQUEE_SHARED_LIMITS."
+        )
+    )
+    var sharedLimits: String = Self.environment["MARQUEE_SHARED_LIMITS"] ?? "store"
+
+    @Option(
+        help: ArgumentHelp(
+            "How long a paused source waits before its first probe; it doubles after each failed probe, up to 12 times this.",
+            discussion: "Env: MARQUEE_SOURCE_PROBE_INTERVAL."
+        )
+    )
+    var probeInterval: String = Self.environment["MARQUEE_SOURCE_PROBE_INTERVAL"] ?? "5s"
+
+    @Option(
+        help: ArgumentHelp(
+            "The store holding the shared limits (with --shared-limits store) and the validator cache (with --validator-cache store).",
+            discussion: "Env: MARQUEE_STORE."
+        )
+    )
     var store: String = Self.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
 
     func validate() throws {
         guard ["memory", "store"].contains(self.validatorCache) else {
             throw ValidationError("--validator-cache must be memory or store, not '\(self.validatorCache)'")
         }
-        if self.validatorCache == "store" {
+        guard ["store", "local"].contains(self.sharedLimits) else {
+            throw ValidationError("--shared-limits must be store or local, not '\(self.sharedLimits)'")
+        }
+        guard let probe = DurationText.parse(self.probeInterval), probe >= .milliseconds(100), probe <= .seconds(3600) else {
+            throw ValidationError("--probe-interval: '\(self.probeInterval)' is not a duration between 100ms and 1h")
+        }
+        if self.validatorCache == "store" || self.sharedLimits == "store" {
             do {
                 _ = try StoreLocation(parsing: self.store)
             } catch {
@@ -121,26 +153,43 @@ struct MarqueeFetch: AsyncParsableCommand {
         if !self.imageHosts.isEmpty {
             http.imageHostAllowlist = self.imageHosts.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }
         }
-        for (source, rate) in try FetchWorkerSettings.parseRateLimits(self.rateLimits) {
-            http.hostLimits[source.rawValue] = HostLimit(
-                requestsPerSecond: rate,
-                burst: max(1, Int(rate.rounded(.up))),
-                maxConcurrent: self.perSourceConcurrency
-            )
+        // The rates are the shared limits' (MarqueeLimits); the HTTP client only bounds each source's requests in flight.
+        for source in Source.allCases {
+            http.hostLimits[source.rawValue] = HostLimit(requestsPerSecond: .infinity, burst: 1, maxConcurrent: self.perSourceConcurrency)
         }
         var settings = FetchWorkerSettings(
             sources: sources,
             http: http,
             koficDailyBudget: self.koficDailyBudget == 0 ? nil : self.koficDailyBudget
         )
+        settings.rateLimits = Dictionary(try FetchWorkerSettings.parseRateLimits(self.rateLimits)) { _, last in last }
         var store: Store?
-        if self.validatorCache == "store" {
-            let opened = try Store.open(try StoreLocation(parsing: self.store), maximumConnections: 2, logger: logger)
-            settings.validatorCache = StoreValidatorCache(store: opened, logger: logger)
-            store = opened
+        if self.validatorCache == "store" || self.sharedLimits == "store" {
+            store = try Store.open(try StoreLocation(parsing: self.store), maximumConnections: 3, logger: logger)
+        }
+        if self.validatorCache == "store", let store {
+            settings.validatorCache = StoreValidatorCache(store: store, logger: logger)
+        }
+        if self.sharedLimits == "store", let store {
+            settings.coordination = StoreCoordination(store: store)
+        }
+        let sessionTimeout = try self.worker.parsedSessionTimeout()
+        let probeInterval = DurationText.parse(self.probeInterval) ?? .seconds(5)
+        settings.limitsTuning = { limits in
+            limits.memberExpiry = sessionTimeout
+            limits.probeInterval = probeInterval
+            limits.probeIntervalMaximum = probeInterval * 12
         }
         let metrics = StageMetrics(stage: "fetch")
         settings.onResponse = { source, status in metrics.recordHTTPResponse(source: source, status: status) }
+        settings.onLimitEvent = { event in
+            switch event {
+            case .admitted(let source, let waited): metrics.recordSourceRequest(source: source, waited: waited)
+            case .throttled(let source): metrics.recordSourceThrottled(source: source)
+            case .paused(let source, let paused): metrics.setSourcePaused(source: source, paused)
+            case .budgetRemaining(let source, let remaining): metrics.setSourceBudgetRemaining(source: source, remaining)
+            }
+        }
         let worker = try FetchWorker(settings: settings, logger: logger)
         // Six jobs for each of a source's 16 requests in flight: a job spends most of its time after its call,
         // waiting for its outputs' acknowledgement (docs/fetch.md, "Jobs in flight").

@@ -1,6 +1,7 @@
 public import Logging
 import MarqueeCore
 public import MarqueeHTTP
+public import MarqueeLimits
 public import MarqueePipeline
 public import MarqueeSources
 
@@ -13,10 +14,14 @@ public import MarqueeSources
 /// |---|---|
 /// | timeout, connection reset, 5xx, 429, a body cut short or garbled | transient (a `Retry-After` is the minimum wait) |
 /// | 404 for a detail, another 4xx, an image URL off the allowlist | permanent |
-/// | 401/403, or no key configured | the source is down: the stage pauses (not ready) and tries again later |
-/// | the KOFIC key's daily budget is spent | transient, waiting until the budget resets (midnight KST) |
+/// | 401/403 (KOFIC: its key error), or an outage of the source | the source pauses for the pipeline (``SourceLimits``): held |
+/// | the source is paused, or the KOFIC key's daily budget is spent | held: the job waits in a retry tier, no attempt spent |
+/// | no key configured for the source | held (this worker's configuration; other sources go on) |
 /// | a payload that is not a fetch job | poison |
 /// | the fetch was cancelled (shutdown) | none: handed back uncommitted, it runs again |
+///
+/// Every request first waits for ``SourceLimits/admit(_:)``: the source's pace for the whole pipeline, its
+/// daily budget, and whether it is paused.
 ///
 /// A 304 (the upstream's data did not change since the validators this worker stored) ends the job with no
 /// outputs: what it would produce was produced when the data was fetched. Validators are stored only after a
@@ -26,19 +31,19 @@ public struct FetchHandler: StageHandler {
     private let adapters: SourceAdapters
     private let fetcher: HTTPFetcher
     private let validators: (any ValidatorCache)?
-    private let koficBudget: DailyBudget?
+    private let limits: SourceLimits
     private let onResponse: (@Sendable (_ source: String, _ status: String) -> Void)?
     private let logger: Logger
 
     /// - Parameters:
     ///   - validators: Where ETag / Last-Modified of parsed responses are kept for conditional requests;
     ///     `nil` sends no conditional requests.
-    ///   - koficBudget: The KOFIC key's daily call budget; `nil` for none.
+    ///   - limits: The sources' rate limits, daily budgets and pauses, held with the other workers.
     public init(
         adapters: SourceAdapters,
         fetcher: HTTPFetcher,
         validators: (any ValidatorCache)?,
-        koficBudget: DailyBudget?,
+        limits: SourceLimits,
         onResponse: (@Sendable (_ source: String, _ status: String) -> Void)? = nil,
         logger: Logger
     ) {
@@ -46,7 +51,7 @@ public struct FetchHandler: StageHandler {
         self.adapters = adapters
         self.fetcher = fetcher
         self.validators = validators
-        self.koficBudget = koficBudget
+        self.limits = limits
         self.logger = logger
     }
 
@@ -63,12 +68,6 @@ public struct FetchHandler: StageHandler {
             request = try self.adapters.request(for: fetchJob)
         } catch {
             throw Self.stageError(error, source: source)
-        }
-        if source == .kofic, let budget = self.koficBudget, !budget.take() {
-            throw StageError.transient(
-                "the KOFIC key's daily budget of \(budget.limit) calls is spent",
-                minimumWait: budget.untilReset()
-            )
         }
 
         var fetch = FetchRequest(
@@ -89,6 +88,14 @@ public struct FetchHandler: StageHandler {
             fetch.headers.append(HTTPHeader(name: "If-Modified-Since", value: lastModified))
         }
 
+        job.enter("waiting for the source's limit")
+        let ticket: SourceTicket
+        do {
+            ticket = try await self.limits.admit(source.rawValue)
+        } catch let held as SourceHeld {
+            throw StageError.held(held.reason, wait: held.wait)
+        }
+
         let response: FetchResponse
         job.enter("fetching")
         do {
@@ -97,10 +104,17 @@ public struct FetchHandler: StageHandler {
         } catch {
             if error.isCancellation { throw CancellationError() }  // shutdown: handed back, it runs again
             self.onResponse?(source.rawValue, "error")
-            if error.isRetriable { throw StageError.transient(error.description) }
-            throw StageError.permanent(error.description)
+            guard error.isRetriable else {
+                await self.limits.report(ticket, .answered)
+                throw StageError.permanent(error.description)
+            }
+            if let held = await self.limits.report(ticket, .failed(error.code.description)) {
+                throw StageError.held(held.reason, wait: held.wait)
+            }
+            throw StageError.transient(error.description)
         }
         if response.isNotModified, cached != nil {
+            await self.limits.report(ticket, .answered)
             return []
         }
 
@@ -112,9 +126,28 @@ public struct FetchHandler: StageHandler {
                 fetchedAt: Int64(JobID.nowMilliseconds())
             )
         } catch {
-            if error.code == .quotaExhausted { self.koficBudget?.spend() }
-            throw Self.stageError(error, source: source)
+            if error.code == .quotaExhausted {
+                await self.limits.report(ticket, .answered)
+                await self.limits.budgetExhausted(source.rawValue)
+                throw StageError.held(error.reason, wait: error.retryAfter ?? .seconds(600))
+            }
+            let stageError = Self.stageError(error, source: source)
+            let outcome: SourceRequestResult =
+                if error.code.isSameKind(as: .unauthorized(source)) {
+                    .refused(stageError.reason)
+                } else if response.status == 429 {
+                    .throttled(retryAfter: response.retryAfter)
+                } else if response.status >= 500 {
+                    .failed("HTTP \(response.status)")
+                } else {
+                    .answered
+                }
+            if let held = await self.limits.report(ticket, outcome) {
+                throw StageError.held(held.reason, wait: held.wait)
+            }
+            throw stageError
         }
+        await self.limits.report(ticket, .answered)
         if !result.skipped.isEmpty {
             // Follow-ups the adapter left out because the next stage would refuse them (an edition key where a
             // work id is needed, …): worth a line, not a failure.
@@ -158,14 +191,18 @@ public struct FetchHandler: StageHandler {
         return outputs
     }
 
+    /// How long a job of a source this worker has no key for (or a broken configuration of) waits before it
+    /// tries again: the operator has to act, and other workers may have the key.
+    static let misconfiguredSourceWait: Duration = .seconds(60)
+
     /// The stage's reading of an adapter's error.
     public static func stageError(_ error: SourceError, source: Source) -> StageError {
         let code = error.code
         if code.isSameKind(as: .missingKey(source)) || code.isSameKind(as: .unauthorized(source)) {
             let hint = source.keyVariable.map { " (set \($0), or \($0)_FILE)" } ?? ""
-            return .dependencyDown(source.displayName, error.reason + hint, retryAfter: error.retryAfter)
+            return .held(error.reason + hint, wait: error.retryAfter ?? Self.misconfiguredSourceWait)
         }
-        if code == .invalidConfiguration { return .dependencyDown(source.displayName, error.reason) }
+        if code == .invalidConfiguration { return .held(error.reason, wait: Self.misconfiguredSourceWait) }
         return error.isRetriable ? .transient(error.reason, minimumWait: error.retryAfter) : .permanent(error.reason)
     }
 }

@@ -1,6 +1,7 @@
 public import Logging
 public import MarqueeHTTP
 public import MarqueeKafka
+public import MarqueeLimits
 public import MarqueeSources
 public import ServiceLifecycle
 
@@ -10,8 +11,18 @@ import MarqueeCore
 public struct FetchWorkerSettings: Sendable {
     public var sources: SourceConfiguration
     public var http: HTTPFetcherConfiguration
-    /// The KOFIC key's daily call budget; `nil` for none. Default: 3,000.
+    /// The KOFIC key's daily call budget for the whole pipeline; `nil` for none. Default: 3,000.
     public var koficDailyBudget: Int? = 3000
+    /// Requests per second per source for the whole pipeline (sources missing: no rate limit). Default: none.
+    public var rateLimits: [Source: Double] = [:]
+    /// Where the limits are shared with the other workers: the store (`StoreCoordination`), or `nil` for this
+    /// process alone. Default: `nil`.
+    public var coordination: (any Coordination)? = nil
+    /// The rest of the limits' settings (heartbeat, member expiry, probe interval); the limits themselves and the
+    /// member's name are filled in by ``FetchWorker``.
+    public var limitsTuning: (@Sendable (inout SourceLimitsConfiguration) -> Void)? = nil
+    /// Told of every admission, 429, pause and budget change (for metrics). Default: `nil`.
+    public var onLimitEvent: (@Sendable (SourceLimitEvent) -> Void)? = nil
     /// Conditional requests (ETag / Last-Modified). Default: on.
     public var sendsConditionalRequests = true
     /// Where validators are kept: `nil` for this process's memory; the store's shared cache
@@ -52,6 +63,8 @@ public struct SettingsError: Error, CustomStringConvertible {
 /// The fetch worker's parts: the HTTP client (a service that stops after the stage) and the handler.
 public final class FetchWorker: Service, Sendable {
     public let handler: FetchHandler
+    /// The sources' limits, held with the other workers.
+    public let limits: SourceLimits
     private let fetcher: HTTPFetcher
 
     /// How long the fetch stage's producer waits to fill a batch (`linger.ms`), where the other stages keep the
@@ -70,19 +83,61 @@ public final class FetchWorker: Service, Sendable {
     public init(settings: FetchWorkerSettings, logger: Logger) throws {
         self.fetcher = try HTTPFetcher(configuration: settings.http, logger: logger)
         let http = settings.http
+        var limits = SourceLimitsConfiguration(
+            limits: Self.sourceLimits(settings),
+            stage: "fetch",
+            member: SourceLimitsConfiguration.memberName(stage: "fetch"),
+            host: SourceLimitsConfiguration.hostName
+        )
+        settings.limitsTuning?(&limits)
+        self.limits = SourceLimits(
+            configuration: limits,
+            coordination: settings.coordination ?? LocalCoordination(),
+            logger: logger,
+            onEvent: settings.onLimitEvent
+        )
         self.handler = FetchHandler(
             adapters: SourceAdapters(configuration: settings.sources, imageHostAllowed: { http.isImageHostAllowed($0) }),
             fetcher: self.fetcher,
             validators: settings.sendsConditionalRequests ? settings.validatorCache ?? InMemoryValidatorCache() : nil,
-            koficBudget: settings.koficDailyBudget.map { DailyBudget(limit: $0, now: { Int64(JobID.nowMilliseconds()) }) },
+            limits: self.limits,
             onResponse: settings.onResponse,
             logger: logger
         )
     }
 
-    /// Keeps the HTTP client until graceful shutdown (after the stage stopped), then shuts it down.
+    /// Each source's limits: its rate for the pipeline, KOFIC's daily budget, keyed by the source's key and
+    /// upstream so workers with the same key against the same upstream share them.
+    static func sourceLimits(_ settings: FetchWorkerSettings) -> [SourceLimit] {
+        let sources = settings.sources
+        return Source.allCases.map { source in
+            let (key, url): (Secret?, String) =
+                switch source {
+                case .tmdb: (sources.tmdbAPIKey, sources.tmdbBaseURL)
+                case .kofic: (sources.koficAPIKey, sources.koficBaseURL)
+                case .kakao: (sources.kakaoAPIKey, sources.kakaoBaseURL)
+                case .openLibrary: (nil, sources.openLibraryBaseURL)
+                }
+            return SourceLimit(
+                source: source.rawValue,
+                displayName: source.displayName,
+                key: key?.revealed,
+                host: SourceLimit.hostAndPort(ofURL: url),
+                rate: settings.rateLimits[source],
+                dailyBudget: source == .kofic ? settings.koficDailyBudget : nil
+            )
+        }
+    }
+
+    /// Runs the limits' heartbeat and schedules, and keeps the HTTP client, until graceful shutdown (after the
+    /// stage stopped); then leaves the limits' members and shuts the client down.
     public func run() async throws {
-        try? await gracefulShutdown()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.limits.run() }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
+        await self.limits.close()
         await self.fetcher.shutdown()
     }
 }

@@ -7,7 +7,7 @@ public import Prometheus
 ///
 /// | metric | labels |
 /// |---|---|
-/// | `marquee_stage_jobs_total` | `stage`, `kind`, `outcome` (`succeeded`, `retried`, `dead_lettered`) |
+/// | `marquee_stage_jobs_total` | `stage`, `kind`, `outcome` (`succeeded`, `retried`, `held`, `dead_lettered`) |
 /// | `marquee_stage_retries_total` | `stage`, `kind`, `tier` |
 /// | `marquee_stage_dlq_total` | `stage`, `kind`, `error_kind` |
 /// | `marquee_stage_outputs_total` | `stage` |
@@ -18,6 +18,11 @@ public import Prometheus
 /// | `marquee_stage_consumer_lag` (messages, from librdkafka's statistics) | `stage`, `topic` |
 /// | `marquee_fetch_http_responses_total` (fetch worker) | `source`, `status` (the HTTP status, or `error` without a response) |
 /// | `marquee_images_bytes_total` (image worker) | `direction` (`in`: downloaded, `out`: variants written) |
+/// | `marquee_source_requests_total` (fetch worker) | `source`: requests started under the pipeline's limits |
+/// | `marquee_source_throttled_total` (fetch worker) | `source`: 429 answers |
+/// | `marquee_source_limit_wait_seconds_total` (fetch worker) | `source`: time requests waited for their slot |
+/// | `marquee_source_paused` (fetch worker, 1 or 0) | `source`: paused for the pipeline (refused key, outage) |
+/// | `marquee_source_budget_remaining` (fetch worker) | `source`: calls left today in its daily budget |
 ///
 /// `kind` is the payload's kind (a bounded set: ``PayloadKind/known`` plus `unknown`).
 public final class StageMetrics: Sendable {
@@ -57,6 +62,16 @@ public final class StageMetrics: Sendable {
                 helpText: "Image bytes downloaded (in) and variant bytes written (out)."
             )
         }
+        static func source(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+            MetricNameDescriptor(namespace: "marquee", subsystem: "source", metricName: name, unitName: unit, helpText: help)
+        }
+        static var sourceRequests: MetricNameDescriptor { source("requests", "total", "Requests started under the pipeline's limits, by source.") }
+        static var sourceThrottled: MetricNameDescriptor { source("throttled", "total", "429 answers, by source.") }
+        static var sourceWait: MetricNameDescriptor {
+            source("limit_wait", "seconds_total", "Time requests waited for their slot in the pipeline's schedule, by source.")
+        }
+        static var sourcePaused: MetricNameDescriptor { source("paused", "", "1 while the source is paused for the pipeline (refused key, outage).") }
+        static var sourceBudget: MetricNameDescriptor { source("budget_remaining", "", "Calls left today in the source's daily budget.") }
         static var lag: MetricNameDescriptor {
             descriptor("consumer_lag", "", "Messages not yet consumed on the assigned partitions, per topic (librdkafka statistics).")
         }
@@ -88,6 +103,8 @@ public final class StageMetrics: Sendable {
         case .retried(let tier):
             self.registry.makeCounter(descriptor: Name.jobs, labels: labels + [("outcome", "retried")]).increment()
             self.registry.makeCounter(descriptor: Name.retries, labels: labels + [("tier", String(tier))]).increment()
+        case .held:
+            self.registry.makeCounter(descriptor: Name.jobs, labels: labels + [("outcome", "held")]).increment()
         case .deadLettered(let kind):
             self.registry.makeCounter(descriptor: Name.jobs, labels: labels + [("outcome", "dead_lettered")]).increment()
             self.registry.makeCounter(descriptor: Name.dlq, labels: labels + [("error_kind", kind.rawValue)]).increment()
@@ -98,6 +115,29 @@ public final class StageMetrics: Sendable {
     /// Counts one upstream response of the fetch worker (`status`: the HTTP status, or `error` without one).
     public func recordHTTPResponse(source: String, status: String) {
         self.registry.makeCounter(descriptor: Name.httpResponses, labels: [("source", source), ("status", status)]).increment()
+    }
+
+    /// Counts a request the fetch worker started under the pipeline's limits, after waiting `waited` for its slot.
+    public func recordSourceRequest(source: String, waited: Duration) {
+        self.registry.makeCounter(descriptor: Name.sourceRequests, labels: [("source", source)]).increment()
+        let (seconds, attoseconds) = waited.components
+        self.registry.makeCounter(descriptor: Name.sourceWait, labels: [("source", source)])
+            .increment(by: Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    /// Counts a 429 answer of `source`.
+    public func recordSourceThrottled(source: String) {
+        self.registry.makeCounter(descriptor: Name.sourceThrottled, labels: [("source", source)]).increment()
+    }
+
+    /// Whether `source` is paused for the pipeline.
+    public func setSourcePaused(source: String, _ paused: Bool) {
+        self.registry.makeGauge(descriptor: Name.sourcePaused, labels: [("source", source)]).set(Int64(paused ? 1 : 0))
+    }
+
+    /// The calls left today in `source`'s daily budget.
+    public func setSourceBudgetRemaining(source: String, _ remaining: Int) {
+        self.registry.makeGauge(descriptor: Name.sourceBudget, labels: [("source", source)]).set(Int64(remaining))
     }
 
     /// Counts image bytes of the image worker: `in` downloaded, `out` written as variants.

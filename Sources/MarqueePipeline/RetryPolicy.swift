@@ -43,6 +43,16 @@ public struct RetryPolicy: Hashable, Sendable {
         return .retry(tier: tier, notBefore: nowMilliseconds + Int64(delay.rounded(.up)))
     }
 
+    /// Where a held job (``StageError/held(_:wait:)``) waits: the first tier whose delay covers `wait` (or the
+    /// last), not before `wait` has passed and never longer than that tier's delay, so the tier's partitions are
+    /// not held up behind it; a longer wait is several hops. `nil` without retry tiers.
+    public func hold(wait: Duration, nowMilliseconds: Int64) -> (tier: Int, notBefore: Int64)? {
+        guard !self.delays.isEmpty else { return nil }
+        let tier = (self.delays.firstIndex { $0 >= wait } ?? self.delays.count - 1) + 1
+        let delay = min(Self.milliseconds(wait), Self.milliseconds(self.delays[tier - 1]))
+        return (tier, nowMilliseconds + Int64(max(0, delay).rounded(.up)))
+    }
+
     static func milliseconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
     }

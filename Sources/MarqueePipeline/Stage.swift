@@ -188,6 +188,13 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let outputs: [StageOutput]
         do {
             outputs = try await self.handler.handle(job)
+        } catch let error as StageError where error.hold != nil {
+            context.enter("holding the job")
+            if try await self.hold(message, envelope: envelope, error: error, consumer: consumer, producer: producer, logger: logger, started: started) {
+                return
+            }
+            await self.dependencyDown(message, error: error, consumer: consumer, logger: logger)
+            return
         } catch let error as StageError where error.dependency != nil {
             context.enter("handing back: a dependency is down")
             await self.dependencyDown(message, error: error, consumer: consumer, logger: logger)
@@ -309,6 +316,41 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         try await producer.deliver(messages)
         consumer.markProcessed(message)
         self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: outcome, duration: .now - started, jobID: envelope.id))
+    }
+
+    /// Parks a job that cannot run now (``StageError/held(_:wait:)``) in a retry tier until its wait has passed,
+    /// with its attempt unchanged: the job runs again then, and a hold never dead-letters it. Returns `false`
+    /// when the stage has no retry tiers (the caller then pauses the stage instead).
+    private func hold(
+        _ message: KafkaConsumerMessage,
+        envelope: Envelope,
+        error: StageError,
+        consumer: KafkaConsumer,
+        producer: KafkaProducer,
+        logger: Logger,
+        started: ContinuousClock.Instant
+    ) async throws -> Bool {
+        guard let wait = error.hold, let (tier, notBefore) = self.configuration.retry.hold(wait: wait, nowMilliseconds: Self.nowMilliseconds())
+        else { return false }
+        let errorText = String(("held: " + error.reason).prefix(JobOutcome.maxErrorLength))
+        var next = envelope
+        next.origin = envelope.origin ?? message.source
+        next.error = errorText
+        next.errorKind = .transient
+        next.notBefore = notBefore
+        let target = self.configuration.topics.retry(tier)
+        let kind = PayloadKind.peek(message.value)
+        var messages = [KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)]
+        if let record = self.outcomeMessage(.retried(tier: tier, error: errorText), of: message, envelope: envelope, kind: kind) {
+            messages.append(record)
+        }
+        try await producer.deliver(messages)
+        consumer.markProcessed(message)
+        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .held(tier: tier), duration: .now - started, jobID: envelope.id))
+        if self.logger.logLevel <= .debug {
+            logger.debug("job held", metadata: [MarqueeLoggingKeys.error: "\(error.reason)", MarqueeLoggingKeys.topic: "\(target)"])
+        }
+        return true
     }
 
     /// A dependency every job needs is down: give the job back, pause every partition (the stage is not ready),

@@ -55,12 +55,29 @@ public struct StageError: Error, CustomStringConvertible, Sendable {
     /// Set when the failure is a dependency that is down for every job (the store, an upstream refusing the
     /// key): the stage then pauses instead of routing the job, and tries again until the dependency is back.
     public var dependency: String?
+    /// Set when the job cannot run now for a reason that is not its own (its source is paused for the pipeline,
+    /// a daily budget is spent): the job waits this long in a retry tier without spending an attempt, and can
+    /// never reach the dead-letter topic this way.
+    public var hold: Duration?
 
-    public init(_ kind: Envelope.ErrorKind, _ reason: String, minimumWait: Duration? = nil, dependency: String? = nil) {
+    public init(
+        _ kind: Envelope.ErrorKind,
+        _ reason: String,
+        minimumWait: Duration? = nil,
+        dependency: String? = nil,
+        hold: Duration? = nil
+    ) {
         self.kind = kind
         self.reason = reason
         self.minimumWait = minimumWait
         self.dependency = dependency
+        self.hold = hold
+    }
+
+    /// The job cannot run now, for a reason that is not its own: it waits `wait` in a retry tier, its attempt
+    /// unchanged, and runs again; while other jobs of the stage go on.
+    public static func held(_ reason: String, wait: Duration) -> StageError {
+        StageError(.transient, reason, hold: wait)
     }
 
     /// A dependency every job needs is down: pause the stage (not-ready) and retry this job when it is back.
@@ -97,6 +114,9 @@ public enum StageOutcome: Hashable, Sendable {
     case succeeded(outputs: Int)
     /// Failed transiently; moved to this retry tier.
     case retried(tier: Int)
+    /// Could not run now for a reason not its own (a paused source, a spent budget); waits in this retry tier
+    /// with its attempt unchanged.
+    case held(tier: Int)
     /// Parked in the dead-letter topic, for this kind of error.
     case deadLettered(Envelope.ErrorKind)
 }

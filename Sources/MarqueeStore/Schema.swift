@@ -14,6 +14,7 @@ enum Schema {
 
     static let migrations: [Migration] = [
         Migration(version: 1, name: "catalogue", sql: catalogue),
+        Migration(version: 2, name: "coordination", sql: coordination),
     ]
 
     /// The latest version (what an up-to-date store reports).
@@ -295,5 +296,68 @@ enum Schema {
         );
         CREATE INDEX job_outcomes_root ON job_outcomes (root_id);
         CREATE INDEX job_outcomes_parent ON job_outcomes (parent_id);
+        """
+
+    /// Version 2: what the workers of one pipeline share to hold the upstreams' limits together (docs/limits.md).
+    ///
+    /// Times are microseconds since the epoch on the store's own clock (``SQLDialect/nowMicroseconds``), so
+    /// workers on machines whose clocks differ still agree. `coord_members`: the live workers, each seen at its
+    /// last heartbeat. `coord_limits`: one row per source and key, the shared schedule of its requests (`tat`,
+    /// the time the next request may start), a `Retry-After` block and the slow-down factor after 429s.
+    /// `coord_usage`: each worker's figures per limit, written with its heartbeat. `coord_budgets`: daily call
+    /// budgets per key and day. `coord_circuits`: the sources paused for the whole pipeline.
+    private static let coordination = """
+        CREATE TABLE coord_members (
+            member {text} PRIMARY KEY,
+            stage {text} NOT NULL,
+            host {text} NOT NULL,
+            started_at {int} NOT NULL,
+            seen_at {int} NOT NULL
+        );
+
+        CREATE TABLE coord_limits (
+            limit_key {text} PRIMARY KEY,
+            source {text} NOT NULL,
+            key_id {text} NOT NULL,
+            host {text} NOT NULL,
+            rate {real} NOT NULL,
+            factor {real} NOT NULL,
+            tat {int} NOT NULL,
+            blocked_until {int} NOT NULL,
+            throttled_at {int} NOT NULL,
+            updated_at {int} NOT NULL
+        );
+
+        CREATE TABLE coord_usage (
+            limit_key {text} NOT NULL,
+            member {text} NOT NULL,
+            requests {int} NOT NULL,
+            throttled {int} NOT NULL,
+            waited_us {int} NOT NULL,
+            recent_rate {real} NOT NULL,
+            recent_throttled {int} NOT NULL,
+            updated_at {int} NOT NULL,
+            PRIMARY KEY (limit_key, member)
+        );
+
+        CREATE TABLE coord_budgets (
+            budget_key {text} NOT NULL,
+            day {text} NOT NULL,
+            budget {int} NOT NULL,
+            spent {int} NOT NULL,
+            reset_at {int} NOT NULL,
+            updated_at {int} NOT NULL,
+            PRIMARY KEY (budget_key, day)
+        );
+
+        CREATE TABLE coord_circuits (
+            limit_key {text} PRIMARY KEY,
+            source {text} NOT NULL,
+            reason {text} NOT NULL,
+            opened_at {int} NOT NULL,
+            opened_by {text} NOT NULL,
+            probe_at {int} NOT NULL,
+            probes {int} NOT NULL
+        );
         """
 }

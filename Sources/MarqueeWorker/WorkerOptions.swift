@@ -133,7 +133,7 @@ public struct WorkerOptions: ParsableArguments {
         return timeout
     }
 
-    func parsedSessionTimeout() throws -> Duration {
+    public func parsedSessionTimeout() throws -> Duration {
         guard let timeout = DurationText.parse(self.sessionTimeout), timeout >= .seconds(1), timeout <= .seconds(3600) else {
             throw ValidationError("--session-timeout: '\(self.sessionTimeout)' is not a duration between 1s and 1h")
         }

@@ -28,7 +28,7 @@ struct ImageReport: Sendable {
     mutating func record(_ outcome: StageOutcome) {
         switch outcome {
         case .succeeded: self.succeeded += 1
-        case .retried: self.retried += 1
+        case .retried, .held: self.retried += 1
         case .deadLettered: self.deadLettered += 1
         }
     }

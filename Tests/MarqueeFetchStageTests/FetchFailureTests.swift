@@ -5,10 +5,11 @@ import MarqueeSources
 import Testing
 
 @Suite struct FetchFailureTests {
-    @Test func aRefusedOrMissingKeyPausesTheStageAndNamesTheVariable() {
+    @Test func aRefusedOrMissingKeyHoldsTheJobAndNamesTheVariable() {
         for code in [SourceError.Code.unauthorized(.tmdb), .missingKey(.tmdb)] {
             let error = FetchHandler.stageError(SourceError(code, source: .tmdb, "Invalid API key"), source: .tmdb)
-            #expect(error.dependency == "TMDB")
+            #expect(error.hold == .seconds(60), "the job waits without spending an attempt; the other sources go on")
+            #expect(error.dependency == nil, "the stage itself does not pause")
             #expect(error.reason.contains("TMDB_API_KEY"))
             #expect(error.kind == .transient)
         }
@@ -16,7 +17,7 @@ import Testing
         #expect(kakao.reason.contains("KAKAO_REST_API_KEY"))
         // Open Library takes no key: a refusal names no variable to set.
         let openLibrary = FetchHandler.stageError(SourceError(.unauthorized(.openLibrary), source: .openLibrary, "HTTP 403"), source: .openLibrary)
-        #expect(openLibrary.dependency == "Open Library")
+        #expect(openLibrary.hold != nil)
         #expect(openLibrary.reason == "HTTP 403")
     }
 
@@ -38,43 +39,5 @@ import Testing
             #expect(error.kind == .permanent)
             #expect(error.dependency == nil)
         }
-    }
-}
-
-@Suite struct DailyBudgetTests {
-    /// 2024-01-01 23:59:00 in Korea (UTC+9) = 2024-01-01 14:59:00 UTC.
-    static let beforeMidnightKST: Int64 = 1_704_121_140_000
-
-    @Test func takesUntilSpentThenWaitsForMidnightInKorea() {
-        let clock = TestClock(Self.beforeMidnightKST)
-        let budget = DailyBudget(limit: 2, now: { clock.now })
-        #expect(budget.take())
-        #expect(budget.take())
-        #expect(!budget.take(), "the third call of the day is refused")
-        #expect(budget.remaining == 0)
-        #expect(budget.untilReset() == .seconds(60))
-        clock.now += 60_000  // midnight in Korea
-        #expect(budget.remaining == 2)
-        #expect(budget.take())
-    }
-
-    @Test func theUpstreamCanSayTheQuotaIsSpent() {
-        let clock = TestClock(Self.beforeMidnightKST)
-        let budget = DailyBudget(limit: 3000, now: { clock.now })
-        budget.spend()
-        #expect(!budget.take())
-        clock.now += 60_000
-        #expect(budget.take())
-    }
-}
-
-import Synchronization
-
-final class TestClock: Sendable {
-    private let value: Mutex<Int64>
-    init(_ start: Int64) { self.value = Mutex(start) }
-    var now: Int64 {
-        get { self.value.withLock { $0 } }
-        set { self.value.withLock { $0 = newValue } }
     }
 }

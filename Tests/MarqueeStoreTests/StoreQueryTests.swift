@@ -561,7 +561,7 @@ struct StoreQueryTests {
         #expect(expected.movies > 30)
         try await engine.withCatalogue { store async throws in
             #expect(try await store.counts() == expected)
-            #expect(try await store.schemaVersion() == 1)
+            #expect(try await store.schemaVersion() == Schema.latestVersion)
         }
     }
 
