@@ -62,16 +62,33 @@ public final class StageMetrics: Sendable {
                 helpText: "Image bytes downloaded (in) and variant bytes written (out)."
             )
         }
-        static func source(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
-            MetricNameDescriptor(namespace: "marquee", subsystem: "source", metricName: name, unitName: unit, helpText: help)
+        static var sourceRequests: MetricNameDescriptor {
+            MetricNameDescriptor(
+                namespace: "marquee", subsystem: "source", metricName: "requests", unitName: "total",
+                helpText: "Requests started under the pipeline's limits, by source."
+            )
         }
-        static var sourceRequests: MetricNameDescriptor { source("requests", "total", "Requests started under the pipeline's limits, by source.") }
-        static var sourceThrottled: MetricNameDescriptor { source("throttled", "total", "429 answers, by source.") }
+        static var sourceThrottled: MetricNameDescriptor {
+            MetricNameDescriptor(namespace: "marquee", subsystem: "source", metricName: "throttled", unitName: "total", helpText: "429 answers, by source.")
+        }
         static var sourceWait: MetricNameDescriptor {
-            source("limit_wait", "seconds_total", "Time requests waited for their slot in the pipeline's schedule, by source.")
+            MetricNameDescriptor(
+                namespace: "marquee", subsystem: "source", metricName: "limit_wait_seconds", unitName: "total",
+                helpText: "Time requests waited for their slot in the pipeline's schedule, by source."
+            )
         }
-        static var sourcePaused: MetricNameDescriptor { source("paused", "", "1 while the source is paused for the pipeline (refused key, outage).") }
-        static var sourceBudget: MetricNameDescriptor { source("budget_remaining", "", "Calls left today in the source's daily budget.") }
+        static var sourcePaused: MetricNameDescriptor {
+            MetricNameDescriptor(
+                namespace: "marquee", subsystem: "source", metricName: "paused", unitName: "",
+                helpText: "1 while the source is paused for the pipeline (refused key, outage)."
+            )
+        }
+        static var sourceBudget: MetricNameDescriptor {
+            MetricNameDescriptor(
+                namespace: "marquee", subsystem: "source", metricName: "budget_remaining", unitName: "",
+                helpText: "Calls left today in the source's daily budget."
+            )
+        }
         static var lag: MetricNameDescriptor {
             descriptor("consumer_lag", "", "Messages not yet consumed on the assigned partitions, per topic (librdkafka statistics).")
         }
