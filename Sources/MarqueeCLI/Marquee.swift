@@ -18,13 +18,14 @@ struct Marquee: AsyncParsableCommand {
               marquee dlq list --stage fetch --since 1h
               marquee status
               marquee query counts
+              marquee sources
 
             Shell completion: marquee --generate-completion-script bash > /etc/bash_completion.d/marquee (also zsh, \
             fish); `make completions` writes them for every executable into var/completions/.
             """,
         subcommands: [
             Enqueue.self, Topics.self, Lag.self, DLQ.self, Status.self, Drain.self, Dashboard.self, Query.self,
-            RoundTrip.self,
+            Sources.self, RoundTrip.self,
         ]
     )
 }
