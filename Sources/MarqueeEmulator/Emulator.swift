@@ -14,8 +14,8 @@ public enum EmulatorAction: Sendable {
     case hang
 }
 
-/// The upstream API emulator: routes a request to its upstream, applies keys, rate limits, quota, conditional
-/// requests and faults, and counts everything for `/_stats`.
+/// The upstream API emulator: routes a request to its upstream, applies outages, keys, rate limits, quota,
+/// conditional requests and faults, and counts everything for `/_stats`.
 public final class Emulator: Sendable {
     /// The catalogue behind every response.
     public let catalogue: Catalogue
@@ -96,7 +96,12 @@ public final class Emulator: Sendable {
         let seed = self.catalogue.seed
         let draw = StableHash.unit(seed, 0xFA17, number)
         var action: EventLoopFuture<EmulatorAction>
-        if draw < settings.faultReset {
+        if self.state.isInOutage(route.upstream) {
+            // Before keys, limits and faults: a service that is down checks nothing.
+            let response = Self.serviceUnavailable(route.upstream)
+            self.state.answered(route: route.name, status: response.status)
+            action = eventLoop.makeSucceededFuture(.send(response, truncatedTo: nil))
+        } else if draw < settings.faultReset {
             self.state.fault(.reset)
             action = eventLoop.makeSucceededFuture(.reset)
         } else if draw < settings.faultReset + settings.faultTimeout {
@@ -153,13 +158,19 @@ public final class Emulator: Sendable {
                 "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n",
                 status: 502, contentType: "text/html")
         default:
-            var response =
-                upstream == .tmdb
-                ? TMDB.error(503, code: 9, message: "Service offline: This service is temporarily offline, try again later.")
-                : .json(.object([("error", .string("Service Unavailable"))]), status: 503)
-            response.headers.append(("Retry-After", "1"))
-            return response
+            return Self.serviceUnavailable(upstream)
         }
+    }
+
+    /// A 503 with `Retry-After: 1` in the upstream's shape (TMDB's `status_code` 9 body, else JSON): the
+    /// 5xx fault's third kind, and every answer of an upstream in an outage.
+    private static func serviceUnavailable(_ upstream: Upstream) -> EmulatorResponse {
+        var response =
+            upstream == .tmdb
+            ? TMDB.error(503, code: 9, message: "Service offline: This service is temporarily offline, try again later.")
+            : .json(.object([("error", .string("Service Unavailable"))]), status: 503)
+        response.headers.append(("Retry-After", "1"))
+        return response
     }
 
     /// A 200 JSON body cut in the middle, or with its middle garbled and its end missing: never valid JSON.
@@ -404,12 +415,11 @@ public final class Emulator: Sendable {
                 return .json(.object([("error", .string("the body must be a JSON object"))]), status: 400)
             }
             do {
-                let settings = try self.state.control(object)
-                return .json(settings.publicJSON)
+                return .json(try self.state.control(object))
             } catch {
                 return .json(.object([("error", .string(error.reason))]), status: 400)
             }
         }
-        return .json(self.state.settings.publicJSON)
+        return .json(self.state.controlJSON())
     }
 }

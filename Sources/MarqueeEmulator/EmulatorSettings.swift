@@ -55,7 +55,8 @@ public struct EmulatorSettings: Sendable, Equatable {
     }
 
     /// Applies a `POST /_control` body: any subset of the fields above, keys as a string or an array of
-    /// strings (`tmdbKey`/`tmdbKeys`, `koficKey`/`koficKeys`, `kakaoKey`/`kakaoKeys`).
+    /// strings (`tmdbKey`/`tmdbKeys`, `koficKey`/`koficKeys`, `kakaoKey`/`kakaoKeys`). The actions
+    /// `resetQuota`, `resetRateLimits` and `outage` are left to the caller.
     ///
     /// - Throws: ``ControlError`` naming the first field with a wrong type or value; nothing is changed then.
     public mutating func apply(_ object: [String: Any]) throws(ControlError) {
@@ -75,7 +76,7 @@ public struct EmulatorSettings: Sendable, Equatable {
             case "faultMalformed": next.faultMalformed = try Self.number(name, value, 0...1)
             case "faultTruncatedImage": next.faultTruncatedImage = try Self.number(name, value, 0...1)
             case "latencyMs": next.latencyMs = Int(try Self.number(name, value, 0...600_000))
-            case "resetQuota", "resetRateLimits": continue  // actions, handled by the state
+            case "resetQuota", "resetRateLimits", "outage": continue  // actions, handled by the state
             default: throw ControlError(reason: "unknown field \(name)")
             }
         }

@@ -45,6 +45,8 @@ final class EmulatorState: Sendable {
         var quotaExceeded = 0
         var windows: [String: Deque<UInt64>] = [:]
         var maxPerSecond: [String: [String: Int]] = [:]
+        /// Requests answered 503 because their upstream was in an outage, per upstream.
+        var outages: [String: Int] = [:]
     }
 
     struct State {
@@ -55,6 +57,8 @@ final class EmulatorState: Sendable {
         var files: [String: (bytes: [UInt8], contentType: String)] = [:]
         var counters = Counters()
         var requestNumber: UInt64 = 0
+        /// The outage set with `POST /_control`, until it ends (cleared lazily once its deadline passed).
+        var outage: UpstreamOutage?
     }
 
     private let state: Mutex<State>
@@ -79,13 +83,53 @@ final class EmulatorState: Sendable {
 
     func file(_ name: String) -> (bytes: [UInt8], contentType: String)? { self.state.withLock { $0.files[name] } }
 
-    /// Applies a control body; `resetQuota`/`resetRateLimits` also clear those counters.
-    func control(_ object: [String: Any]) throws(ControlError) -> EmulatorSettings {
-        try self.state.withLock { state throws(ControlError) in
+    /// Applies a control body and returns `GET /_control`'s view after it; `resetQuota`/`resetRateLimits` also
+    /// clear those counters, `outage` starts or ends an outage.
+    ///
+    /// - Throws: ``ControlError`` for a bad field; nothing is changed then.
+    func control(_ object: [String: Any]) throws(ControlError) -> JSON {
+        // Read before the settings change, so a bad outage leaves the settings as they were.
+        let change = try object["outage"].map { value throws(ControlError) in try UpstreamOutage.change(value) }
+        return try self.state.withLock { state throws(ControlError) in
             try state.settings.apply(object)
             if object["resetQuota"] as? Bool == true { state.quota = [:] }
             if object["resetRateLimits"] as? Bool == true { state.buckets = [:] }
-            return state.settings
+            let now = Self.now()
+            switch change {
+            case .start(let upstream, let seconds)?:
+                state.outage = UpstreamOutage(upstream: upstream, until: now + UInt64(seconds * 1e9))
+            case .end?:
+                state.outage = nil
+            case nil:
+                break
+            }
+            return Self.controlJSON(&state, now: now)
+        }
+    }
+
+    /// `GET /_control`: the settings without keys, and the outage (`null` when there is none).
+    func controlJSON() -> JSON {
+        self.state.withLock { state in Self.controlJSON(&state, now: Self.now()) }
+    }
+
+    private static func controlJSON(_ state: inout State, now: UInt64) -> JSON {
+        if let outage = state.outage, outage.until <= now { state.outage = nil }
+        guard case .object(var members) = state.settings.publicJSON else { return state.settings.publicJSON }
+        members.append(("outage", state.outage?.json(at: now) ?? .null))
+        return .object(members)
+    }
+
+    /// Whether `upstream` is in an outage now; when it is, counts the request as answered by the outage.
+    func isInOutage(_ upstream: Upstream) -> Bool {
+        self.state.withLock { state in
+            guard let outage = state.outage else { return false }
+            let now = Self.now()
+            guard outage.covers(upstream, at: now) else {
+                if outage.until <= now { state.outage = nil }
+                return false
+            }
+            state.counters.outages[upstream.rawValue, default: 0] += 1
+            return true
         }
     }
 
@@ -189,11 +233,12 @@ final class EmulatorState: Sendable {
                     "maxRequestsPerSecondByUpstream",
                     counts(counters.maxPerSecond.mapValues { $0.values.max() ?? 0 })
                 ),
+                ("outage", counts(counters.outages)),
             ])
         }
     }
 
-    /// `POST /_stats/reset`: counters only; settings, buckets and quotas stay.
+    /// `POST /_stats/reset`: counters only; settings, buckets, quotas and an outage stay.
     func resetStats() {
         self.state.withLock { $0.counters = Counters() }
     }

@@ -122,6 +122,14 @@ public final class UpstreamEmulatorProcess: Sendable {
         try await self.call("POST", "/_control", body: try JSONSerialization.data(withJSONObject: json))
     }
 
+    /// `POST /_control {"outage": …}`: every request to `upstream` (`"tmdb"`, `"kofic"` …, or `"all"`) is answered
+    /// 503 in that upstream's shape for `seconds`; 0 ends an outage at once. Returns the new settings, with the
+    /// outage under `outage`.
+    @discardableResult
+    public func outage(_ upstream: String, seconds: Double) async throws -> [String: Any] {
+        try await self.control(["outage": ["upstream": upstream, "seconds": seconds] as [String: Any]])
+    }
+
     /// `PUT /_files/<name>`: the emulator then serves `bytes` at ``fileURL(_:)`` with `contentType`, whatever
     /// they hold (hostile images for the image worker's tests). At most 1 MiB.
     public func putFile(_ name: String, _ bytes: [UInt8], contentType: String) async throws {

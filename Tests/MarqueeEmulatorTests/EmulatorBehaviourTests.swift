@@ -263,8 +263,10 @@ struct EmulatorBehaviourTests {
         #expect(upstream.koficBaseURL.hasSuffix("/kofic/kobisopenapi/webservice/rest"))
         let settings = try await upstream.control(["fault5xx": 0.5])
         #expect(settings["fault5xx"] as? Double == 0.5)
+        let down = try await upstream.outage("kofic", seconds: 30)
+        #expect((down["outage"] as? [String: Any])?["upstream"] as? String == "kofic")
         let stats = try await upstream.stats()
-        #expect((stats["routes"] as? [String: Int])?["control"] == 1)
+        #expect((stats["routes"] as? [String: Int])?["control"] == 2)
     }
 }
 
