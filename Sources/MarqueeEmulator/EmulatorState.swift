@@ -34,6 +34,24 @@ final class EmulatorState: Sendable {
         var updated: UInt64
     }
 
+    /// When one upstream's requests arrived: how many, the first and the last (uptime nanoseconds).
+    struct Timing {
+        var requests: Int
+        var first: UInt64
+        var last: UInt64
+
+        init(at now: UInt64) {
+            self.requests = 0
+            self.first = now
+            self.last = now
+        }
+
+        mutating func record(_ now: UInt64) {
+            self.requests += 1
+            self.last = now
+        }
+    }
+
     struct Counters {
         var requests = 0
         var routes: [String: Int] = [:]
@@ -47,6 +65,8 @@ final class EmulatorState: Sendable {
         var maxPerSecond: [String: [String: Int]] = [:]
         /// Requests answered 503 because their upstream was in an outage, per upstream.
         var outages: [String: Int] = [:]
+        /// Arrivals per upstream, for benchmarks: the achieved rate is `(requests - 1) / (last - first)`.
+        var timing: [String: Timing] = [:]
     }
 
     struct State {
@@ -143,6 +163,7 @@ final class EmulatorState: Sendable {
             state.counters.requests += 1
             state.counters.routes[route, default: 0] += 1
             guard upstream != .emulator else { return state.requestNumber }
+            state.counters.timing[upstream.rawValue, default: Timing(at: now)].record(now)
             let windowKey = upstream.rawValue + "\u{0}" + key
             var window = state.counters.windows[windowKey] ?? Deque()
             window.append(now)
@@ -216,6 +237,15 @@ final class EmulatorState: Sendable {
             }
             var faults = counters.faults
             for kind in FaultKind.allCases where faults[kind.rawValue] == nil { faults[kind.rawValue] = 0 }
+            var timing: [(String, JSON)] = []
+            for (upstream, arrivals) in counters.timing.sorted(by: { $0.key < $1.key }) {
+                let members: [(String, JSON)] = [
+                    ("requests", .int(arrivals.requests)),
+                    ("first", .double(self.seconds(arrivals.first))),
+                    ("last", .double(self.seconds(arrivals.last))),
+                ]
+                timing.append((upstream, .object(members)))
+            }
             return .object([
                 ("requests", .int(counters.requests)),
                 ("routes", counts(counters.routes)),
@@ -234,11 +264,17 @@ final class EmulatorState: Sendable {
                     counts(counters.maxPerSecond.mapValues { $0.values.max() ?? 0 })
                 ),
                 ("outage", counts(counters.outages)),
+                ("timing", .object(timing)),
             ])
         }
     }
 
-    /// `POST /_stats/reset`: counters only; settings, buckets, quotas and an outage stay.
+    /// Seconds from the emulator's start to `uptime` (nanoseconds), to the microsecond.
+    private func seconds(_ uptime: UInt64) -> Double {
+        Double((uptime - min(uptime, self.start)) / 1000) / 1_000_000
+    }
+
+    /// `POST /_stats/reset`: counters (timing included) only; settings, buckets, quotas and an outage stay.
     func resetStats() {
         self.state.withLock { $0.counters = Counters() }
     }

@@ -256,6 +256,41 @@ struct EmulatorBehaviourTests {
         }
     }
 
+    @Test func statsTimeEachUpstreamsFirstAndLastArrival() async throws {
+        try await Harness.with { harness in
+            func timing(_ stats: [String: Any]) throws -> [String: [String: Any]] {
+                try #require(stats["timing"] as? [String: [String: Any]])
+            }
+            let clock = ContinuousClock()
+            let start = clock.now
+            for page in 1...3 { _ = try await harness.get("/tmdb/3/movie/popular?api_key=\(key)&page=\(page)") }
+            let elapsed = clock.now - start
+            _ = try await harness.get("/openlibrary/search.json?q=a")
+            let stats = try timing(try await harness.stats())
+            #expect(Set(stats.keys) == ["tmdb", "openlibrary"], "the emulator's own endpoints are not timed")
+            let tmdb = try #require(stats["tmdb"])
+            #expect(tmdb["requests"] as? Int == 3)
+            let first = try #require(tmdb["first"] as? Double)
+            let last = try #require(tmdb["last"] as? Double)
+            #expect(first > 0 && last > first)
+            // Arrival times: inside the span the client measured around the three requests.
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            #expect(last - first <= seconds + 1e-5)
+            #expect(abs((first * 1e6).rounded() - first * 1e6) < 1e-3, "microsecond precision")
+            let openLibrary = try #require(stats["openlibrary"])
+            #expect(openLibrary["requests"] as? Int == 1)
+            #expect(openLibrary["first"] as? Double == openLibrary["last"] as? Double)
+            #expect(try #require(openLibrary["first"] as? Double) >= last)
+
+            _ = try await harness.get("/_stats/reset", method: "POST")
+            #expect(try timing(try await harness.stats()).isEmpty)
+            _ = try await harness.get("/tmdb/3/movie/popular?api_key=\(key)")
+            let again = try #require(try timing(try await harness.stats())["tmdb"])
+            #expect(again["requests"] as? Int == 1)
+            #expect(try #require(again["first"] as? Double) > last, "seconds since the emulator started, not the reset")
+        }
+    }
+
     @Test func launcherStartsTheBinaryAndControlsIt() async throws {
         let upstream = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "3", "--movies", "50", "--books", "20"])
         defer { upstream.terminate() }
