@@ -6,7 +6,7 @@ ROOT := $(abspath .)
 export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: run test setup build up down status completions fault-run bench-kafka bench-stage bench-fetch bench-images bench-index bench-e2e clean
+.PHONY: run test setup build up down status completions fault-run bench-kafka bench-stage bench-fetch bench-scale bench-images bench-index bench-e2e clean
 
 ## make run: set up, build, start the local stack, run every worker on a demo crawl (the upstream emulator unless
 ## API keys are set), show progress until it drained, and print a summary. PAGES, FETCH_WORKERS, IMAGE_WORKERS,
@@ -44,6 +44,11 @@ bench-stage: setup
 ## make bench-fetch: the fetch worker vs curl --parallel on the same URLs (emulator), CPU per job, rate-limit accuracy.
 bench-fetch: setup
 	scripts/bench-fetch.sh
+
+## make bench-scale: 1, 2 and 4 fetch workers sharing one TMDB limit against the emulator's: utilisation, 429s, peak
+## rate per second (BENCH_JOBS, BENCH_RATE, BENCH_WORKERS: scripts/bench-scale.sh). Starts the broker if it is down.
+bench-scale: setup
+	scripts/bench-scale.sh
 
 ## make bench-images: the imaging path vs vipsthumbnail and ImageMagick, same posters, same run.
 bench-images: setup
