@@ -244,6 +244,7 @@ let package = Package(
                 "MarqueeHTTP",
                 "MarqueeImageStore",
                 "MarqueeImaging",
+                "MarqueeLimits",
                 "MarqueePipeline",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -257,6 +258,8 @@ let package = Package(
                 "MarqueeImageStage",
                 "MarqueeImageStore",
                 "MarqueeImaging",
+                "MarqueeLimits",
+                "MarqueeStore",
                 "MarqueeObservability",
                 "MarqueeWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -528,7 +531,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeImageStageTests",
-            dependencies: ["MarqueeImageStage"],
+            dependencies: ["MarqueeImageStage", "MarqueeLimits"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -3,6 +3,7 @@ import MarqueeCore
 public import MarqueeHTTP
 public import MarqueeImageStore
 public import MarqueeImaging
+public import MarqueeLimits
 public import MarqueePipeline
 
 import Synchronization
@@ -17,6 +18,10 @@ import Synchronization
 /// | 404, other 4xx, a host off the allowlist or resolving to a private address, a body over the size cap | permanent |
 /// | not an image we take (SVG, HTML, unknown magic), too many pixels, truncated or corrupt | permanent, with the reason |
 /// | the image store is unreachable or refuses our credentials | the store is down: the stage pauses until it is back |
+/// | the image host is paused for the pipeline (most of its downloads failing) | held: the job waits in a retry tier, no attempt spent |
+///
+/// A download from a host with a rate limit (`--rate-limits`) waits for its slot in the pipeline's schedule for
+/// that host (``SourceLimits``, docs/limits.md), shared with every image worker on the same store.
 ///
 /// The same bytes are processed and stored once: the variants and a manifest (what the record needs) live
 /// under the content hash, and a job whose bytes are already stored reads the manifest instead of decoding.
@@ -40,17 +45,21 @@ public struct ImageHandler: StageHandler {
     private let imaging: ImagingConfiguration
     private let store: any ImageStore
     private let inFlight: SharedWork<String, ImageOutcome>
+    private let limits: SourceLimits?
     private let logger: Logger
 
+    /// - Parameter limits: The image hosts' rate limits and pauses, by host name; `nil` for none.
     public init(
         configuration: Configuration,
         fetcher: HTTPFetcher,
         processor: ImageProcessor,
         imaging: ImagingConfiguration,
         store: any ImageStore,
+        limits: SourceLimits? = nil,
         logger: Logger
     ) {
         self.configuration = configuration
+        self.limits = limits
         self.fetcher = fetcher
         self.processor = processor
         self.imaging = imaging
@@ -129,21 +138,44 @@ public struct ImageHandler: StageHandler {
         var request = FetchRequest(url: url, purpose: .image)
         request.maxBodyBytes = self.imaging.maxBytes
         request.isConditional = false
+        var ticket: SourceTicket?
+        if let limits = self.limits {
+            do {
+                ticket = try await limits.admit(ImageLimits.host(ofURL: url))
+            } catch let held as SourceHeld {
+                throw StageError.held(held.reason, wait: held.wait)
+            }
+        }
+        /// Tells the limits how the download went; a paused host holds the job instead of spending an attempt.
+        func report(_ result: SourceRequestResult) async throws {
+            guard let limits = self.limits, let ticket else { return }
+            if let held = await limits.report(ticket, result) { throw StageError.held(held.reason, wait: held.wait) }
+        }
         let response: FetchResponse
         do {
             response = try await self.fetcher.fetch(request)
         } catch {
             if error.isCancellation { throw CancellationError() }  // shutdown: handed back, it runs again
-            if error.isRetriable { throw StageError.transient(error.description) }
+            if error.isRetriable {
+                try await report(.failed(error.code.description))
+                throw StageError.transient(error.description)
+            }
+            try await report(.answered)
             throw StageError.permanent(error.description)
         }
         switch response.status {
         case 200..<300:
+            try await report(.answered)
             self.configuration.onBytes?("in", response.body.count)
             return response.body
-        case 429, 500...:
+        case 429:
+            try await report(.throttled(retryAfter: response.retryAfter))
+            throw StageError.transient("HTTP \(response.status) from \(response.effectiveURL)", minimumWait: response.retryAfter)
+        case 500...:
+            try await report(.failed("HTTP \(response.status)"))
             throw StageError.transient("HTTP \(response.status) from \(response.effectiveURL)", minimumWait: response.retryAfter)
         default:
+            try await report(.answered)
             throw StageError.permanent("HTTP \(response.status) from \(response.effectiveURL)")
         }
     }

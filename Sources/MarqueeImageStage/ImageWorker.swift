@@ -2,6 +2,7 @@ public import Logging
 public import MarqueeHTTP
 import MarqueeImageStore
 public import MarqueeImaging
+public import MarqueeLimits
 public import ServiceLifecycle
 
 /// What an image worker needs besides the stage's own settings.
@@ -11,6 +12,12 @@ public struct ImageWorkerSettings: Sendable {
     /// `file://…` or `s3://bucket/prefix?endpoint=…&region=…` (docs/image-store.md).
     public var storeLocation: String
     public var handler = ImageHandler.Configuration()
+    /// Requests per second per image host for the whole pipeline (``ImageLimits``). Default: none.
+    public var rateLimits: [(host: String, rate: Double)] = []
+    /// Where the limits are shared with the other image workers (the store); `nil` for this process alone.
+    public var coordination: (any Coordination)? = nil
+    /// The rest of the limits' settings (member expiry, probe interval).
+    public var limitsTuning: (@Sendable (inout SourceLimitsConfiguration) -> Void)? = nil
 
     public init(imaging: ImagingConfiguration, http: HTTPFetcherConfiguration, storeLocation: String) {
         self.imaging = imaging
@@ -23,6 +30,8 @@ public struct ImageWorkerSettings: Sendable {
 /// stage), and the handler.
 public final class ImageWorker: Service, Sendable {
     public let handler: ImageHandler
+    /// The image hosts' limits; `nil` when none is configured.
+    public let limits: SourceLimits?
     private let fetcher: HTTPFetcher
     private let processor: ImageProcessor
 
@@ -35,19 +44,38 @@ public final class ImageWorker: Service, Sendable {
         self.fetcher = try HTTPFetcher(configuration: http, logger: logger)
         self.processor = try ImageProcessor(configuration: settings.imaging)
         let store = try ImageStores.make(location: settings.storeLocation, environment: environment, fetcher: self.fetcher, logger: logger)
+        if settings.rateLimits.isEmpty {
+            self.limits = nil
+        } else {
+            var limits = SourceLimitsConfiguration(
+                limits: ImageLimits.sourceLimits(settings.rateLimits),
+                stage: "images",
+                member: SourceLimitsConfiguration.memberName(stage: "images"),
+                host: SourceLimitsConfiguration.hostName
+            )
+            settings.limitsTuning?(&limits)
+            self.limits = SourceLimits(configuration: limits, coordination: settings.coordination ?? LocalCoordination(), logger: logger)
+        }
         self.handler = ImageHandler(
             configuration: settings.handler,
             fetcher: self.fetcher,
             processor: self.processor,
             imaging: settings.imaging,
             store: store,
+            limits: self.limits,
             logger: logger
         )
     }
 
-    /// Keeps the HTTP client and the processor until graceful shutdown (after the stage stopped).
+    /// Runs the limits (when configured) and keeps the HTTP client and the processor until graceful shutdown
+    /// (after the stage stopped).
     public func run() async throws {
-        try? await gracefulShutdown()
+        await withDiscardingTaskGroup { group in
+            if let limits = self.limits { group.addTask { await limits.run() } }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
+        await self.limits?.close()
         await self.processor.shutdown()
         await self.fetcher.shutdown()
     }

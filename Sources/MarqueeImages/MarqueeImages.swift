@@ -5,6 +5,8 @@ import MarqueeObservability
 import MarqueeImageStage
 import MarqueeImageStore
 import MarqueeImaging
+import MarqueeLimits
+import MarqueeStore
 import MarqueeWorker
 
 import class Foundation.ProcessInfo
@@ -70,7 +72,41 @@ struct MarqueeImages: AsyncParsableCommand {
     )
     var allowPrivateAddresses = Self.environment["MARQUEE_ALLOW_PRIVATE_ADDRESSES"] == "1"
 
+    @Option(
+        help: ArgumentHelp(
+            "Downloads per second per image host for the whole pipeline, as host=rate, comma-separated (none by default).",
+            discussion: "Env: MARQUEE_IMAGE_RATE_LIMITS. Shared by every image worker on MARQUEE_STORE (docs/limits.md)."
+        )
+    )
+    var rateLimits: String = Self.environment["MARQUEE_IMAGE_RATE_LIMITS"] ?? ""
+
+    @Option(
+        help: ArgumentHelp(
+            "Where the rate limits are held: store (shared by every image worker on MARQUEE_STORE) or local (this process alone).",
+            discussion: "Env: MARQUEE_SHARED_LIMITS."
+        )
+    )
+    var sharedLimits: String = Self.environment["MARQUEE_SHARED_LIMITS"] ?? "store"
+
+    @Option(help: ArgumentHelp("The store holding the shared rate limits (with --rate-limits and --shared-limits store).", discussion: "Env: MARQUEE_STORE."))
+    var store: String = Self.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
+
     func validate() throws {
+        do {
+            _ = try ImageLimits.parse(self.rateLimits)
+        } catch {
+            throw ValidationError("--rate-limits: \(error)")
+        }
+        guard ["store", "local"].contains(self.sharedLimits) else {
+            throw ValidationError("--shared-limits must be store or local, not '\(self.sharedLimits)'")
+        }
+        if self.sharedLimits == "store" {
+            do {
+                _ = try StoreLocation(parsing: self.store)
+            } catch {
+                throw ValidationError("--store: \(error.message)")
+            }
+        }
         _ = try self.parsedWidths()
         guard (1...100).contains(self.webpQuality) else { throw ValidationError("--webp-quality must be 1…100") }
         guard self.maxBytes > 0, self.maxPixels > 0 else { throw ValidationError("--max-bytes and --max-pixels must be positive") }
@@ -98,6 +134,15 @@ struct MarqueeImages: AsyncParsableCommand {
         }
         var settings = ImageWorkerSettings(imaging: imaging, http: http, storeLocation: self.imageStore)
         settings.handler.prefersOriginals = self.originals
+        settings.rateLimits = try ImageLimits.parse(self.rateLimits)
+        var coordinationStore: Store?
+        if !settings.rateLimits.isEmpty, self.sharedLimits == "store" {
+            let opened = try Store.open(try StoreLocation(parsing: self.store), maximumConnections: 2, logger: logger)
+            settings.coordination = StoreCoordination(store: opened)
+            coordinationStore = opened
+        }
+        let sessionTimeout = try self.worker.parsedSessionTimeout()
+        settings.limitsTuning = { $0.memberExpiry = sessionTimeout }
         let metrics = StageMetrics(stage: "images")
         settings.handler.onBytes = { direction, count in metrics.recordImageBytes(direction: direction, count: count) }
         let worker = try ImageWorker(settings: settings, environment: Self.environment, logger: logger)
@@ -107,7 +152,8 @@ struct MarqueeImages: AsyncParsableCommand {
             metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9102),
             services: [worker],
             metrics: metrics,
-            logger: logger
+            logger: logger,
+            whenStopped: { [coordinationStore] in await coordinationStore?.close() }
         )
     }
 }
