@@ -19,6 +19,9 @@ public struct SourceLimitsConfiguration: Sendable {
     public var memberExpiry: Duration = .seconds(45)
     /// The longest a call to the coordination store may take before the worker does without it. Default: 2 s.
     public var storeTimeout: Duration = .seconds(2)
+    /// The longest the first heartbeat may take (it migrates the store's schema when needed); requests wait for it,
+    /// so a worker starting while the store is slow learns the member count before it paces alone. Default: 15 s.
+    public var startupTimeout: Duration = .seconds(15)
     /// After a failed call, how long the worker does without the store before it tries again. Default: 2 s.
     public var storeRetryInterval: Duration = .seconds(2)
     /// How far ahead a worker holds request slots: enough to hide the store's latency, little enough that a
@@ -124,6 +127,8 @@ public final class SourceLimits: Sendable {
         var recentThrottles: Deque<ContinuousClock.Instant> = []
         /// The budget counted alone while the store cannot be reached: the day and the calls taken.
         var localBudget: (day: String, spent: Int) = ("", 0)
+        /// The calls spent for the pipeline as the store last said: the day and the count.
+        var storeBudget: (day: String, spent: Int) = ("", 0)
     }
 
     private struct State {
@@ -151,17 +156,32 @@ public final class SourceLimits: Sendable {
     private let signals: [Signals]
     private let state: Mutex<State>
     private let startedAt = wallClockMicroseconds()
+    /// Fired once the first heartbeat answered or gave up: requests wait for it.
+    private let started = OneShotSignal()
+    /// Told of each request's start as the schedule grants it (tests measure the pace there).
+    private let onGrant: (@Sendable (ContinuousClock.Instant) -> Void)?
 
-    public init(
+    public convenience init(
         configuration: SourceLimitsConfiguration,
         coordination: any Coordination,
         logger: Logger,
         onEvent: (@Sendable (SourceLimitEvent) -> Void)? = nil
     ) {
+        self.init(configuration: configuration, coordination: coordination, logger: logger, onEvent: onEvent, onGrant: nil)
+    }
+
+    init(
+        configuration: SourceLimitsConfiguration,
+        coordination: any Coordination,
+        logger: Logger,
+        onEvent: (@Sendable (SourceLimitEvent) -> Void)?,
+        onGrant: (@Sendable (ContinuousClock.Instant) -> Void)?
+    ) {
         self.configuration = configuration
         self.coordination = coordination
         self.logger = logger
         self.onEvent = onEvent
+        self.onGrant = onGrant
         var index: [String: Int] = [:]
         for (position, limit) in configuration.limits.enumerated() { index[limit.source] = position }
         self.indexBySource = index
@@ -182,6 +202,10 @@ public final class SourceLimits: Sendable {
     ///   attempt); `CancellationError` when the calling task is cancelled or the limits are closed.
     public func admit(_ source: String) async throws -> SourceTicket {
         guard let index = self.indexBySource[source] else { return SourceTicket(index: nil, isProbe: false) }
+        if !self.started.isFired {
+            await self.started.wait()
+            try Task.checkCancellation()
+        }
         let limit = self.configuration.limits[index]
         let isProbe = try await self.checkCircuit(index)
         if let budget = limit.dailyBudget {
@@ -462,6 +486,7 @@ public final class SourceLimits: Sendable {
                 self.storeAnswered()
                 granted = answer.granted
                 spent = answer.spent
+                self.state.withLock { $0.limits[index].storeBudget = (day, answer.spent) }
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
@@ -469,15 +494,17 @@ public final class SourceLimits: Sendable {
             }
         }
         if granted == nil {
-            // Alone: this worker's share of the day's budget (the budget divided by the members it knew of).
+            // Alone: this worker's share of what the store last said was left of the day's budget (divided by the
+            // members it knew of), so the workers together stay within it.
             (granted, spent) = self.state.withLock { state in
-                let share = budget / max(1, state.members)
-                var local = state.limits[index].localBudget
-                if local.day != day { local = (day, 0) }
-                defer { state.limits[index].localBudget = local }
-                guard local.spent < share else { return (false, budget) }
-                local.spent += 1
-                return (true, budget - share + local.spent)
+                var limit = state.limits[index]
+                defer { state.limits[index] = limit }
+                if limit.localBudget.day != day { limit.localBudget = (day, 0) }
+                let spentBefore = limit.storeBudget.day == day ? limit.storeBudget.spent : 0
+                let share = max(0, budget - spentBefore) / max(1, state.members)
+                guard limit.localBudget.spent < share else { return (false, budget) }
+                limit.localBudget.spent += 1
+                return (true, spentBefore + limit.localBudget.spent)
             }
         }
         self.onEvent?(.budgetRemaining(source: limit.source, max(0, budget - spent)))
@@ -558,6 +585,7 @@ public final class SourceLimits: Sendable {
             return waiters
         }
         for waiter in waiters { waiter.continuation.resume(returning: false) }
+        self.started.fire()
         for signal in self.signals {
             signal.reserveInput.finish()
             signal.dispatchInput.finish()
@@ -650,6 +678,8 @@ public final class SourceLimits: Sendable {
 
     /// Starts the waiting requests at their slots.
     private func dispatching(_ index: Int) async {
+        // How late a slot may still be granted: one interval of the limit (at most 50 ms).
+        let staleness = min(.milliseconds(50), Duration.seconds(1 / (self.configuration.limits[index].rate ?? 1)))
         var signal = self.signals[index].dispatch.makeAsyncIterator()
         while !Task.isCancelled {
             let now = ContinuousClock.now
@@ -659,6 +689,9 @@ public final class SourceLimits: Sendable {
                 var granted: [Waiter] = []
                 while let slot = limit.slots.first, slot <= now {
                     limit.slots.removeFirst()
+                    // A slot this loop woke too late for (a starved thread) is lost, not granted with the next
+                    // ones: granting it late would put two requests where the schedule has one.
+                    guard slot >= now - staleness else { continue }
                     guard let waiter = limit.waiters.popFirst() else { continue }  // nobody waits: the slot is lost
                     granted.append(waiter)
                     limit.requests += 1
@@ -667,8 +700,9 @@ public final class SourceLimits: Sendable {
                 }
                 return (granted, limit.slots.first)
             }
+            if let onGrant = self.onGrant { for _ in granted { onGrant(now) } }
             for waiter in granted { waiter.continuation.resume(returning: true) }
-            if !granted.isEmpty { self.signals[index].reserveInput.yield() }
+            self.signals[index].reserveInput.yield()  // slots used or lost: the waiters left may need new ones
             if let next {
                 do { try await Task.sleep(until: next, tolerance: .microseconds(500)) } catch { return }
             } else {
@@ -680,13 +714,15 @@ public final class SourceLimits: Sendable {
     // MARK: - Heartbeats
 
     private func heartbeats() async {
+        defer { self.started.fire() }
         while !Task.isCancelled {
             if self.storeUsable(.now) {
                 do {
                     let usage = self.usage()
                     let configuration = self.configuration
                     let startedAt = self.startedAt
-                    let view = try await answer(within: configuration.storeTimeout) {
+                    let timeout = self.started.isFired ? configuration.storeTimeout : configuration.startupTimeout
+                    let view = try await answer(within: timeout) {
                         try await self.coordination.heartbeat(
                             member: configuration.member, stage: configuration.stage, host: configuration.host,
                             startedAt: startedAt, usage: usage, expiry: configuration.memberExpiry
@@ -700,6 +736,7 @@ public final class SourceLimits: Sendable {
                     self.storeFailed(error)
                 }
             }
+            self.started.fire()
             do { try await Task.sleep(for: self.configuration.heartbeatInterval) } catch { return }
         }
     }

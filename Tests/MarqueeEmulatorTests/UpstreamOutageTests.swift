@@ -52,19 +52,22 @@ struct UpstreamOutageTests {
         try await Harness.with { harness in
             let clock = ContinuousClock()
             let start = clock.now
-            try await harness.control(Self.outage("tmdb", seconds: 1))
-            #expect(try await harness.get(self.tmdbList).status == 503)
-            // Poll until the outage is over, with a bound far above its second.
-            var status = 503
-            while status == 503, clock.now - start < .seconds(20) {
+            try await harness.control(Self.outage("tmdb", seconds: 3))
+            let first = try await harness.get(self.tmdbList).status
+            // A machine too loaded to ask within the outage's 3 s says nothing about it; otherwise it was down.
+            let askedInTime = clock.now - start < .seconds(3)
+            if askedInTime { #expect(first == 503) }
+            // Poll until the outage is over, with a bound far above its seconds.
+            var status = first
+            while status == 503, clock.now - start < .seconds(30) {
                 try await Task.sleep(for: .milliseconds(50))
                 status = try await harness.get(self.tmdbList).status
             }
             #expect(status == 200)
-            #expect(clock.now - start >= .seconds(1), "not before its second passed")
+            #expect(clock.now - start >= .seconds(3), "not before its seconds passed")
             #expect(try await harness.get("/_control").object()["outage"] is NSNull)
             let outages = try #require(try await harness.stats()["outage"] as? [String: Int])
-            #expect((outages["tmdb"] ?? 0) >= 1)
+            if askedInTime { #expect((outages["tmdb"] ?? 0) >= 1) }
         }
     }
 
