@@ -704,7 +704,7 @@ public final class SourceLimits: Sendable {
             for waiter in granted { waiter.continuation.resume(returning: true) }
             self.signals[index].reserveInput.yield()  // slots used or lost: the waiters left may need new ones
             if let next {
-                do { try await Task.sleep(until: next, tolerance: .microseconds(500)) } catch { return }
+                do { try await Task.sleep(until: next) } catch { return }
             } else {
                 guard await signal.next() != nil else { return }
             }

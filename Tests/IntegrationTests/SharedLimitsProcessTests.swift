@@ -28,19 +28,20 @@ struct SharedLimitsProcessTests {
     static let tmdbRequests = #"marquee_source_requests_total{source="tmdb"}"#
     static let tmdbPaused = #"marquee_source_paused{source="tmdb"}"#
 
-    /// Three workers against an upstream that allows 20 requests a second per key, configured with the same 20
-    /// for the pipeline: the upstream never answers 429, no second holds more than 21 requests, the pipeline
-    /// still runs close to the limit, and the requests came from more than one worker.
+    /// Three workers against an upstream that allows 40 requests a second per key, configured with the same 40
+    /// for the pipeline: the upstream never answers 429, no second holds more than 42 requests (the issue's 5 %),
+    /// the pipeline still runs close to the limit, and the requests came from more than one worker.
     @Test(arguments: SharedStore.allCases)
     func threeWorkersHoldOneRateLimit(store: SharedStore) async throws {
+        let limit = 40
         let emulator = try await UpstreamEmulatorProcess.start(arguments: [
-            "--seed", "21", "--movies", "200", "--rate-limit", "20", "--tmdb-key", Self.tmdbKey,
+            "--seed", "21", "--movies", "500", "--rate-limit", "\(limit)", "--tmdb-key", Self.tmdbKey,
         ])
         defer { emulator.terminate() }
-        let ids = try await movieIDs(emulator, count: 150)
+        let ids = try await movieIDs(emulator, count: 300)
         try await withSharedStore(store) { location in
             let (prefix, fetch, records) = try await limitsTopics("mqlr")
-            let environment = ["TMDB_API_KEY": Self.tmdbKey, "MARQUEE_FETCH_RATE_LIMITS": "tmdb=20", "MARQUEE_STORE": location]
+            let environment = ["TMDB_API_KEY": Self.tmdbKey, "MARQUEE_FETCH_RATE_LIMITS": "tmdb=\(limit)", "MARQUEE_STORE": location]
             try await withFetchWorkers(3, emulator: emulator, prefix: prefix, environment: environment) { workers in
                 try await workers.waitUntilBalanced(partitions: fetch.consumed.count * Self.partitions)
                 try await withOutcomes(of: records.main) { outcomes in
@@ -51,13 +52,13 @@ struct SharedLimitsProcessTests {
                 let stats = try await emulator.stats()
                 #expect(statistic(stats, "rateLimited", "tmdb") == 0, "the upstream's limit held: \(workers.notable())")
                 let busiest = statistic(stats, "maxRequestsPerSecondByUpstream", "tmdb")
-                #expect(busiest <= 21, "the busiest second held \(busiest) requests (limit 20): \(workers.notable())")
+                #expect(Double(busiest) <= 1.05 * Double(limit), "the busiest second held \(busiest) requests (limit \(limit)): \(workers.notable())")
                 // The pipeline used the limit rather than keeping under it by idling.
                 let rate = achievedRate(stats, "tmdb")
-                #expect(rate >= 16, "the pipeline ran at \(rate) requests a second")
+                #expect(rate >= 0.8 * Double(limit), "the pipeline ran at \(rate) requests a second")
                 let requests = try workers.running.map { try workers.metric($0, Self.tmdbRequests) }
                 #expect(requests.count { $0 > 0 } >= 2, "requests per worker: \(requests)")
-                #expect(requests.reduce(0, +) >= 150, "requests per worker: \(requests)")
+                #expect(requests.reduce(0, +) >= 300, "requests per worker: \(requests)")
             }
         }
     }

@@ -99,6 +99,13 @@ struct SourceLimitsTests {
         }
     }
 
+    /// Store deadlines no loaded machine reaches: for the tests of the shared path (a test run starves a test of
+    /// its threads for many seconds at times).
+    static func bePatient(_ configuration: inout SourceLimitsConfiguration) {
+        configuration.storeTimeout = .seconds(60)
+        configuration.startupTimeout = .seconds(60)
+    }
+
     static func sqliteStore() throws -> (Store, String) {
         let path = "/tmp/\(TestEnvironment.uniqueName("marquee-limits")).db"
         return (try Store.open(try StoreLocation(parsing: "sqlite:\(path)"), logger: Self.logger), path)
@@ -125,8 +132,8 @@ struct SourceLimitsTests {
         let (store, path) = try Self.sqliteStore()
         defer { Self.remove(path) }
         let grants = Grants()
-        // A generous store deadline: the shared path is under test, not the fallback of a store too slow to answer.
-        let patient: (inout SourceLimitsConfiguration) -> Void = { $0.storeTimeout = .seconds(30) }
+        // Generous store deadlines: the shared path is under test, not the fallback of a store too slow to answer.
+        let patient: (inout SourceLimitsConfiguration) -> Void = { Self.bePatient(&$0) }
         try await Self.withWorkers(3, coordination: StoreCoordination(store: store), rate: 40, grants: grants, tune: patient) { workers in
             try await Self.admit(120, over: workers)
         }
@@ -209,8 +216,8 @@ struct SourceLimitsTests {
         let (store, path) = try Self.sqliteStore()
         defer { Self.remove(path) }
         let coordination = StoreCoordination(store: store)
-        // A generous store deadline: the shared count is under test, not the fallback of a store too slow to answer.
-        let patient: (inout SourceLimitsConfiguration) -> Void = { $0.storeTimeout = .seconds(30) }
+        // Generous store deadlines: the shared count is under test, not the fallback of a store too slow to answer.
+        let patient: (inout SourceLimitsConfiguration) -> Void = { Self.bePatient(&$0) }
         let granted = try await Self.withWorkers(2, coordination: coordination, budget: 5, tune: patient) { workers in
             var granted = 0
             for index in 0..<8 {
