@@ -25,6 +25,16 @@ import Testing
         #expect(self.policy.decide(currentTier: 0, minimumWait: .seconds(10), nowMilliseconds: 0, random: 0) == .retry(tier: 1, notBefore: 10_000))
     }
 
+    @Test func aHeldJobWaitsInTheTierThatCoversItsWaitButNoLongerThanThatTier() {
+        // A probe in 5 s: the 10-second tier, due in 5 s.
+        #expect(self.policy.hold(wait: .seconds(5), nowMilliseconds: 1000)! == (1, 6000))
+        // 30 s: the 1-minute tier, due in 30 s.
+        #expect(self.policy.hold(wait: .seconds(30), nowMilliseconds: 0)! == (2, 30_000))
+        // A budget reset in 2 hours: the last tier, one 10-minute hop at a time (its partitions are not held up).
+        #expect(self.policy.hold(wait: .seconds(7200), nowMilliseconds: 0)! == (3, 600_000))
+        #expect(RetryPolicy(delays: []).hold(wait: .seconds(5), nowMilliseconds: 0) == nil, "no tiers: nowhere to hold")
+    }
+
     @Test func topicsNameTiersAndDeadLetters() {
         let topics = StageTopics(stage: "fetch", prefix: "marquee.", tiers: 3)
         #expect(topics.consumed == ["marquee.fetch", "marquee.fetch.retry.1", "marquee.fetch.retry.2", "marquee.fetch.retry.3"])
