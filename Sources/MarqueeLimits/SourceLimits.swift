@@ -678,8 +678,9 @@ public final class SourceLimits: Sendable {
 
     /// Starts the waiting requests at their slots.
     private func dispatching(_ index: Int) async {
-        // How late a slot may still be granted: one interval of the limit (at most 50 ms).
-        let staleness = min(.milliseconds(50), Duration.seconds(1 / (self.configuration.limits[index].rate ?? 1)))
+        // How late a slot may still be granted: half an interval of the limit (at most 50 ms), so a late grant and
+        // the next one on time are never closer than half the schedule's spacing.
+        let staleness = min(.milliseconds(50), Duration.seconds(0.5 / (self.configuration.limits[index].rate ?? 1)))
         var signal = self.signals[index].dispatch.makeAsyncIterator()
         while !Task.isCancelled {
             let now = ContinuousClock.now
