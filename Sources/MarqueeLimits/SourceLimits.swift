@@ -30,10 +30,13 @@ public struct SourceLimitsConfiguration: Sendable {
     /// How many slots one reservation takes at most, as a time at the limit's rate. Default: 0.1 s.
     public var batch: Duration = .milliseconds(100)
     /// An outage: at least ``outageMinimumFailures`` requests, and at least ``outageFailureRatio`` of them,
-    /// failed (5xx, timeouts, connection failures) within ``outageWindow``.
+    /// failed (5xx, timeouts, connection failures) within ``outageWindow``; or ``outageConsecutiveFailures`` in a row.
     public var outageWindow: Duration = .seconds(10)
     public var outageMinimumFailures = 10
     public var outageFailureRatio = 0.5
+    /// An outage too: this many requests in a row failed, however slowly they came (an upstream answering 503
+    /// with `Retry-After` slows its own requests to one a second). Default: 5.
+    public var outageConsecutiveFailures = 5
     /// The wait before a paused source's first probe; it doubles after each failed probe, up to
     /// ``probeIntervalMaximum``. Default: 5 s, 60 s.
     public var probeInterval: Duration = .seconds(5)
@@ -120,6 +123,8 @@ public final class SourceLimits: Sendable {
         var factor = 1.0
         var circuit: Circuit?
         var outcomes: Deque<(at: ContinuousClock.Instant, failed: Bool)> = []
+        /// Requests that failed in a row, up to now.
+        var consecutiveFailures = 0
         var requests: Int64 = 0
         var throttled: Int64 = 0
         var waited: Duration = .zero
@@ -314,7 +319,9 @@ public final class SourceLimits: Sendable {
             if let (failures, total) = outage {
                 await self.openCircuit(
                     index,
-                    reason: "\(failures) of its last \(total) requests failed within \(self.configuration.outageWindow) (the last: \(reason))"
+                    reason: failures == total
+                        ? "its last \(failures) requests failed (the last: \(reason))"
+                        : "\(failures) of its last \(total) requests failed within \(self.configuration.outageWindow) (the last: \(reason))"
                 )
             } else if ticket.isProbe {
                 self.logger.info("\(limit.displayName) is still down", metadata: ["marquee.error": "\(reason)"])
@@ -366,7 +373,11 @@ public final class SourceLimits: Sendable {
             defer { state.limits[index] = limit }
             limit.outcomes.append((now, failed))
             while let first = limit.outcomes.first, now - first.at > configuration.outageWindow { limit.outcomes.removeFirst() }
+            limit.consecutiveFailures = failed ? limit.consecutiveFailures + 1 : 0
             guard failed, limit.circuit == nil else { return nil }
+            if limit.consecutiveFailures >= configuration.outageConsecutiveFailures {
+                return (limit.consecutiveFailures, limit.consecutiveFailures)
+            }
             let failures = limit.outcomes.count(where: \.failed)
             let total = limit.outcomes.count
             guard failures >= configuration.outageMinimumFailures, Double(failures) >= configuration.outageFailureRatio * Double(total)
@@ -417,6 +428,7 @@ public final class SourceLimits: Sendable {
             defer {
                 state.limits[index].circuit = nil
                 state.limits[index].outcomes.removeAll()
+                state.limits[index].consecutiveFailures = 0
             }
             return state.limits[index].circuit != nil
         }
@@ -782,6 +794,7 @@ public final class SourceLimits: Sendable {
                 } else if current?.shared == true {
                     state.limits[index].circuit = nil
                     state.limits[index].outcomes.removeAll()
+                    state.limits[index].consecutiveFailures = 0
                     changes.append((limit.source, limit.displayName, nil))
                 }
                 if let entry = view.limits[limit.id] {

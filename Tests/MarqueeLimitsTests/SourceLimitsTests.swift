@@ -192,13 +192,28 @@ struct SourceLimitsTests {
     @Test func anOutagePausesTheSourceAfterEnoughFailures() async throws {
         try await Self.withWorkers(1, coordination: LocalCoordination()) { workers in
             var held: SourceHeld?
-            for _ in 0..<10 {
+            // Four failures and an answer, over and over: never five in a row, but the tenth failure of twelve
+            // requests within the window makes an outage.
+            for index in 0..<12 {
+                #expect(held == nil)
+                let ticket = try await workers[0].admit("tmdb")
+                held = await workers[0].report(ticket, index % 5 == 4 ? .answered : .failed("HTTP 503"))
+            }
+            #expect(held != nil, "ten failures of twelve within the window are an outage")
+            #expect(held?.reason.contains("10 of its last 12 requests failed") == true, "\(String(describing: held))")
+            #expect(try await Self.refusesNormalRequests(workers[0]))
+        }
+    }
+
+    @Test func fiveFailuresInARowAreAnOutageHoweverSlowlyTheyCame() async throws {
+        try await Self.withWorkers(1, coordination: LocalCoordination()) { workers in
+            var held: SourceHeld?
+            for _ in 0..<5 {
+                #expect(held == nil)
                 let ticket = try await workers[0].admit("tmdb")
                 held = await workers[0].report(ticket, .failed("HTTP 503"))
             }
-            #expect(held != nil, "ten failures of ten within the window are an outage")
-            #expect(held?.reason.contains("HTTP 503") == true)
-            #expect(try await Self.refusesNormalRequests(workers[0]))
+            #expect(held?.reason.contains("its last 5 requests failed") == true, "\(String(describing: held))")
         }
     }
 
