@@ -118,7 +118,7 @@ public final class LocalCoordination: Coordination {
         return self.state.withLock { state in
             var entry = state.limits[limit.id] ?? Limit()
             let factor = Store.recoveredFactor(entry.factor, throttledAt: entry.throttledAt, updatedAt: entry.updatedAt, now: now)
-            let interval = 1_000_000 / (limit.rate * factor)
+            let interval = 1_000_000 / (limit.pace * factor)
             let start = max(entry.tat, now, entry.blockedUntil)
             entry.tat = start + Int64((Double(count) * interval).rounded())
             entry.factor = factor

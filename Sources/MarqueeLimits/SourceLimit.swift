@@ -41,8 +41,13 @@ public struct SourceLimit: Sendable {
     /// `source:keyID@host`: the limit's name in the store, and the budget's.
     public var id: String { "\(self.source):\(self.keyID)@\(self.host)" }
 
+    /// The share of the limit the schedule keeps: 3 % below it, so that the jitter between a request's slot and
+    /// its arrival upstream (a loaded machine's threads, the network) stays within the upstream's limit.
+    public static let pace = 0.97
+
     var shared: Store.SharedLimit {
-        Store.SharedLimit(id: self.id, source: self.source, keyID: self.keyID, host: self.host, rate: self.rate ?? 0)
+        let rate = self.rate ?? 0
+        return Store.SharedLimit(id: self.id, source: self.source, keyID: self.keyID, host: self.host, rate: rate, pace: rate * Self.pace)
     }
 
     /// `key-` and the first 8 hex digits of the key's SHA-256 (`anonymous` without a key): it tells keys apart in

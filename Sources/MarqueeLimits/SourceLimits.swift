@@ -661,7 +661,7 @@ public final class SourceLimits: Sendable {
         }
         // Alone: the limit divided by the members this worker last knew of, never the whole limit shared by several.
         self.state.withLock { state in
-            let share = rate * state.limits[index].factor / Double(max(1, state.members))
+            let share = rate * SourceLimit.pace * state.limits[index].factor / Double(max(1, state.members))
             let interval = Duration.seconds(1 / share)
             var next = max(state.limits[index].localNext, .now, state.limits[index].blockedUntil ?? .now)
             if let last = state.limits[index].slots.last { next = max(next, last + interval) }

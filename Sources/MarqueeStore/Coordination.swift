@@ -34,15 +34,19 @@ extension Store {
         /// The key's fingerprint (never the key).
         public var keyID: String
         public var host: String
-        /// Requests per second for the whole pipeline.
+        /// Requests per second for the whole pipeline, as configured.
         public var rate: Double
+        /// The rate the schedule keeps: the configured one less a margin for the jitter between a request's slot
+        /// and its arrival upstream.
+        public var pace: Double
 
-        public init(id: String, source: String, keyID: String, host: String, rate: Double) {
+        public init(id: String, source: String, keyID: String, host: String, rate: Double, pace: Double? = nil) {
             self.id = id
             self.source = source
             self.keyID = keyID
             self.host = host
             self.rate = rate
+            self.pace = pace ?? rate
         }
     }
 
@@ -78,7 +82,7 @@ extension Store {
                 let throttledAt = row[3].int, let updatedAt = row[4].int, let storeNow = row[5].int
             else { throw StoreError(.rejected, "coord_limits has no row for \(limit.id)") }
             let recovered = Self.recoveredFactor(factor, throttledAt: throttledAt, updatedAt: updatedAt, now: storeNow)
-            let interval = 1_000_000 / (limit.rate * recovered)
+            let interval = 1_000_000 / (limit.pace * recovered)
             let start = max(tat, storeNow, blocked)
             let next = start + Int64((Double(count) * interval).rounded())
             try await session.execute(
