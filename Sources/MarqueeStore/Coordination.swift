@@ -62,15 +62,7 @@ extension Store {
         let dialect = self.engine.dialect
         let now = dialect.nowMicroseconds
         return try await self.engine.transaction { session in
-            try await session.execute(
-                dialect.placeholders(
-                    """
-                    INSERT INTO coord_limits (limit_key, source, key_id, host, rate, factor, tat, blocked_until, throttled_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, 1.0, 0, 0, 0, 0) ON CONFLICT (limit_key) DO NOTHING
-                    """
-                ),
-                [.text(limit.id), .text(limit.source), .text(limit.keyID), .text(limit.host), .real(limit.rate)]
-            )
+            try await Self.ensureRow(of: limit, session, dialect)
             let rows = try await session.query(
                 dialect.placeholders(
                     "SELECT tat, blocked_until, factor, throttled_at, updated_at, \(now) FROM coord_limits WHERE limit_key = ?"
@@ -91,6 +83,19 @@ extension Store {
             )
             return Reservation(start: start, interval: interval, count: count, now: storeNow, factor: recovered)
         }
+    }
+
+    /// Creates `limit`'s row (an empty schedule, no block, factor 1) unless it exists.
+    private static func ensureRow(of limit: SharedLimit, _ session: any SQLSession, _ dialect: SQLDialect) async throws {
+        try await session.execute(
+            dialect.placeholders(
+                """
+                INSERT INTO coord_limits (limit_key, source, key_id, host, rate, factor, tat, blocked_until, throttled_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, 1.0, 0, 0, 0, 0) ON CONFLICT (limit_key) DO NOTHING
+                """
+            ),
+            [.text(limit.id), .text(limit.source), .text(limit.keyID), .text(limit.host), .real(limit.rate)]
+        )
     }
 
     /// The factor after recovering since its last update: unchanged until ``factorRecoveryDelay`` after the last
@@ -115,15 +120,7 @@ extension Store {
         let now = dialect.nowMicroseconds
         let wait = retryAfter.map { Int64($0.components.seconds) * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000 } ?? 0
         return try await self.engine.transaction { session in
-            try await session.execute(
-                dialect.placeholders(
-                    """
-                    INSERT INTO coord_limits (limit_key, source, key_id, host, rate, factor, tat, blocked_until, throttled_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, 1.0, 0, 0, 0, 0) ON CONFLICT (limit_key) DO NOTHING
-                    """
-                ),
-                [.text(limit.id), .text(limit.source), .text(limit.keyID), .text(limit.host), .real(limit.rate)]
-            )
+            try await Self.ensureRow(of: limit, session, dialect)
             let rows = try await session.query(
                 dialect.placeholders(
                     "SELECT blocked_until, factor, throttled_at, updated_at, \(now) FROM coord_limits WHERE limit_key = ?"
