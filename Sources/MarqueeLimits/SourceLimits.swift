@@ -728,7 +728,7 @@ public final class SourceLimits: Sendable {
 
     private func heartbeats() async {
         defer { self.started.fire() }
-        while !Task.isCancelled {
+        while !Task.isCancelled, !self.state.withLock({ $0.isClosed }) {
             if self.storeUsable(.now) {
                 do {
                     let usage = self.usage()
@@ -742,6 +742,13 @@ public final class SourceLimits: Sendable {
                         )
                     }
                     self.storeAnswered()
+                    // A heartbeat that was on its way while `close()` left the members wrote this worker back:
+                    // leave again, so a closed worker is never counted.
+                    if self.state.withLock({ $0.isClosed }) {
+                        let member = configuration.member
+                        _ = try? await answer(within: timeout) { try await self.coordination.leave(member: member) }
+                        return
+                    }
                     self.apply(view)
                 } catch is CancellationError {
                     return

@@ -148,6 +148,27 @@ struct SourceLimitsTests {
         #expect(snapshot.members.isEmpty, "closed workers leave the members")
     }
 
+    @Test func aHeartbeatOnItsWayWhileTheWorkerClosesDoesNotLeaveItAMember() async throws {
+        let coordination = GatedCoordination()
+        let worker = SourceLimits(
+            configuration: Self.configuration(rate: 40, member: "fetch/test/0"),
+            coordination: coordination,
+            logger: Self.logger,
+            onEvent: nil,
+            onGrant: nil
+        )
+        let run = Task { await worker.run() }
+        defer { run.cancel() }
+        try await waitUntil { coordination.members == ["fetch/test/0"] }
+        // The next heartbeat reaches the store only after close() has left the members.
+        coordination.holdNextHeartbeat()
+        try await waitUntil { coordination.isHoldingAHeartbeat }
+        await worker.close()
+        #expect(coordination.members.isEmpty)
+        coordination.release()
+        try await waitUntil { coordination.heartbeatsAnswered > 0 && coordination.members.isEmpty }
+    }
+
     @Test func withoutTheStoreAWorkerPacesAtItsShareOfTheMembersItKnew() async throws {
         let coordination = FailingCoordination(members: 4)
         let grants = Grants()
@@ -351,6 +372,79 @@ final class FailingCoordination: Coordination {
 
     func exhaustBudget(_ key: String, day: String, budget: Int, resetAt: Int64) async throws {
         try self.check()
+        try await self.local.exhaustBudget(key, day: day, budget: budget, resetAt: resetAt)
+    }
+}
+
+/// A coordination that keeps its members like the store does (a heartbeat writes its member, leaving removes
+/// it) and can hold one heartbeat back until released, to land it after the worker has left.
+final class GatedCoordination: Coordination {
+    private let local = LocalCoordination()
+    private let state = Mutex(State())
+    private let gate = AsyncStream.makeStream(of: Void.self)
+
+    private struct State {
+        var members: Set<String> = []
+        var holdNext = false
+        var holding = false
+        var answered = 0
+    }
+
+    var members: Set<String> { self.state.withLock { $0.members } }
+    var isHoldingAHeartbeat: Bool { self.state.withLock { $0.holding } }
+    var heartbeatsAnswered: Int { self.state.withLock { $0.answered } }
+
+    func holdNextHeartbeat() { self.state.withLock { $0.holdNext = true } }
+    func release() { self.gate.continuation.finish() }
+
+    func reserve(_ limit: Store.SharedLimit, count: Int, member: String) async throws -> Store.Reservation {
+        try await self.local.reserve(limit, count: count, member: member)
+    }
+
+    func throttle(_ limit: Store.SharedLimit, retryAfter: Duration?) async throws -> (blockedUntil: Int64, now: Int64) {
+        try await self.local.throttle(limit, retryAfter: retryAfter)
+    }
+
+    func heartbeat(
+        member: String, stage: String, host: String, startedAt: Int64, usage: [Store.LimitUsage], expiry: Duration
+    ) async throws -> Store.CoordinationView {
+        let held = self.state.withLock { state in
+            defer { state.holdNext = false }
+            state.holding = state.holdNext
+            return state.holdNext
+        }
+        if held {
+            for await _ in self.gate.stream {}
+        }
+        let view = try await self.local.heartbeat(member: member, stage: stage, host: host, startedAt: startedAt, usage: usage, expiry: expiry)
+        self.state.withLock { state in
+            state.members.insert(member)
+            if held { state.answered += 1 }
+        }
+        return view
+    }
+
+    func leave(member: String) async throws {
+        _ = self.state.withLock { $0.members.remove(member) }
+    }
+
+    func openCircuit(_ limit: Store.SharedLimit, reason: String, member: String, probeAfter: Duration) async throws -> Store.Circuit {
+        try await self.local.openCircuit(limit, reason: reason, member: member, probeAfter: probeAfter)
+    }
+
+    func claimProbe(_ limitID: String, backoff: @Sendable (Int) -> Duration) async throws -> Bool {
+        try await self.local.claimProbe(limitID, backoff: backoff)
+    }
+
+    func closeCircuit(_ limitID: String) async throws {
+        try await self.local.closeCircuit(limitID)
+    }
+
+    func takeBudget(_ key: String, day: String, budget: Int, resetAt: Int64) async throws -> Store.BudgetState {
+        try await self.local.takeBudget(key, day: day, budget: budget, resetAt: resetAt)
+    }
+
+    func exhaustBudget(_ key: String, day: String, budget: Int, resetAt: Int64) async throws {
         try await self.local.exhaustBudget(key, day: day, budget: budget, resetAt: resetAt)
     }
 }
