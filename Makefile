@@ -6,7 +6,7 @@ ROOT := $(abspath .)
 export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: run test setup build up down status completions fault-run bench-kafka bench-stage bench-fetch bench-scale bench-images bench-index bench-e2e clean
+.PHONY: run test setup build up down status completions fault-run fault-net bench-kafka bench-stage bench-fetch bench-scale bench-images bench-index bench-e2e clean
 
 ## make run: set up, build, start the local stack, run every worker on a demo crawl (the upstream emulator unless
 ## API keys are set), show progress until it drained, and print a summary. PAGES, FETCH_WORKERS, IMAGE_WORKERS,
@@ -62,6 +62,13 @@ bench-index: setup
 ## accounted for (FAULT_SHORT=1 for the short form CI runs; FAULT_PAGES, CHAOS_SECONDS: scripts/fault-run.sh).
 fault-run: setup build up
 	scripts/fault-run.sh
+
+## make fault-net: the pipeline on several hosts (network namespaces on a bridge, as root): a worker host, the store
+## and the broker cut off, fetch and images scaled 1 -> 4 -> 1, kill -9s; every job accounted for, reruns, lineage
+## regressions, partitions without an owner (FAULT_SHORT=1 for the short form; FAULT_NET_HOSTS, FAULT_NET_TUNING:
+## scripts/fault-net.sh). Starts a broker and a PostgreSQL of its own; without root it says so and skips.
+fault-net: setup build
+	scripts/fault-net.sh
 
 ## make bench-e2e: a 10,000-movie crawl end to end (release builds, PostgreSQL), with one and two image workers,
 ## against the imaging path alone on the same posters; e2e_ratio (BENCH_MOVIES for a smaller crawl).
