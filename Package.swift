@@ -591,7 +591,13 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeObservabilityTests",
-            dependencies: ["MarqueeObservability"],
+            dependencies: [
+                "MarqueeObservability",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

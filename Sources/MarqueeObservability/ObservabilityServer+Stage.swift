@@ -10,17 +10,20 @@ extension ObservabilityServer {
     ///   - metrics: The stage's metrics (``StageConfiguration/report(to:)`` wires the job counters).
     ///   - host: The address to bind. Default: `127.0.0.1`.
     ///   - port: The port; 0 picks a free one (reported to `onStarted`).
+    ///   - allowedHosts: The `Host` names answered; `host` is always added. Default: ``HostAllowList/observability``.
     public init<Handler: StageHandler>(
         stage: Stage<Handler>,
         metrics: StageMetrics,
         host: String = "127.0.0.1",
         port: Int,
+        allowedHosts: HostAllowList? = nil,
         logger: Logger,
         onStarted: (@Sendable (Int) -> Void)? = nil
     ) {
         self.init(
             host: host,
             port: port,
+            allowedHosts: allowedHosts,
             metrics: {
                 metrics.update(stage.status)
                 return metrics.render()

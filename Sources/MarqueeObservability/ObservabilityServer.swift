@@ -4,6 +4,11 @@ public import ServiceLifecycle
 
 /// The HTTP listener every long-running Marquee process serves: `/metrics` (Prometheus text format),
 /// `/healthz` (the process is alive) and `/readyz` (it can do its work: 503 with the reason otherwise).
+///
+/// It answers only the `Host` names of its ``HostAllowList`` (by default ``HostAllowList/observability`` and the
+/// bind address): any IP address, as Kubernetes probes and Prometheus ask by pod IP, and names without a
+/// dot, as Compose and Kubernetes services are named; a page on another site that rebinds its own name to the
+/// listener's address is refused with 421.
 public struct ObservabilityServer: Service {
     /// What `/readyz` answers: ready, or not with a reason an operator can read.
     public enum Readiness: Sendable, Equatable {
@@ -13,6 +18,7 @@ public struct ObservabilityServer: Service {
 
     private let host: String
     private let port: Int
+    private let allowedHosts: HostAllowList
     private let metrics: @Sendable () -> String
     private let readiness: @Sendable () -> Readiness
     private let logger: Logger
@@ -21,11 +27,14 @@ public struct ObservabilityServer: Service {
     /// - Parameters:
     ///   - host: The address to bind. Default: `127.0.0.1` (loopback only).
     ///   - port: The port; 0 picks a free one (reported to `onStarted`).
+    ///   - allowedHosts: The `Host` names answered; `host` is always added. Default: ``HostAllowList/observability``
+    ///     (loopback, any IP address, names without a dot).
     ///   - metrics: Renders the Prometheus exposition at scrape time.
     ///   - readiness: Whether the process can do its work, asked on every `/readyz`.
     public init(
         host: String = "127.0.0.1",
         port: Int,
+        allowedHosts: HostAllowList? = nil,
         metrics: @escaping @Sendable () -> String,
         readiness: @escaping @Sendable () -> Readiness,
         logger: Logger,
@@ -33,6 +42,7 @@ public struct ObservabilityServer: Service {
     ) {
         self.host = host
         self.port = port
+        self.allowedHosts = (allowedHosts ?? .observability).adding(bindAddress: host)
         self.metrics = metrics
         self.readiness = readiness
         self.logger = logger
@@ -41,6 +51,14 @@ public struct ObservabilityServer: Service {
 
     public func run() async throws {
         let router = Router()
+        // Before the routes: a middleware applies to the routes added after it (and to 404s).
+        router.add(
+            middleware: HostAllowListMiddleware(
+                allowList: self.allowedHosts,
+                hint: "add the name to MARQUEE_METRICS_ALLOWED_HOSTS (--metrics-allowed-host), or ask by IP address",
+                logger: self.logger
+            )
+        )
         let metrics = self.metrics
         let readiness = self.readiness
         router.get("metrics") { _, _ -> String in metrics() }

@@ -94,6 +94,16 @@ struct MarqueeProducer: AsyncParsableCommand {
     )
     var metricsAddress: String = Self.environment["MARQUEE_METRICS_ADDRESS"] ?? "127.0.0.1:9104"
 
+    @Option(
+        name: .customLong("metrics-allowed-host"),
+        help: ArgumentHelp(
+            "A Host name the metrics address answers besides localhost, IP addresses and names without a dot (repeatable).",
+            discussion: "Env: MARQUEE_METRICS_ALLOWED_HOSTS (comma-separated). Other names are refused with 421 (DNS rebinding).",
+            valueName: "name"
+        )
+    )
+    var metricsAllowedHosts: [String] = HostAllowList.split(Self.environment["MARQUEE_METRICS_ALLOWED_HOSTS"] ?? "")
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", discussion: "Env: MARQUEE_LOG_LEVEL."))
     var logLevel: String = Self.environment["MARQUEE_LOG_LEVEL"] ?? "info"
 
@@ -125,6 +135,7 @@ struct MarqueeProducer: AsyncParsableCommand {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical; got '\(self.logLevel)'")
         }
         _ = try self.parsedMetricsAddress()
+        _ = try WorkerOptions.parseMetricsAllowedHosts(self.metricsAllowedHosts)
         _ = try self.parsedKafkaProperties()
         _ = try self.parsedCrashPoint()
         guard self.stateReplication == -1 || (1...32).contains(self.stateReplication) else {
@@ -178,6 +189,7 @@ struct MarqueeProducer: AsyncParsableCommand {
         let server = ObservabilityServer(
             host: host,
             port: port,
+            allowedHosts: try WorkerOptions.parseMetricsAllowedHosts(self.metricsAllowedHosts),
             metrics: {
                 metrics.update(producer.status)
                 return metrics.render()

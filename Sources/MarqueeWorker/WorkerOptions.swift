@@ -1,5 +1,6 @@
 public import ArgumentParser
 import MarqueeKafka
+public import MarqueeObservability
 public import MarqueePipeline
 
 import Logging
@@ -62,6 +63,19 @@ public struct WorkerOptions: ParsableArguments {
     )
     public var metricsAddress: String = Self.environment["MARQUEE_METRICS_ADDRESS"] ?? ""
 
+    @Option(
+        name: .customLong("metrics-allowed-host"),
+        help: ArgumentHelp(
+            "A Host name the metrics address answers besides localhost, IP addresses and names without a dot (repeatable; .example.org: every name under it).",
+            discussion: """
+                Env: MARQUEE_METRICS_ALLOWED_HOSTS (comma-separated). Requests naming any other host are refused \
+                with 421, so a web page elsewhere cannot read the worker through a browser (DNS rebinding).
+                """,
+            valueName: "name"
+        )
+    )
+    public var metricsAllowedHosts: [String] = HostAllowList.split(Self.environment["MARQUEE_METRICS_ALLOWED_HOSTS"] ?? "")
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", discussion: "Env: MARQUEE_LOG_LEVEL."))
     public var logLevel: String = Self.environment["MARQUEE_LOG_LEVEL"] ?? "info"
 
@@ -82,6 +96,7 @@ public struct WorkerOptions: ParsableArguments {
         _ = try self.parsedShutdownTimeout()
         _ = try self.parsedSessionTimeout()
         _ = try self.parsedMetricsAddress(defaultPort: 0)
+        _ = try self.parsedMetricsAllowedHosts()
         _ = try self.parsedKafkaProperties()
         if self.concurrency < 0 { throw ValidationError("--concurrency cannot be negative, got \(self.concurrency)") }
         if Logger.Level(rawValue: self.logLevel) == nil {
@@ -140,10 +155,25 @@ public struct WorkerOptions: ParsableArguments {
         return timeout
     }
 
-    /// `(host, port)` of the observability listener.
-    public func parsedMetricsAddress(defaultPort: Int) throws -> (host: String, port: Int) {
-        if self.metricsAddress.isEmpty { return ("127.0.0.1", defaultPort) }
-        return try Self.parseMetricsAddress(self.metricsAddress)
+    /// Where the observability listener listens, and the `Host` names it answers.
+    public func parsedMetricsAddress(defaultPort: Int) throws -> MetricsAddress {
+        let (host, port) =
+            self.metricsAddress.isEmpty ? ("127.0.0.1", defaultPort) : try Self.parseMetricsAddress(self.metricsAddress)
+        return MetricsAddress(host: host, port: port, allowedHosts: try self.parsedMetricsAllowedHosts())
+    }
+
+    func parsedMetricsAllowedHosts() throws -> HostAllowList {
+        try Self.parseMetricsAllowedHosts(self.metricsAllowedHosts)
+    }
+
+    /// The `Host` names an observability listener answers: ``HostAllowList/observability`` and `names`, as
+    /// `--metrics-allowed-host` takes them.
+    public static func parseMetricsAllowedHosts(_ names: [String]) throws -> HostAllowList {
+        do {
+            return try HostAllowList.observability.adding(names)
+        } catch {
+            throw ValidationError("--metrics-allowed-host (MARQUEE_METRICS_ALLOWED_HOSTS): \(error)")
+        }
     }
 
     /// `host:port` (or `[v6]:port`; an empty host is 127.0.0.1), as `--metrics-address` takes it.
@@ -172,6 +202,23 @@ public struct WorkerOptions: ParsableArguments {
             properties[String(property[..<equals])] = String(property[property.index(after: equals)...])
         }
         return properties
+    }
+}
+
+/// Where a worker's `/metrics`, `/healthz` and `/readyz` listen, and the `Host` names they answer.
+public struct MetricsAddress: Sendable, Hashable {
+    /// The address to bind, e.g. `127.0.0.1` or `0.0.0.0`.
+    public var host: String
+    /// The port; 0 picks a free one.
+    public var port: Int
+    /// The `Host` names answered (``ObservabilityServer`` adds the bind address).
+    /// Default: ``HostAllowList/observability``.
+    public var allowedHosts: HostAllowList
+
+    public init(host: String, port: Int, allowedHosts: HostAllowList = .observability) {
+        self.host = host
+        self.port = port
+        self.allowedHosts = allowedHosts
     }
 }
 

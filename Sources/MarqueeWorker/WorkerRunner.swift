@@ -22,7 +22,7 @@ public enum WorkerRunner {
     /// Runs `handler` as the stage `configuration` names until a signal stops it.
     ///
     /// - Parameters:
-    ///   - metricsAddress: Where `/metrics`, `/healthz` and `/readyz` listen.
+    ///   - metricsAddress: Where `/metrics`, `/healthz` and `/readyz` listen, and the `Host` names they answer.
     ///   - services: Services the handler needs running alongside (started before the stage, stopped after).
     ///   - metrics: The stage's metrics, when the handler reports to them too; `nil` makes new ones.
     ///   - onStarted: Called with the listener's port once it listens (0 picks a free port).
@@ -33,7 +33,7 @@ public enum WorkerRunner {
     public static func run<Handler: StageHandler>(
         configuration: StageConfiguration,
         handler: Handler,
-        metricsAddress: (host: String, port: Int),
+        metricsAddress: MetricsAddress,
         services: [any Service] = [],
         metrics: StageMetrics? = nil,
         logger: Logger,
@@ -50,6 +50,7 @@ public enum WorkerRunner {
             metrics: metrics,
             host: metricsAddress.host,
             port: metricsAddress.port,
+            allowedHosts: metricsAddress.allowedHosts,
             logger: logger
         ) { port in
             logger.notice(

@@ -12,11 +12,11 @@ import class Foundation.Pipe
 import class Foundation.Process
 import struct Foundation.URL
 
-/// Fetches a URL with curl: `(status, body)`.
-func httpGet(_ url: String) throws -> (Int, String) {
+/// Fetches a URL with curl, with `Host: host` when given: `(status, body)`.
+func httpGet(_ url: String, host: String? = nil) throws -> (Int, String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    process.arguments = ["-s", "-w", "\n%{http_code}", "--max-time", "10", url]
+    process.arguments = ["-s", "-w", "\n%{http_code}", "--max-time", "10"] + (host.map { ["-H", "Host: \($0)"] } ?? []) + [url]
     let output = Pipe()
     process.standardOutput = output
     try process.run()

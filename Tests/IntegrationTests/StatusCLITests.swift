@@ -18,7 +18,10 @@ struct StatusCLITests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(TestEnvironment.uniqueName("status") + ".db").path
         defer { removeSQLiteFiles(path) }
         let topics = try await indexTopics()
-        let ready = try await IndexWorker.start(topics: topics, group: TestEnvironment.uniqueName("index"), store: try .init(parsing: "sqlite:\(path)"))
+        let ready = try await IndexWorker.start(
+            topics: topics, group: TestEnvironment.uniqueName("index"), store: try .init(parsing: "sqlite:\(path)"),
+            environment: ["MARQUEE_METRICS_ALLOWED_HOSTS": "index.marquee.example"]
+        )
         try await produce((1...3).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
         try await ready.stored.wait("three records stored") { $0 >= 3 }
 
@@ -64,6 +67,14 @@ struct StatusCLITests {
         #expect(table.status == 0, "\(table.standardError)")
         let row = try #require(table.standardOutput.split(separator: "\n").last)
         #expect(row.hasPrefix("records") && row.contains("ready") && row.contains(address(ready)), "\(table.standardOutput)")
+
+        // The worker answers the name it was given, IP addresses and names without a dot; another site's name
+        // (a page that rebinds its own name to the worker's address) is refused.
+        #expect(try httpGet(ready.base + "/metrics", host: "index.marquee.example").0 == 200)
+        #expect(try httpGet(ready.base + "/metrics", host: "marquee-index:9103").0 == 200)
+        let (refused, refusal) = try httpGet(ready.base + "/metrics", host: "evil.example")
+        #expect(refused == 421)
+        #expect(refusal.contains("MARQUEE_METRICS_ALLOWED_HOSTS"), "\(refusal)")
 
         await ready.stop()
         await down.stop()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import MarqueeKafka
+import MarqueeObservability
 import MarqueePipeline
 import MarqueeWorker
 import Testing
@@ -26,12 +27,31 @@ import Testing
         let configuration = try options.stageConfiguration(stage: "images", defaultConcurrency: 8)
         #expect(configuration.groupID == "marquee-images")
         #expect(configuration.concurrency == 8)
-        #expect(try options.parsedMetricsAddress(defaultPort: 9102) == ("127.0.0.1", 9102))
+        #expect(try options.parsedMetricsAddress(defaultPort: 9102) == MetricsAddress(host: "127.0.0.1", port: 9102))
     }
 
     @Test func metricsAddresses() throws {
-        #expect(try WorkerOptions.parse(["--metrics-address", "0.0.0.0:9200"]).parsedMetricsAddress(defaultPort: 1) == ("0.0.0.0", 9200))
-        #expect(try WorkerOptions.parse(["--metrics-address", "[::1]:0"]).parsedMetricsAddress(defaultPort: 1) == ("::1", 0))
+        #expect(
+            try WorkerOptions.parse(["--metrics-address", "0.0.0.0:9200"]).parsedMetricsAddress(defaultPort: 1)
+                == MetricsAddress(host: "0.0.0.0", port: 9200)
+        )
+        #expect(
+            try WorkerOptions.parse(["--metrics-address", "[::1]:0"]).parsedMetricsAddress(defaultPort: 1)
+                == MetricsAddress(host: "::1", port: 0)
+        )
+    }
+
+    @Test func metricsAllowedHostsAddToTheObservabilityDefault() throws {
+        let options = try WorkerOptions.parse([
+            "--metrics-allowed-host", "marquee-fetch.marquee.svc", "--metrics-allowed-host", ".metrics.example",
+        ])
+        let allowed = try options.parsedMetricsAddress(defaultPort: 9101).allowedHosts
+        #expect(allowed == (try HostAllowList.observability.adding(["marquee-fetch.marquee.svc", ".metrics.example"])))
+        #expect(allowed.allows(host: "marquee-fetch.marquee.svc:9101"))
+        #expect(allowed.allows(host: "a.metrics.example"))
+        #expect(allowed.allows(host: "10.1.2.3:9101"), "pod IPs, as Kubernetes probes and Prometheus ask")
+        #expect(allowed.allows(host: "marquee-fetch:9101"), "a service name without a dot")
+        #expect(!allowed.allows(host: "evil.example:9101"))
     }
 
     @Test(arguments: [
@@ -40,6 +60,7 @@ import Testing
         (["--shutdown-timeout=-3s"], "not a duration"),
         (["--metrics-address", "localhost"], "is not host:port"),
         (["--metrics-address", "127.0.0.1:70000"], "is not host:port"),
+        (["--metrics-allowed-host", "metrics.example:9101"], "--metrics-allowed-host (MARQUEE_METRICS_ALLOWED_HOSTS): 'metrics.example:9101' has a port"),
         (["-X", "novalue"], "is not key=value"),
         (["--log-level", "loud"], "--log-level must be one of"),
         (["--session-timeout", "500ms"], "between 1s and 1h"),
