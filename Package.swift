@@ -362,6 +362,7 @@ let package = Package(
                 "MarqueeHTTP",
                 "MarqueeImageStore",
                 "MarqueeKafka",
+                "MarqueeObservability",
                 "MarqueeOperations",
                 "MarqueeStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -381,6 +382,7 @@ let package = Package(
                 "MarqueeDashboard",
                 "MarqueeHTTP",
                 "MarqueeKafka",
+                "MarqueeObservability",
                 "MarqueeOperations",
                 "MarqueePipeline",
                 "MarqueeStore",
@@ -581,11 +583,13 @@ let package = Package(
         .testTarget(
             name: "MarqueeDashboardTests",
             dependencies: [
-                "MarqueeCore", "MarqueeDashboard", "MarqueeKafka", "MarqueeOperations", "MarqueeStore",
+                "MarqueeCore", "MarqueeDashboard", "MarqueeKafka", "MarqueeObservability", "MarqueeOperations",
+                "MarqueeStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import MarqueeDashboard
 import MarqueeKafka
+import MarqueeObservability
 import MarqueeStore
 
 import class Foundation.ProcessInfo
@@ -22,9 +23,16 @@ struct Dashboard: AsyncParsableCommand {
             memory), so it needs no Prometheus. JSON for scripts: /api/lag, /api/workers, /api/dlq, \
             /api/dlq/<stage>/<partition>/<offset>, /api/store.
 
+            It answers only the Host names localhost, 127.0.0.1, [::1], the --address host and those of \
+            --allowed-host (MARQUEE_DASHBOARD_ALLOWED_HOSTS); any other gets 421 Misdirected Request, so a web \
+            page on another site cannot read it, dead letters included, through your browser (DNS rebinding). \
+            It has no login of its own: to open it beyond this machine, put it behind a reverse proxy that \
+            authenticates (basic auth, oauth2-proxy) and allow the name the proxy passes on (docs/dashboard.md).
+
             Examples:
               marquee dashboard                                 # http://127.0.0.1:8080/
-              marquee dashboard --address 0.0.0.0:8080 --interval 5s
+              marquee dashboard --address 0.0.0.0:8080 --allowed-host 10.0.0.5
+              marquee dashboard --interval 5s
               MARQUEE_GRAFANA_URL=http://grafana:3000/d/marquee-pipeline marquee dashboard
               marquee dashboard --store postgres://marquee@127.0.0.1:15432/marquee --image-store file://./var/images
             """
@@ -76,6 +84,19 @@ struct Dashboard: AsyncParsableCommand {
     var history: Int?
 
     @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "A Host name (or address) the dashboard answers besides localhost, 127.0.0.1, [::1] and the --address host (repeatable).",
+            discussion: """
+                Default: $MARQUEE_DASHBOARD_ALLOWED_HOSTS (comma-separated), if set. .example.org answers every name \
+                under example.org; * answers any name (only behind a proxy that checks the name itself).
+                """,
+            valueName: "name"
+        )
+    )
+    var allowedHosts: [String] = []
+
+    @Option(
         name: .customLong("grafana-url"),
         help: ArgumentHelp("A Grafana dashboard to link to.", discussion: "Default: $MARQUEE_GRAFANA_URL, if set.")
     )
@@ -90,6 +111,17 @@ struct Dashboard: AsyncParsableCommand {
         }
         _ = try self.pipeline.layout()
         _ = try self.storeLocation()
+        do {
+            _ = try HostAllowList.dashboard.adding(self.allowedHostNames())
+        } catch {
+            throw ValidationError("--allowed-host (MARQUEE_DASHBOARD_ALLOWED_HOSTS): \(error)")
+        }
+    }
+
+    /// `--allowed-host`, else `MARQUEE_DASHBOARD_ALLOWED_HOSTS`.
+    func allowedHostNames() -> [String] {
+        guard self.allowedHosts.isEmpty else { return self.allowedHosts }
+        return HostAllowList.split(ProcessInfo.processInfo.environment["MARQUEE_DASHBOARD_ALLOWED_HOSTS"] ?? "")
     }
 
     func run() async throws {
@@ -112,6 +144,7 @@ struct Dashboard: AsyncParsableCommand {
         }
         configuration.grafanaURL =
             self.grafanaURL ?? environment["MARQUEE_GRAFANA_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        configuration.allowedHosts = self.allowedHostNames()
         let (host, port) = try self.hostAndPort()
         let dashboard: MarqueeDashboard.Dashboard
         do {
@@ -120,9 +153,15 @@ struct Dashboard: AsyncParsableCommand {
             throw Self.fail("\(error)", code: .validationFailure)
         }
         do {
+            let names = dashboard.allowedHosts.adding(bindAddress: host).entries
             try await dashboard.serve(host: host, port: port) { port in
                 var standardError = StandardError()
-                print("marquee dashboard: serving http://\(host):\(port)/ (Ctrl-C to stop)", to: &standardError)
+                let shown = host.contains(":") ? "[\(host)]" : host
+                print("marquee dashboard: serving http://\(shown):\(port)/ (Ctrl-C to stop)", to: &standardError)
+                print(
+                    "marquee dashboard: answering Host \(names.joined(separator: ", ")) (more with --allowed-host)",
+                    to: &standardError
+                )
             }
         } catch {
             await dashboard.close()

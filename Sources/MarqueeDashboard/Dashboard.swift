@@ -4,6 +4,7 @@ import MarqueeCore
 import MarqueeHTTP
 import MarqueeImageStore
 import MarqueeKafka
+public import MarqueeObservability
 import MarqueeOperations
 import MarqueeStore
 import NIOCore
@@ -27,9 +28,16 @@ import class Foundation.FileManager
 /// | `/api/workers`, `/api/dlq`, `/api/dlq/<stage>/<partition>/<offset>`, `/api/store` | the other panels |
 /// | `/images/<store key>` | a stored image variant (`ab/cd/<sha256>/<width>.<format>`) |
 /// | `/healthz` | 200 while it runs |
+///
+/// Every route but `/healthz` answers only the `Host` names of ``allowedHosts`` and the address it listens on;
+/// others get 421 (``HostAllowListMiddleware``): the dead letters' payloads must not be readable by a page on
+/// another site through the operator's browser (DNS rebinding).
 public final class Dashboard: Sendable {
     /// What it shows and where it finds it.
     public let configuration: DashboardConfiguration
+    /// The `Host` names answered: ``HostAllowList/dashboard`` and ``DashboardConfiguration/allowedHosts`` (the
+    /// address it listens on is added by ``router(bindAddress:)``).
+    public let allowedHosts: HostAllowList
     let monitor: DashboardMonitor
     let deadLetters: DeadLetterQueue
     let store: StoreAccess
@@ -38,11 +46,13 @@ public final class Dashboard: Sendable {
 
     /// Connects to the brokers (lazily, as librdkafka does) and prepares the store and image store.
     ///
-    /// - Throws: A ``KafkaError`` for a bad Kafka configuration; an ``ImageStoreError`` for a bad image store
-    ///   location; an `HTTPFetchError` when the HTTP client of the worker probes cannot start.
+    /// - Throws: A ``HostAllowList/InvalidEntry`` for an allowed host that is no host name; a ``KafkaError`` for a
+    ///   bad Kafka configuration; an ``ImageStoreError`` for a bad image store location; an `HTTPFetchError` when
+    ///   the HTTP client of the worker probes cannot start.
     public init(configuration: DashboardConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
+        self.allowedHosts = try HostAllowList.dashboard.adding(configuration.allowedHosts)
         let admin = try KafkaAdmin(
             configuration: configuration.kafka,
             requestTimeout: configuration.requestTimeout,
@@ -85,8 +95,20 @@ public final class Dashboard: Sendable {
     public func close() async { await self.store.close() }
 
     /// The routes (for an `Application`, or HummingbirdTesting).
-    public func router() -> Router<BasicRequestContext> {
+    ///
+    /// - Parameter bindAddress: The address the server listens on, answered as a `Host` name too.
+    public func router(bindAddress: String? = nil) -> Router<BasicRequestContext> {
         let router = Router()
+        // Before the routes: a middleware applies to the routes added after it (and to 404s). `/healthz` says
+        // only that the dashboard runs, so a probe may ask it under any name (a container's IP address).
+        router.add(
+            middleware: HostAllowListMiddleware(
+                allowList: bindAddress.map { self.allowedHosts.adding(bindAddress: $0) } ?? self.allowedHosts,
+                exemptPaths: ["/healthz"],
+                hint: "add the name with marquee dashboard --allowed-host (MARQUEE_DASHBOARD_ALLOWED_HOSTS)",
+                logger: self.logger
+            )
+        )
         router.get("/") { request, _ in await self.overviewPage(request) }
         router.get("dlq/:stage/:partition/:offset") { _, context in
             await self.deadLetterPage(try Self.letterID(context))
@@ -123,7 +145,7 @@ public final class Dashboard: Sendable {
         onStarted: (@Sendable (Int) -> Void)? = nil
     ) -> some Service {
         Application(
-            router: self.router(),
+            router: self.router(bindAddress: host),
             configuration: .init(address: .hostname(host, port: port), serverName: "marquee-dashboard"),
             onServerRunning: { channel in onStarted?(channel.localAddress?.port ?? 0) },
             logger: self.logger

@@ -30,6 +30,11 @@ public struct DashboardConfiguration: Sendable {
     public var latestItems = 8
     /// A Grafana dashboard to link to (`MARQUEE_GRAFANA_URL`). Default: none.
     public var grafanaURL: String?
+    /// `Host` names the dashboard answers besides `localhost`, `127.0.0.1`, `::1` and the address it listens on
+    /// (`HostAllowList`: names, addresses, `.example.org` for every name under it, `*` for any). A request
+    /// naming another host is refused with 421, so that a web page on another site cannot read the dashboard
+    /// through a browser (DNS rebinding). Default: none.
+    public var allowedHosts: [String] = []
     /// The reader group whose committed offsets mark purged dead letters (``DeadLetterQueue``).
     /// Default: ``DeadLetterQueue/defaultReaderGroup``.
     public var deadLetterReaderGroup = DeadLetterQueue.defaultReaderGroup

@@ -17,6 +17,10 @@ import struct Foundation.Date
 import class Foundation.FileManager
 import class Foundation.NSString
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Every page and JSON endpoint of the dashboard against the real broker, a real store and a real
 /// `marquee-index` worker, with known contents (``DashboardPipeline``).
 @Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: TestEnvironment.isIntegrationEnabled))
@@ -186,6 +190,7 @@ struct DashboardCLITests {
         (["--samples", "0"], "--samples must be at least 1"),
         (["--interval", "10ms"], "--interval must be at least 100ms"),
         (["--store", "mysql://x"], "MARQUEE_STORE"),
+        (["--allowed-host", "dash.example:8080"], "--allowed-host (MARQUEE_DASHBOARD_ALLOWED_HOSTS): 'dash.example:8080' has a port"),
     ])
     func badArgumentsAreUsageErrors(arguments: [String], message: String) async throws {
         let run = try await runBuiltExecutable(
@@ -195,6 +200,36 @@ struct DashboardCLITests {
         )
         #expect(run.status == 64, "\(arguments): \(run.standardError)")
         #expect(run.standardError.contains(message), "\(run.standardError)")
+    }
+
+    /// `marquee dashboard` answers the names of `--allowed-host` (else `MARQUEE_DASHBOARD_ALLOWED_HOSTS`) besides
+    /// the loopback names, and refuses others with 421.
+    @Test(arguments: [
+        (["--allowed-host", "dash.example"], [:]),
+        ([], ["MARQUEE_DASHBOARD_ALLOWED_HOSTS": "other.example, dash.example"]),
+    ])
+    func servesOnlyItsHostNames(arguments: [String], environment: [String: String]) async throws {
+        let serving = AsyncStream<Int>.makeStream()
+        let process = try ChildProcess(
+            "marquee",
+            arguments: ["dashboard", "--address", "127.0.0.1:0", "--brokers", "127.0.0.1:1", "--timeout", "1"] + arguments,
+            environment: environment.merging(["MARQUEE_WORKERS": "fetch=127.0.0.1:1", "MARQUEE_STORE": "sqlite:/nonexistent/marquee.db"]) { $1 },
+            readsStandardError: true
+        ) { line in
+            if let range = line.range(of: "serving http://127.0.0.1:"), let port = Int(line[range.upperBound...].prefix { $0.isNumber }) {
+                serving.continuation.yield(port)
+            }
+        }
+        var ports = serving.stream.makeAsyncIterator()
+        let port = try #require(await ports.next(), "marquee dashboard says where it serves")
+        let base = "http://127.0.0.1:\(port)"
+        #expect(try httpGet(base + "/api/lag", host: "dash.example").0 == 200)
+        #expect(try httpGet(base + "/api/lag", host: "localhost:\(port)").0 == 200)
+        let (status, body) = try httpGet(base + "/api/lag", host: "evil.example:\(port)")
+        #expect(status == 421)
+        #expect(body.contains("misdirected request"), "\(body)")
+        process.signal(SIGTERM)
+        #expect(await process.waitForExit(killingAfter: .seconds(30)) == 0)
     }
 }
 
