@@ -3,7 +3,7 @@ public import Logging
 public import ServiceLifecycle
 
 /// The HTTP listener every long-running Marquee process serves: `/metrics` (Prometheus text format),
-/// `/healthz` (the process is alive) and `/readyz` (it can do its work: 503 with the reason otherwise).
+/// `/healthz` (the process is alive) and `/readyz` (it can do its work: 503 with the reason as text otherwise).
 ///
 /// It answers only the `Host` names of its ``HostAllowList`` (by default ``HostAllowList/observability`` and the
 /// bind address): any IP address, as Kubernetes probes and Prometheus ask by pod IP, and names without a
@@ -63,10 +63,14 @@ public struct ObservabilityServer: Service {
         let readiness = self.readiness
         router.get("metrics") { _, _ -> String in metrics() }
         router.get("healthz") { _, _ -> String in "ok\n" }
-        router.get("readyz") { _, _ -> String in
+        router.get("readyz") { request, context -> Response in
             switch readiness() {
-            case .ready: return "ready\n"
-            case .notReady(let reason): throw HTTPError(.serviceUnavailable, message: reason)
+            case .ready: return "ready\n".response(from: request, context: context)
+            case .notReady(let reason):
+                // The reason as text, as `curl …/readyz` and `marquee status` show it (not an HTTPError's JSON).
+                var response = (reason + "\n").response(from: request, context: context)
+                response.status = .serviceUnavailable
+                return response
             }
         }
         let onStarted = self.onStarted

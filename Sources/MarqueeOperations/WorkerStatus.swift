@@ -1,3 +1,4 @@
+import MarqueeCore
 public import MarqueeHTTP
 
 /// What one worker process says about itself: its `/readyz` answer and the key figures of its `/metrics`.
@@ -44,7 +45,7 @@ public struct WorkerStatus: Sendable, Hashable, Encodable {
     /// `host:port` of the worker's observability endpoints.
     public var address: String
     public var state: State
-    /// Why the worker is not ready, or why it could not be reached.
+    /// Why the worker is not ready, or why it could not be reached: one line of text (``readableReason(_:status:)``).
     public var reason: String?
     /// `nil` when `/metrics` could not be read.
     public var figures: Figures?
@@ -56,9 +57,8 @@ public struct WorkerStatus: Sendable, Hashable, Encodable {
         var status = WorkerStatus(stage: stage, address: address, state: .unreachable, reason: nil, figures: nil)
         do {
             let ready = try await fetcher.fetch(FetchRequest(url: "http://\(address)/readyz", limitKey: "status"))
-            let body = String(decoding: ready.body, as: UTF8.self).trimmingWhitespace()
             status.state = ready.status == 200 ? .ready : .notReady
-            if ready.status != 200 { status.reason = body.isEmpty ? "/readyz answered \(ready.status)" : body }
+            if ready.status != 200 { status.reason = Self.readableReason(ready.body, status: ready.status) }
         } catch {
             status.reason = error.reason
             return status
@@ -69,6 +69,53 @@ public struct WorkerStatus: Sendable, Hashable, Encodable {
             status.figures = Figures(PrometheusSample.parse(String(decoding: metrics.body, as: UTF8.self)))
         }
         return status
+    }
+}
+
+extension WorkerStatus {
+    /// The longest reason kept, in characters (a table's column, a line of a page).
+    static let maxReasonLength = 500
+
+    /// A `/readyz` answer's body as one line an operator reads: the message of a JSON error body
+    /// (`{"error":{"message":"…"}}`, as workers before text answers and Hummingbird's errors send it, or
+    /// `{"message":"…"}`/`{"reason":"…"}`), line breaks and other control characters as spaces, runs of spaces as
+    /// one, at most ``maxReasonLength`` characters; `/readyz answered <status>` for an empty body.
+    ///
+    /// - Parameters:
+    ///   - body: The response's body.
+    ///   - status: The response's status, named when the body says nothing.
+    public static func readableReason(_ body: [UInt8], status: Int) -> String {
+        var text = String(decoding: body, as: UTF8.self)
+        if let message = Self.jsonMessage(body) { text = message }
+        var line = ""
+        var pendingSpace = false
+        for character in text {
+            if character.isWhitespace || character.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                pendingSpace = !line.isEmpty
+                continue
+            }
+            if pendingSpace { line.append(" ") }
+            pendingSpace = false
+            line.append(character)
+        }
+        if line.isEmpty { return "/readyz answered \(status)" }
+        if line.count > Self.maxReasonLength { line = String(line.prefix(Self.maxReasonLength - 1)) + "…" }
+        return line
+    }
+
+    /// The message of a JSON error body, if the body is one.
+    private static func jsonMessage(_ body: [UInt8]) -> String? {
+        guard body.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{"),
+            case .object(let object)? = try? JSONValue.parse(body)
+        else { return nil }
+        if case .object(let error)? = object["error"] {
+            if case .string(let message)? = error["message"] { return message }
+            if case .string(let reason)? = error["reason"] { return reason }
+        }
+        if case .string(let message)? = object["error"] { return message }
+        if case .string(let message)? = object["message"] { return message }
+        if case .string(let reason)? = object["reason"] { return reason }
+        return nil
     }
 }
 

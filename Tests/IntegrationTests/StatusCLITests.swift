@@ -54,7 +54,9 @@ struct StatusCLITests {
 
         let downStatus = try #require(byAddress[address(down)])
         #expect(downStatus["state"] as? String == "not-ready")
-        #expect((downStatus["reason"] as? String ?? "").contains("the store is down"), "\(downStatus)")
+        // The worker's reason as text, not the JSON of an HTTP error.
+        #expect((downStatus["reason"] as? String ?? "").hasPrefix("the store is down: "), "\(downStatus)")
+        #expect(!(downStatus["reason"] as? String ?? "").contains("{"), "\(downStatus)")
 
         let missing = try #require(byAddress["127.0.0.1:1"])
         #expect(missing["state"] as? String == "unreachable")
@@ -67,6 +69,13 @@ struct StatusCLITests {
         #expect(table.status == 0, "\(table.standardError)")
         let row = try #require(table.standardOutput.split(separator: "\n").last)
         #expect(row.hasPrefix("records") && row.contains("ready") && row.contains(address(ready)), "\(table.standardOutput)")
+        let downTable = try await runBuiltExecutable(
+            "marquee", ["status"], environment: ["MARQUEE_WORKERS": "records=\(address(down))", "MARQUEE_CONFIG": nil]
+        )
+        #expect(downTable.status == 1, "\(downTable.standardError)")
+        let downRow = try #require(downTable.standardOutput.split(separator: "\n").last)
+        #expect(downRow.contains("not-ready") && downRow.contains("the store is down: "), "\(downTable.standardOutput)")
+        #expect(!downRow.contains("{\"error\""), "\(downTable.standardOutput)")
 
         // The worker answers the name it was given, IP addresses and names without a dot; another site's name
         // (a page that rebinds its own name to the worker's address) is refused.

@@ -3,9 +3,10 @@ import HummingbirdTesting
 import Logging
 import MarqueeObservability
 import NIOCore
+import Synchronization
 import Testing
 
-/// The observability listener over real loopback: the `Host` names it answers.
+/// The observability listener over real loopback: the `Host` names it answers and its `/readyz` text.
 @Suite(.timeLimit(.minutes(1)))
 struct ObservabilityServerTests {
     /// Runs an ``ObservabilityServer`` on a free loopback port for `body`, then stops it.
@@ -80,6 +81,17 @@ struct ObservabilityServerTests {
         try await self.withServer(allowedHosts: allowed) { (port: Int) async throws in
             #expect(try await self.get("/healthz", port: port, host: "marquee-fetch.marquee.svc:\(port)").0 == 200)
             #expect(try await self.get("/healthz", port: port, host: "other.marquee.svc:\(port)").0 == 421)
+        }
+    }
+
+    @Test func readyzSaysWhyInPlainText() async throws {
+        let ready = Mutex(false)
+        try await self.withServer(readiness: { ready.withLock { $0 } ? .ready : .notReady("the store is down: \"x\"\nrefused") }) { port in
+            let (status, body) = try await self.get("/readyz", port: port, host: "127.0.0.1:\(port)")
+            #expect(status == 503)
+            #expect(body == "the store is down: \"x\"\nrefused\n", "the reason as it is, not a JSON error")
+            ready.withLock { $0 = true }
+            #expect(try await self.get("/readyz", port: port, host: "127.0.0.1:\(port)") == (200, "ready\n"))
         }
     }
 }
