@@ -19,16 +19,31 @@ final class PostgresEngine: SQLEngine {
     /// server it cannot reach (or log in to) without ever failing the request, so without a deadline a stopped
     /// server would hang the caller instead of reporting the store down.
     private let timeout: Duration
+    /// The settings of the pool's connections, for the login check's own connection (``checkLoginIfNeeded()``).
+    private let connectionConfiguration: PostgresConnection.Configuration
+    /// Whether the pool is known to log in, for ``checkLoginIfNeeded()``.
+    private let login = Mutex(LoginState.unchecked)
 
     init(
         host: String, port: Int, user: String, password: String?, database: String,
         tls: StoreLocation.TLSMode, maximumConnections: Int, timeout: Duration, logger: Logger
     ) throws(StoreError) {
         let tlsMode: PostgresClient.Configuration.TLS
-        switch tls {
-        case .disable: tlsMode = .disable
-        case .prefer: tlsMode = .prefer(.makeClientConfiguration())
-        case .require: tlsMode = .require(.makeClientConfiguration())
+        let connectionTLS: PostgresConnection.Configuration.TLS
+        do {
+            switch tls {
+            case .disable:
+                tlsMode = .disable
+                connectionTLS = .disable
+            case .prefer:
+                tlsMode = .prefer(.makeClientConfiguration())
+                connectionTLS = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case .require:
+                tlsMode = .require(.makeClientConfiguration())
+                connectionTLS = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+        } catch {
+            throw StoreError(.unavailable, "PostgreSQL (\(host):\(port)/\(database)): TLS cannot be set up: \(error)")
         }
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: user, password: password, database: database, tls: tlsMode
@@ -36,6 +51,12 @@ final class PostgresEngine: SQLEngine {
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.additionalStartupParameters = [("application_name", "marquee")]
+        var connectionConfiguration = PostgresConnection.Configuration(
+            host: host, port: port, username: user, password: password, database: database, tls: connectionTLS
+        )
+        connectionConfiguration.options.connectTimeout = .seconds(5)
+        connectionConfiguration.options.additionalStartupParameters = [("application_name", "marquee")]
+        self.connectionConfiguration = connectionConfiguration
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
@@ -97,7 +118,10 @@ final class PostgresEngine: SQLEngine {
         let leased = LeasedConnection()
         do {
             return try await withThrowingTaskGroup(of: Deadline<T>.self) { group in
-                group.addTask { .finished(try await operation(leased)) }
+                group.addTask {
+                    try await self.checkLoginIfNeeded()
+                    return .finished(try await operation(leased))
+                }
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     return .passed
@@ -107,10 +131,13 @@ final class PostgresEngine: SQLEngine {
                 do {
                     first = try await group.next()
                 } catch {
+                    // No connection came: the next operation checks the login again.
+                    if !leased.wasHeld { self.loginUnverified() }
                     leased.expire()  // the caller's cancellation (through the timer), or the operation's failure
                     throw error
                 }
                 guard case .finished(let value)? = first else {
+                    if !leased.wasHeld { self.loginUnverified() }
                     leased.expire()
                     throw StoreError(
                         .unavailable,
@@ -125,6 +152,97 @@ final class PostgresEngine: SQLEngine {
     }
 
     func ping() async throws { _ = try await self.read("SELECT 1", []) }
+
+    // MARK: - Login check
+
+    /// Whether the pool is known to log in.
+    private enum LoginState: Equatable {
+        /// Not yet, or no connection came to the last operation that wanted one.
+        case unchecked
+        /// An operation is checking.
+        case checking
+        /// The check logged in.
+        case verified
+    }
+
+    /// Logs in on a connection of its own, once, before the first operation, and again after an operation got no
+    /// connection; a login PostgreSQL refuses fails the operation at once with PostgreSQL's own reason.
+    ///
+    /// postgres-nio's pool retries a connection whose login failed without failing the requests that wait for it:
+    /// a database that does not exist, a role that does not exist or a wrong password (the server says so at once,
+    /// FATAL 3D000, 28000, 28P01) would otherwise be reported only when the deadline passed, as a server that did
+    /// not answer. Any other failure of the check (the server unreachable or starting up, too many connections) is
+    /// left to the pool, which waits for the server within the deadline. One operation checks at a time; the
+    /// others go on to the pool meanwhile.
+    ///
+    /// - Throws: A ``StoreError`` `unavailable` with PostgreSQL's reason when it refused the login.
+    private func checkLoginIfNeeded() async throws {
+        let isChecking = self.login.withLock { state in
+            guard state == .unchecked else { return false }
+            state = .checking
+            return true
+        }
+        guard isChecking else { return }
+        var outcome = LoginState.unchecked
+        defer { self.login.withLock { $0 = outcome } }
+        let configuration = self.connectionConfiguration
+        let logger = self.logger
+        do {
+            // `answer` stops waiting when the operation's deadline cancels it; the connection, if it comes later,
+            // is closed by the check itself.
+            try await answer(within: self.timeout) {
+                let connection = try await PostgresConnection.connect(
+                    configuration: configuration,
+                    id: 0,
+                    logger: logger
+                )
+                try? await connection.close()
+            }
+            outcome = .verified
+        } catch let error as PSQLError where Self.isLoginRefusal(error) {
+            throw self.loginRefusal(error)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // Not a refusal: the pool waits for the server within the deadline, as without the check.
+        }
+    }
+
+    /// No connection came to an operation: the next one checks the login first.
+    private func loginUnverified() {
+        self.login.withLock { state in
+            if state == .verified { state = .unchecked }
+        }
+    }
+
+    /// Whether `error` is a login the server (or the client, for the server's demands) refused, which trying again
+    /// does not change: SQLSTATE class 28 (role, password, `pg_hba.conf`), 3D000 (no such database), 42501 (no
+    /// CONNECT privilege); a password the server asks for and the location lacks; an authentication method or TLS
+    /// the two sides do not share.
+    static func isLoginRefusal(_ error: PSQLError) -> Bool {
+        if error.code == .server {
+            guard let state = error.serverInfo?[.sqlState] else { return false }
+            return state.hasPrefix("28") || state == "3D000" || state == "42501"
+        }
+        return [.authMechanismRequiresPassword, .unsupportedAuthMechanism, .sslUnsupported].contains(error.code)
+    }
+
+    /// The ``StoreError`` of a refused login, with PostgreSQL's own message (it names the database or the role,
+    /// never a password).
+    private func loginRefusal(_ error: PSQLError) -> StoreError {
+        let reason: String
+        if error.code == .server {
+            let state = error.serverInfo?[.sqlState] ?? "?"
+            reason = "\(error.serverInfo?[.message] ?? "login failed") [\(state)]"
+        } else if error.code == .authMechanismRequiresPassword {
+            reason = "the server asks for a password and the store location gives none"
+        } else if error.code == .unsupportedAuthMechanism {
+            reason = "the server asks for an authentication method this client does not support"
+        } else {
+            reason = "the server does not offer TLS, and the store location requires it (sslmode=require)"
+        }
+        return StoreError(.unavailable, "PostgreSQL (\(self.endpoint)) refused the connection: \(reason)")
+    }
 
     func close() async {
         self.runner.cancel()
@@ -196,12 +314,16 @@ final class PostgresEngine: SQLEngine {
 
     /// The connection an operation holds while it holds one, to close when nobody waits for its answer any more.
     private final class LeasedConnection: Sendable {
-        private let state = Mutex<(connection: PostgresConnection?, isExpired: Bool)>((nil, false))
+        private let state = Mutex<(connection: PostgresConnection?, isExpired: Bool, wasHeld: Bool)>((nil, false, false))
+
+        /// Whether the operation got a connection from the pool.
+        var wasHeld: Bool { self.state.withLock { $0.wasHeld } }
 
         /// The operation leased `connection` (closed at once when it expired meanwhile).
         func hold(_ connection: PostgresConnection) {
             let isExpired = self.state.withLock { state in
                 state.connection = connection
+                state.wasHeld = true
                 return state.isExpired
             }
             if isExpired { let _: EventLoopFuture<Void> = connection.close() }
