@@ -155,6 +155,18 @@ import Testing
         #expect(error.description == "field 'page': expected an integer from 1 to 500, got -3")
     }
 
+    @Test(arguments: [
+        (#"{"v":1,"kind":"kofic.boxoffice.daily","date":"2023-01-01"}"#, "field 'date': longer than 8 characters (expected a date as yyyyMMdd)"),
+        (#"{"v":1,"kind":"kofic.boxoffice.weekly","date":"   ","week":0}"#, "field 'date': must not be empty (expected a date as yyyyMMdd)"),
+        (#"{"v":1,"kind":"kofic.boxoffice.daily","date":"2023\u0000"}"#, "field 'date': contains control characters (expected a date as yyyyMMdd)"),
+        (#"{"v":1,"kind":"kofic.boxoffice.daily","date":"2023-1-1"}"#, "field 'date': expected a date as yyyyMMdd, got '2023-1-1'"),
+        (#"{"v":1,"kind":"kofic.movie","movie_cd":"201240791"}"#, "field 'movie_cd': longer than 8 characters (expected an 8-digit KOFIC movie code)"),
+    ])
+    func stringErrorsNameTheExpectedForm(payload: String, message: String) throws {
+        let error = try #require(throws: PayloadError.self) { try FetchJob.decode(Array(payload.utf8)) }
+        #expect(error.description == message)
+    }
+
     @Test(arguments: [[UInt8]("not json".utf8), [0xFF, 0xFE, 0x7B], [], Array("[1,2]".utf8), Array("null".utf8)])
     func unreadableBytesAreRefusedAsAWhole(bytes: [UInt8]) throws {
         let error = try #require(throws: PayloadError.self) { try FetchJob.decode(bytes) }
