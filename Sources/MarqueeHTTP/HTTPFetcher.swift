@@ -233,6 +233,8 @@ public final class HTTPFetcher: Sendable {
         }
         let deadline = ContinuousClock.now + configuration.totalTimeout
         var hopURL = request.url
+        // The redacted URL of the hop that redirected to this one (`nil` for the first).
+        var redirectedFrom: String?
         var redirects = 0
         var totalTime = Duration.zero
         var downloadedBytes = 0
@@ -266,6 +268,9 @@ public final class HTTPFetcher: Sendable {
             case .success(let value): outcome = value
             case .failure(var error):
                 error.url = hopRedactedURL
+                if let from = redirectedFrom, error.code == .addressNotAllowed {
+                    throw Self.refusedRedirect(error, from: from, to: hopRedactedURL)
+                }
                 throw error
             }
             totalTime += outcome.totalTime
@@ -282,8 +287,14 @@ public final class HTTPFetcher: Sendable {
                     )
                 }
                 hopURL = location
-                url = try self.parse(hopURL, redactedURL: redacted(hopURL))
-                if request.purpose == .image { try self.checkImageHost(url, redactedURL: redactedURL) }
+                let target = redacted(hopURL)
+                do throws(HTTPFetchError) {
+                    url = try self.parse(hopURL, redactedURL: target)
+                    if request.purpose == .image { try self.checkImageHost(url, redactedURL: target) }
+                } catch {
+                    throw Self.refusedRedirect(error, from: hopRedactedURL, to: target)
+                }
+                redirectedFrom = hopRedactedURL
                 logger.trace("redirect", metadata: ["marquee.http.location": "\(url.hostAndPort)"])
                 continue
             }
@@ -319,6 +330,15 @@ public final class HTTPFetcher: Sendable {
             }
             return response
         }
+    }
+
+    /// `error` (a policy's refusal of a redirect's target: its scheme, host or address) saying it was a redirect,
+    /// from which hop to which, both redacted; its ``HTTPFetchError/url`` is the target's.
+    static func refusedRedirect(_ error: HTTPFetchError, from: String, to target: String) -> HTTPFetchError {
+        var refused = error
+        refused.reason = "redirect from \(from) to \(target) refused: \(error.reason)"
+        refused.url = target
+        return refused
     }
 
     /// Whether a caller's header can be sent: a name without `:`, and no line break in name or value.

@@ -338,8 +338,46 @@ struct HTTPFetcherTests {
             let request = FetchRequest(url: server.baseURL + "/redirect-to?url=" + target, purpose: .image)
             let error = try #require(await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) })
             #expect(error.code == .hostNotAllowed)
-            #expect(error.reason.contains("localhost"))
+            #expect(
+                error.reason == "redirect from \(server.baseURL)/redirect-to?url=\(target) to http://localhost:\(server.port)/bytes?n=10 "
+                    + "refused: image host localhost is not on the image host allowlist",
+                "the reason says it was a redirect, from where to where"
+            )
+            #expect(error.url == "http://localhost:\(server.port)/bytes?n=10", "the hop refused")
             #expect(server.snapshot.requests["/bytes"] == nil)
+        }
+    }
+
+    @Test func redirectsToASchemeOtherThanHTTPAreRefusedAsRedirects() async throws {
+        try await withFetcher { fetcher, server in
+            for target in ["ftp://127.0.0.1/file", "file:///etc/passwd", "gopher://127.0.0.1:70/"] {
+                let encoded = target.replacing(":", with: "%3A").replacing("/", with: "%2F")
+                let request = FetchRequest(url: server.baseURL + "/redirect-to?url=" + encoded)
+                let error = try #require(
+                    await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) }
+                )
+                #expect(error.code == .invalidURL, "\(target)")
+                #expect(
+                    error.reason.hasPrefix("redirect from \(server.baseURL)/redirect-to?url=\(encoded) to \(target) refused: "),
+                    "\(error.reason)"
+                )
+                #expect(!error.isRetriable)
+            }
+        }
+    }
+
+    @Test func aRefusedRedirectNamesBothHopsWithoutSecrets() async throws {
+        try await withFetcher { fetcher, server in
+            // The origin carries a key; the target the server redirects to carries it back, with a password.
+            let target = "http%3A%2F%2Fuser%3ASECRET%40localhost%3A\(server.port)%2Fimg%3Fapi_key%3DSECRET"
+            let request = FetchRequest(url: server.baseURL + "/redirect-to?api_key=SECRET&url=" + target, purpose: .image)
+            let error = try #require(await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) })
+            #expect(error.code == .hostNotAllowed)
+            #expect(error.reason.hasPrefix("redirect from \(server.baseURL)/redirect-to?api_key=REDACTED&url="), "\(error.reason)")
+            #expect(error.reason.contains("localhost:\(server.port)/img?api_key=REDACTED refused: image host localhost"), "\(error.reason)")
+            for text in [error.reason, error.description, String(reflecting: error)] {
+                #expect(!text.contains("SECRET"), "\(text)")
+            }
         }
     }
 
