@@ -3,12 +3,18 @@
 //
 //   ImagingBenchmark generate --out DIR [--count 30] [--width 2000] [--height 3000]
 //   ImagingBenchmark run --input DIR --out DIR [--threads N] [--jpeg-fallback]
+//   ImagingBenchmark stress [--posters 300] [--width 64] [--height 96] [--threads 8] [--rounds 3]
 //
 // run prints one machine-readable line on standard output:
 //   posters_per_sec=… elapsed_ms=… posters=… variants=… bytes_out=… peak_rss_mb=…
 // Timed: from the first file read to the last variant written (the processor's threads are started before the
 // clock starts). Each poster is read from disk, processed with ImageProcessor.process (default widths 92, 185,
 // 342, 500 and WebP quality 80) and its variants written to --out, at most 2 × threads posters in flight.
+//
+// stress runs the imaging path from many pool threads at once on small generated posters (ImagingStress, the
+// same stress as Tests/MarqueeImagingTests/ImagingStressTests.swift) and prints one line:
+//   stress: processed=… variants=… threads=… vector=on|off elapsed_ms=…
+// It exits 0 when every poster gave its variants; a crash of libvips or a library under it kills the process.
 import ArgumentParser
 @_spi(Testing) import MarqueeImaging
 
@@ -21,7 +27,7 @@ struct ImagingBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ImagingBenchmark",
         abstract: "Measure MarqueeImaging's poster throughput (make bench-images).",
-        subcommands: [Generate.self, Run.self]
+        subcommands: [Generate.self, Run.self, Stress.self]
     )
 }
 
@@ -123,6 +129,32 @@ struct Run: AsyncParsableCommand {
             return (line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? -1024) / 1024
         }
         return -1
+    }
+}
+
+struct Stress: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the imaging path from many pool threads at once on small generated posters.")
+
+    @Option(help: "Posters to generate.") var posters = 300
+    @Option(help: "Poster width in pixels (variants: this width, and every width from an eighth to a quarter of it).")
+    var width = 64
+    @Option(help: "Poster height in pixels.") var height = 96
+    @Option(help: "Processor threads.") var threads = 8
+    @Option(help: "Times every poster is processed.") var rounds = 3
+
+    func validate() throws {
+        guard self.posters > 0, self.rounds > 0, self.threads > 0, self.width > 0, self.height > 0 else {
+            throw ValidationError("every option must be positive")
+        }
+    }
+
+    func run() async throws {
+        let posters = try ImagingStress.posters(count: self.posters, width: self.width, height: self.height)
+        let report = try await ImagingStress.run(
+            posters, configuration: ImagingStress.configuration(threads: self.threads, posterWidth: self.width),
+            rounds: self.rounds)
+        print(report)
     }
 }
 

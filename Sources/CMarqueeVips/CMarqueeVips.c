@@ -1,5 +1,8 @@
 #include "CMarqueeVips.h"
 
+// vips_vector_isenabled / vips_vector_set_enabled: installed with libvips but not part of <vips/vips.h>.
+#include <vips/vector.h>
+
 int CMarqueeVips_init(const char *program_name, int block_untrusted) {
     if (VIPS_INIT(program_name) != 0) {
         return -1;
@@ -9,6 +12,10 @@ int CMarqueeVips_init(const char *program_name, int block_untrusted) {
         vips_block_untrusted_set(TRUE);
     }
     return 0;
+}
+
+int CMarqueeVips_vector_is_enabled(void) {
+    return vips_vector_isenabled() ? 1 : 0;
 }
 
 VipsImage *CMarqueeVips_image_new_from_buffer(

@@ -25,6 +25,9 @@
 /// loaders. Returns 0 on success.
 int CMarqueeVips_init(const char *_Nonnull program_name, int block_untrusted);
 
+/// Whether libvips runs its vector (ORC) code paths: non-zero when on.
+int CMarqueeVips_vector_is_enabled(void);
+
 // MARK: - Loading
 
 /// Loads an image from memory. `sequential` non-zero asks for sequential access (reads the header only until

@@ -28,6 +28,9 @@ enum Vips {
         return .success(())
     }()
 
+    /// Whether libvips runs its vector (ORC) code paths in this process.
+    static var isVectorEnabled: Bool { CMarqueeVips_vector_is_enabled() != 0 }
+
     /// libvips' error text on this thread (the buffer is per thread), cleared afterwards.
     static func lastError() -> String {
         // vips_error_buffer_copy returns a copy we own (g_free) and clears the buffer.
