@@ -14,7 +14,8 @@
 # (Swift ÷ other, posters/s), the rates each one's median. Peak RSS is the Swift process's VmHWM at the default
 # concurrency.
 #
-# Environment: BENCH_COUNT (30 originals), BENCH_ROUNDS (3), BENCH_THREADS (default: the core count).
+# Environment: BENCH_COUNT (30 originals), BENCH_ROUNDS (3), BENCH_THREADS (default: the core count), BENCH_BIN
+# (an ImagingBenchmark built elsewhere, e.g. from an earlier commit, measured instead of building this tree's).
 # The last line is machine-readable:
 #   bench-images: vips_ratio=… magick_ratio=… swift_per_sec=… vips_per_sec=… magick_per_sec=… peak_rss_mb=…
 set -euo pipefail
@@ -28,7 +29,7 @@ rounds="${BENCH_ROUNDS:-3}"
 cores="$(nproc)"
 threads="${BENCH_THREADS:-$cores}"
 scratch="$root/.build-release"
-bench="$scratch/release/ImagingBenchmark"
+bench="${BENCH_BIN:-$scratch/release/ImagingBenchmark}"
 work="$root/var/bench-images"
 input="$work/input-$count"
 convert=/usr/bin/convert   # /usr/local/bin/convert may be a stand-in: always Debian's ImageMagick
@@ -55,10 +56,15 @@ fi
 "$convert" -list format 2>/dev/null | grep -q '^ *WEBP' || die "$convert cannot write WebP"
 
 mkdir -p "$work"
-say "building ImagingBenchmark (release, scratch path .build-release)"
-if ! swift build -c release --scratch-path "$scratch" --product ImagingBenchmark >"$work/build.log" 2>&1; then
-    tail -n 40 "$work/build.log" >&2
-    die "the build failed; see var/bench-images/build.log"
+if [ -n "${BENCH_BIN:-}" ]; then
+    [ -x "$bench" ] || die "BENCH_BIN=$bench is not an executable"
+    say "measuring $bench (BENCH_BIN: not built from this tree)"
+else
+    say "building ImagingBenchmark (release, scratch path .build-release)"
+    if ! swift build -c release --scratch-path "$scratch" --product ImagingBenchmark >"$work/build.log" 2>&1; then
+        tail -n 40 "$work/build.log" >&2
+        die "the build failed; see var/bench-images/build.log"
+    fi
 fi
 
 if [ "$(find "$input" -name '*.jpg' 2>/dev/null | wc -l)" != "$count" ]; then
