@@ -152,7 +152,10 @@ private func createTopics(layout: PipelineLayout, names: [String], partitions: I
         let created = Set(
             try await kafka.makeAdmin().createTopics(
                 names.map {
-                    .init(name: $0, partitions: partitions ?? layout.partitions, replicationFactor: replicationFactor ?? layout.replicationFactor)
+                    .init(
+                        name: $0, partitions: partitions ?? layout.partitions, replicationFactor: replicationFactor ?? layout.replicationFactor,
+                        configs: StageTopics.topicConfigs
+                    )
                 }
             )
         )

@@ -13,6 +13,14 @@ public struct Envelope: Hashable, Sendable {
         public static let traceparent = "traceparent"
         /// `topic/partition/offset` of the dead letter a replayed job came from (`marquee dlq replay`).
         public static let replayedFrom = "marquee-replayed-from"
+        /// On a dead letter whose original was too large for the topic: the original value's size in bytes (the
+        /// letter keeps what fits).
+        public static let originalSize = "marquee-original-size"
+        /// On such a letter: the SHA-256 of the original value, in hex.
+        public static let originalSHA256 = "marquee-original-sha256"
+        /// On such a letter: where the whole original was kept (an image or object store's URL), when one is
+        /// configured.
+        public static let originalLocation = "marquee-original-location"
     }
 
     /// How a job failed, as the `marquee-error-kind` header says it.
@@ -167,6 +175,13 @@ public struct Envelope: Hashable, Sendable {
         guard let idText = id, !idText.isEmpty else {
             throw PayloadError(.missingField, field: "header \(Header.id)", "required")
         }
+        for (header, value) in [(Header.id, idText), (Header.root, root), (Header.parent, parent)] {
+            guard let value, !JobID.isWellFormed(value) else { continue }
+            throw PayloadError(
+                .invalidField, field: "header \(header)",
+                "expected a job id (1 to 64 letters, digits, '-' or '_', such as a ULID), got '\(Self.printable(value.prefix(40)))'"
+            )
+        }
         let jobID = JobID(rawValue: idText)
         let rootID = root.map(JobID.init(rawValue:)) ?? jobID
         let attemptText = attemptHeader ?? "1"
@@ -191,6 +206,11 @@ public struct Envelope: Hashable, Sendable {
             errorKind: errorKind.flatMap(ErrorKind.init(rawValue:)),
             traceparent: traceparent
         )
+    }
+
+    /// `text` with anything but printable ASCII shown as `?`, for error messages about hostile headers.
+    static func printable(_ text: Substring) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { (0x20...0x7E).contains($0.value) ? $0 : "?" }))
     }
 
     public static func == (lhs: Envelope, rhs: Envelope) -> Bool {

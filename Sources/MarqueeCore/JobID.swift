@@ -62,6 +62,17 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
         }
     }
 
+    /// Whether `text` can be a job id: 1 to 64 ASCII letters, digits, `-` or `_` (a ULID, a UUID, or a script's
+    /// own id). Anything else — empty, too long, spaces, bytes that are not UTF-8 — cannot go into a record's key
+    /// or the store, so a message carrying it is refused before its job runs.
+    public static func isWellFormed(_ text: String) -> Bool {
+        let bytes = text.utf8
+        guard (1...64).contains(bytes.count) else { return false }
+        return bytes.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+        }
+    }
+
     /// The timestamp part: milliseconds since the epoch, or nil when this is not a 26-character ULID.
     public var milliseconds: UInt64? {
         let characters = self.rawValue.utf8

@@ -324,7 +324,9 @@ public final class Emulator: Sendable {
             (name, handler) = ("tmdb.list", { self.tmdb.list(rest[1], request) })
         case 2 where rest[0] == "movie":
             guard let id = Int(rest[1]) else { (name, handler) = ("tmdb.movie", { TMDB.notFound }); break }
-            (name, handler) = ("tmdb.movie", { self.tmdb.details(id, request) })
+            let settings = self.state.settings
+            let padding = settings.paddedMovie == id && settings.paddedOverviewBytes > 0 ? settings.paddedOverviewBytes : nil
+            (name, handler) = ("tmdb.movie", { self.tmdb.details(id, request, paddedOverview: padding) })
         case 2 where rest == ["search", "movie"]:
             (name, handler) = ("tmdb.search", { self.tmdb.search(request) })
         case 3 where rest[0] == "movie" && rest[2] == "reviews":

@@ -31,6 +31,11 @@ public struct EmulatorSettings: Sendable, Equatable {
     public var faultTruncatedImage: Double = 0
     /// Added delay before every upstream answer, in milliseconds. Default: 0.
     public var latencyMs: Int = 0
+    /// A TMDB movie id whose details answer an overview of ``paddedOverviewBytes`` bytes (a record too large for
+    /// a topic); 0 = none. Default: 0.
+    public var paddedMovie: Int = 0
+    /// The length of that overview. Default: 0.
+    public var paddedOverviewBytes: Int = 0
 
     /// Settings with the defaults.
     public init() {}
@@ -51,6 +56,8 @@ public struct EmulatorSettings: Sendable, Equatable {
             ("faultMalformed", .double(self.faultMalformed)),
             ("faultTruncatedImage", .double(self.faultTruncatedImage)),
             ("latencyMs", .int(self.latencyMs)),
+            ("paddedMovie", .int(self.paddedMovie)),
+            ("paddedOverviewBytes", .int(self.paddedOverviewBytes)),
         ])
     }
 
@@ -76,6 +83,8 @@ public struct EmulatorSettings: Sendable, Equatable {
             case "faultMalformed": next.faultMalformed = try Self.number(name, value, 0...1)
             case "faultTruncatedImage": next.faultTruncatedImage = try Self.number(name, value, 0...1)
             case "latencyMs": next.latencyMs = Int(try Self.number(name, value, 0...600_000))
+            case "paddedMovie": next.paddedMovie = Int(try Self.number(name, value, 0...1_000_000_000))
+            case "paddedOverviewBytes": next.paddedOverviewBytes = Int(try Self.number(name, value, 0...100_000_000))
             case "resetQuota", "resetRateLimits", "outage": continue  // actions, handled by the state
             default: throw ControlError(reason: "unknown field \(name)")
             }

@@ -105,11 +105,19 @@ struct TMDB: Sendable {
     }
 
     /// `movie/{id}` with `append_to_response` (reviews, images) and `include_image_language`.
-    func details(_ id: Int, _ request: EmulatorRequest) -> EmulatorResponse {
+    ///
+    /// - Parameter paddedOverview: When set, the overview is this many bytes long (``EmulatorSettings/paddedMovie``).
+    func details(_ id: Int, _ request: EmulatorRequest, paddedOverview: Int? = nil) -> EmulatorResponse {
         guard let index = self.catalogue.movieIndex(id: id) else { return Self.notFound }
         let movie = self.catalogue.movie(at: index)
         let language = Language(parameter: request.query["language"])
         var members = self.detailMembers(movie, language: language)
+        if let paddedOverview, let place = members.firstIndex(where: { $0.0 == "overview" }) {
+            let sentence = movie.overview(language) + " "
+            var text = String(repeating: sentence, count: paddedOverview / max(1, sentence.utf8.count) + 1)
+            text = String(decoding: text.utf8.prefix(paddedOverview), as: UTF8.self)
+            members[place].1 = .string(text)
+        }
         let appended = (request.query["append_to_response"] ?? "").split(separator: ",").map {
             $0.trimmingCharacters(in: " ")
         }

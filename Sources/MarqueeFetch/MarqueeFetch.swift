@@ -197,7 +197,9 @@ struct MarqueeFetch: AsyncParsableCommand {
         // Batches of outputs filled for longer than other stages wait, and compressed (docs/fetch.md, "Producer
         // batching and compression"); `-X linger.ms=…` or `-X compression.codec=…` given to the worker still wins
         // (raw properties are applied last).
+        let workerProducer = configuration.producer
         configuration.producer = { producer in
+            workerProducer(&producer)
             producer.linger = FetchWorker.producerLinger
             producer.compression = FetchWorker.producerCompression
         }

@@ -152,6 +152,9 @@ public struct RDKafkaCode: Hashable, Sendable, CustomStringConvertible {
     public static let queueFull = RDKafkaCode(RD_KAFKA_RESP_ERR__QUEUE_FULL)
     public static let timedOut = RDKafkaCode(RD_KAFKA_RESP_ERR__TIMED_OUT)
     public static let messageTimedOut = RDKafkaCode(RD_KAFKA_RESP_ERR__MSG_TIMED_OUT)
+    /// A message over the producer's `message.max.bytes` (refused locally) or the topic's `max.message.bytes`
+    /// (refused by the broker).
+    public static let messageSizeTooLarge = RDKafkaCode(RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE)
     public static let transport = RDKafkaCode(RD_KAFKA_RESP_ERR__TRANSPORT)
     public static let resolve = RDKafkaCode(RD_KAFKA_RESP_ERR__RESOLVE)
     public static let allBrokersDown = RDKafkaCode(RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)

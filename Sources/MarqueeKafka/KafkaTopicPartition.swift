@@ -61,6 +61,15 @@ public struct KafkaHeader: Hashable, Sendable {
         set { self.storage = newValue.map { .bytes($0) } ?? .absent }
     }
 
+    /// How many bytes the value takes (0 when it has none), without copying it.
+    public var valueByteCount: Int {
+        switch self.storage {
+        case .absent: 0
+        case .bytes(let bytes): bytes.count
+        case .text(let text): text.utf8.count
+        }
+    }
+
     /// The value as UTF-8 text, if it has one.
     public var stringValue: String? {
         switch self.storage {

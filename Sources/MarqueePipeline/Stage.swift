@@ -33,6 +33,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     private let limiter: AsyncLimiter
     /// The consumer while ``run()`` runs, for ``status``.
     private let consumer = Mutex<KafkaConsumer?>(nil)
+    /// The most bytes one produced message may take (the producer's `message.max.bytes`).
+    private let messageLimit: Int
 
     /// Whether the stage can do its work: `false` from a dependency's failure until a job succeeds again (also
     /// while a paused stage tries again, so `/readyz` does not flap between attempts).
@@ -69,6 +71,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         self.logger = logger
         self.gate = DependencyGate(retry: configuration.dependencyRetry)
         self.limiter = AsyncLimiter(limit: configuration.concurrency)
+        self.messageLimit = configuration.producerConfiguration.effectiveMaxMessageBytes
     }
 
     /// Runs until graceful shutdown (or until the consumer fails, which is thrown).
@@ -89,8 +92,9 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let jobs = StageJobs(onFailure: { consumer.stopMessages() })  // wakes the read loop, which then ends
         var failure: (any Error)?
         do {
-            // The group holds the retry tiers' timers.
+            // The group holds the retry tiers' timers, and the check of the topics' size limits.
             try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { await self.checkTopicLimits() }
                 var readFailure: (any Error)?
                 do {
                     // On graceful shutdown the messages end; the consumer stays in the group to commit what finishes.
@@ -130,6 +134,26 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         if let failure {
             self.logger.critical("stage stopped: \(failure)")
             throw failure
+        }
+    }
+
+    /// Warns about each topic under the stage's prefix that takes smaller messages than this stage's producer
+    /// (`max.message.bytes` below `message.max.bytes`): what the broker would refuse is said at start, not at the
+    /// first large message. A broker that does not report topic configs is trusted.
+    private func checkTopicLimits() async {
+        let prefix = self.configuration.topics.prefix
+        do {
+            let admin = try KafkaAdmin(configuration: self.configuration.kafka, requestTimeout: .seconds(5), logger: self.logger)
+            let topics = try await admin.listTopics().map(\.name).filter { $0.hasPrefix(prefix) }.sorted()
+            let configs = try await admin.topicConfigs(topics)
+            for topic in topics {
+                guard let text = configs[topic]?["max.message.bytes"], let limit = Int(text), limit < self.messageLimit else { continue }
+                self.logger.warning(
+                    "topic '\(topic)' takes messages up to \(limit) bytes (max.message.bytes), less than this worker's --max-message-bytes \(self.messageLimit): a larger output fails its job, a larger dead letter is cut to fit (docs/stage.md, \"Messages too large\")"
+                )
+            }
+        } catch {
+            self.logger.debug("could not read the topics' size limits: \(error)")
         }
     }
 
@@ -251,8 +275,23 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         if let outcome = self.outcomeMessage(.done, of: message, envelope: envelope, kind: kind, outputs: counts, spawned: spawned) {
             messages.append(outcome)
         }
-        // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted).
-        try await producer.deliver(messages)
+        // An output too large for its topic can never be produced: the job fails permanently, the stage goes on.
+        if let index = messages.firstIndex(where: { MessageSize.of($0) > self.messageLimit }) {
+            let size = MessageSize.of(messages[index])
+            let reason =
+                "an output for '\(messages[index].topic)' is \(MessageSize.text(size)), over the \(MessageSize.text(self.messageLimit)) limit of a message (--max-message-bytes)"
+            context.enter("routing the failure")
+            try await self.route(message, envelope: envelope, error: .permanent(reason), consumer: consumer, producer: producer, logger: logger, started: started)
+            return
+        }
+        // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted). Except an
+        // output the broker refuses as too large for its topic (`max.message.bytes` below this producer's limit).
+        if let refused = try await Self.deliver(messages, producer: producer) {
+            let reason = "the broker refused an output as too large for its topic (the topic's max.message.bytes is below --max-message-bytes): \(refused.reason)"
+            context.enter("routing the failure")
+            try await self.route(message, envelope: envelope, error: .permanent(reason), consumer: consumer, producer: producer, logger: logger, started: started)
+            return
+        }
         context.enter("after delivery")
         await context.runAfterDelivery()
         consumer.markProcessed(message)
@@ -278,44 +317,112 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             try await self.deadLetterPoison(message, envelope: envelope, reason: error.reason, consumer: consumer, producer: producer)
             return
         }
-        let errorText = String(error.reason.prefix(JobOutcome.maxErrorLength))
+        var error = error
         var next = envelope
         next.origin = envelope.origin ?? message.source
-        next.error = errorText
-        next.errorKind = error.kind
         next.notBefore = nil
         let topics = self.configuration.topics
-        let target: String
-        let outcome: StageOutcome
-        let jobOutcome: JobOutcome.Outcome
-        switch error.kind == .transient
-            ? self.configuration.retry.decide(
+        let kind = PayloadKind.peek(message.value)
+        if error.kind == .transient,
+            case .retry(let tier, let notBefore) = self.configuration.retry.decide(
                 currentTier: topics.tier(of: message.topic) ?? 0,
                 minimumWait: error.minimumWait,
                 nowMilliseconds: Self.nowMilliseconds()
-            ) : .deadLetter
+            )
         {
-        case .retry(let tier, let notBefore):
+            let errorText = String(error.reason.prefix(JobOutcome.maxErrorLength))
+            next.error = errorText
+            next.errorKind = error.kind
             next.attempt = envelope.attempt + 1
             next.notBefore = notBefore
-            target = topics.retry(tier)
-            outcome = .retried(tier: tier)
-            jobOutcome = .retried(tier: tier, error: errorText)
-            logger.info("job failed, retrying", metadata: [MarqueeLoggingKeys.error: "\(next.error ?? "")", MarqueeLoggingKeys.topic: "\(target)"])
-        case .deadLetter:
-            target = topics.dlq
-            outcome = .deadLettered(error.kind)
-            jobOutcome = .deadLettered(error.kind, error: errorText)
-            logger.warning("job dead-lettered", metadata: [MarqueeLoggingKeys.error: "\(next.error ?? "")", MarqueeLoggingKeys.errorKind: "\(error.kind.rawValue)"])
+            let hop = KafkaProducerMessage(topic: topics.retry(tier), key: message.key, value: message.value, headers: next.kafkaHeaders)
+            if MessageSize.of(hop) <= self.messageLimit {
+                logger.info("job failed, retrying", metadata: [MarqueeLoggingKeys.error: "\(errorText)", MarqueeLoggingKeys.topic: "\(hop.topic)"])
+                var messages = [hop]
+                if let record = self.outcomeMessage(.retried(tier: tier, error: errorText), of: message, envelope: envelope, kind: kind) {
+                    messages.append(record)
+                }
+                try await producer.deliver(messages)
+                consumer.markProcessed(message)
+                self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .retried(tier: tier), duration: .now - started, jobID: envelope.id))
+                return
+            }
+            // A job too large to be produced again cannot wait in a retry tier: it ends here.
+            error = .permanent("\(error.reason); too large to retry (\(MessageSize.text(message.value.count)))")
+            next.attempt = envelope.attempt
+            next.notBefore = nil
         }
-        let kind = PayloadKind.peek(message.value)
-        var messages = [KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)]
-        if let record = self.outcomeMessage(jobOutcome, of: message, envelope: envelope, kind: kind) {
-            messages.append(record)
+        let errorText = String(error.reason.prefix(JobOutcome.maxErrorLength))
+        next.error = errorText
+        next.errorKind = error.kind
+        logger.warning("job dead-lettered", metadata: [MarqueeLoggingKeys.error: "\(errorText)", MarqueeLoggingKeys.errorKind: "\(error.kind.rawValue)"])
+        let letter = KafkaProducerMessage(topic: topics.dlq, key: message.key, value: message.value, headers: next.kafkaHeaders)
+        let record = self.outcomeMessage(.deadLettered(error.kind, error: errorText), of: message, envelope: envelope, kind: kind)
+        try await self.deliverLetter(letter, of: message, outcome: record, consumer: consumer, producer: producer)
+        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .deadLettered(error.kind), duration: .now - started, jobID: envelope.id))
+    }
+
+    /// Produces a dead letter, then its job's outcome, and commits: the outcome goes out only once its letter is
+    /// stored, so no outcome names a letter that does not exist; the commit at once keeps a restart from writing
+    /// the letter again. A letter too large for the producer's limit (or refused by the broker as too large for
+    /// the topic) keeps what fits, with the original's size and SHA-256, and the whole original where
+    /// ``StageConfiguration/keepOversized`` keeps it.
+    private func deliverLetter(
+        _ letter: KafkaProducerMessage,
+        of message: KafkaConsumerMessage,
+        outcome: KafkaProducerMessage?,
+        consumer: KafkaConsumer,
+        producer: KafkaProducer
+    ) async throws {
+        var location: String?
+        var sent = letter
+        if MessageSize.of(letter) > self.messageLimit {
+            location = await self.keepOversized(message)
+            sent = MessageSize.shrink(letter, limit: self.messageLimit, location: location)
         }
-        try await producer.deliver(messages)
+        if try await Self.deliver([sent], producer: producer) != nil {
+            // The topic takes less than this producer's limit: keep the least that identifies the original.
+            if location == nil { location = await self.keepOversized(message) }
+            sent = MessageSize.shrink(letter, limit: min(self.messageLimit, Self.smallLetterBytes), location: location)
+            try await producer.deliver([sent])
+        }
+        if let outcome { try await producer.deliver([outcome]) }
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: outcome, duration: .now - started, jobID: envelope.id))
+        do {
+            try await consumer.commit()
+        } catch {
+            self.logger.warning("could not commit after a dead letter: \(error)")
+        }
+    }
+
+    /// Delivers `messages`; returns the error when the broker (or the producer) refused one as too large, and
+    /// throws any other failure.
+    private static func deliver(_ messages: [KafkaProducerMessage], producer: KafkaProducer) async throws -> KafkaError? {
+        do {
+            try await producer.deliver(messages)
+            return nil
+        } catch {
+            guard error.rdKafkaCode == .messageSizeTooLarge else { throw error }
+            return error
+        }
+    }
+
+    /// The size a letter is cut to when the broker refused it as too large for the DLQ topic.
+    static var smallLetterBytes: Int { 64 * 1024 }
+
+    /// Keeps the whole original of an oversized letter (``StageConfiguration/keepOversized``); its location, or
+    /// `nil` when none is configured or keeping failed.
+    private func keepOversized(_ message: KafkaConsumerMessage) async -> String? {
+        guard let keep = self.configuration.keepOversized else { return nil }
+        do {
+            return try await keep("dlq/\(message.topic)/\(message.partition)/\(message.offset)", message.value)
+        } catch {
+            self.logger.warning(
+                "could not keep the original of an oversized dead letter; the letter keeps what fits",
+                metadata: [MarqueeLoggingKeys.source: "\(message.source)", MarqueeLoggingKeys.error: "\(error)"]
+            )
+            return nil
+        }
     }
 
     /// Parks a job that cannot run now (``StageError/held(_:wait:)``) in a retry tier until its wait has passed,
@@ -340,7 +447,13 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         next.notBefore = notBefore
         let target = self.configuration.topics.retry(tier)
         let kind = PayloadKind.peek(message.value)
-        var messages = [KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)]
+        let hop = KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)
+        guard MessageSize.of(hop) <= self.messageLimit else {
+            let reason = "\(error.reason); too large to hold (\(MessageSize.text(message.value.count)))"
+            try await self.route(message, envelope: envelope, error: .permanent(reason), consumer: consumer, producer: producer, logger: logger, started: started)
+            return true
+        }
+        var messages = [hop]
         if let record = self.outcomeMessage(.retried(tier: tier, error: errorText), of: message, envelope: envelope, kind: kind) {
             messages.append(record)
         }
@@ -394,14 +507,9 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         headers.append(KafkaHeader(key: Envelope.Header.origin, value: message.headers.string(Envelope.Header.origin) ?? message.source))
         headers.append(KafkaHeader(key: Envelope.Header.error, value: errorText))
         headers.append(KafkaHeader(key: Envelope.Header.errorKind, value: Envelope.ErrorKind.poison.rawValue))
-        var messages = [KafkaProducerMessage(topic: self.configuration.topics.dlq, key: message.key, value: message.value, headers: headers)]
-        if let envelope,
-            let record = self.outcomeMessage(.deadLettered(.poison, error: errorText), of: message, envelope: envelope, kind: kind)
-        {
-            messages.append(record)
-        }
-        try await producer.deliver(messages)
-        consumer.markProcessed(message)
+        let letter = KafkaProducerMessage(topic: self.configuration.topics.dlq, key: message.key, value: message.value, headers: headers)
+        let record = envelope.flatMap { self.outcomeMessage(.deadLettered(.poison, error: errorText), of: message, envelope: $0, kind: kind) }
+        try await self.deliverLetter(letter, of: message, outcome: record, consumer: consumer, producer: producer)
         self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .deadLettered(.poison), duration: .zero, jobID: envelope?.id))
         self.logger.warning(
             "poison message dead-lettered",

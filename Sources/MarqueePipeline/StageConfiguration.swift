@@ -32,6 +32,13 @@ public struct StageConfiguration: Sendable {
     ///
     /// Default: `nil`.
     public var outcomeStage: String? = nil
+    /// Keeps the whole original of a dead letter too large for the producer's message limit (an image or object
+    /// store), named by `name` (`dlq/<topic>/<partition>/<offset>`), and returns where (a URL), which the letter
+    /// names in `marquee-original-location`. `nil`: the letter keeps what fits, with the original's size and
+    /// SHA-256. A failure is logged and the letter goes without it.
+    ///
+    /// Default: `nil`.
+    public var keepOversized: (@Sendable (_ name: String, _ bytes: [UInt8]) async throws -> String)? = nil
     /// The most jobs running at once in this process. Default: 16.
     public var concurrency: Int = 16
     /// How long in-flight jobs may take to finish on shutdown before they are handed back uncommitted.

@@ -48,6 +48,10 @@ public struct StageTopics: Hashable, Sendable {
     /// The main topic of another stage under the same prefix (where outputs go).
     public func topic(ofStage stage: String) -> String { "\(self.prefix)\(stage)" }
 
+    /// The configs every pipeline topic is created with: `max.message.bytes` set to Kafka's default, 1,048,588,
+    /// explicitly, so a broker whose default is lower does not refuse what a worker (1,000,000 by default) sends.
+    public static let topicConfigs = ["max.message.bytes": "1048588"]
+
     /// Creates every topic of these stages (idempotent).
     ///
     /// - Parameters:
@@ -59,7 +63,7 @@ public struct StageTopics: Hashable, Sendable {
         admin: KafkaAdmin
     ) async throws(KafkaError) -> [String] {
         try await admin.createTopics(
-            stages.flatMap(\.all).map { .init(name: $0, partitions: partitions, replicationFactor: replicationFactor) }
+            stages.flatMap(\.all).map { .init(name: $0, partitions: partitions, replicationFactor: replicationFactor, configs: Self.topicConfigs) }
         )
     }
 }

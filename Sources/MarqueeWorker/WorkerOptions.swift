@@ -57,6 +57,19 @@ public struct WorkerOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
+            "The most bytes one produced message may take (librdkafka's message.max.bytes): outputs, hops and dead letters.",
+            discussion: """
+                Env: MARQUEE_MAX_MESSAGE_BYTES. Keep it at most the topics' max.message.bytes (Kafka's default \
+                1048588; `marquee topics create` sets the same figure): a worker checks its output topics at start \
+                and says when they take less. A job whose output is larger fails permanently; a dead letter larger \
+                keeps what fits, with the original's size and SHA-256 (docs/stage.md).
+                """
+        )
+    )
+    public var maxMessageBytes: Int = Self.environment["MARQUEE_MAX_MESSAGE_BYTES"].flatMap { Int($0) } ?? 1_000_000
+
+    @Option(
+        help: ArgumentHelp(
             "Address of /metrics, /healthz and /readyz, host:port (port 0 picks a free one; empty: 127.0.0.1 and the worker's own port, fetch 9101).",
             discussion: "Env: MARQUEE_METRICS_ADDRESS."
         )
@@ -99,10 +112,17 @@ public struct WorkerOptions: ParsableArguments {
         _ = try self.parsedMetricsAllowedHosts()
         _ = try self.parsedKafkaProperties()
         if self.concurrency < 0 { throw ValidationError("--concurrency cannot be negative, got \(self.concurrency)") }
+        if !(Self.messageBytesRange ~= self.maxMessageBytes) {
+            throw ValidationError("--max-message-bytes: expected a number of bytes from 10000 to 100000000, got \(self.maxMessageBytes)")
+        }
         if Logger.Level(rawValue: self.logLevel) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical; got '\(self.logLevel)'")
         }
     }
+
+    /// What `--max-message-bytes` accepts: room for a dead letter's headers, and at most librdkafka's 100 MB
+    /// fetch limit per partition.
+    static let messageBytesRange = 10_000...100_000_000
 
     /// The stage's configuration from these options.
     public func stageConfiguration(stage: String, defaultConcurrency: Int) throws -> StageConfiguration {
@@ -125,6 +145,10 @@ public struct WorkerOptions: ParsableArguments {
         configuration.consumer = { consumer in
             consumer.sessionTimeout = session
             consumer.heartbeatInterval = min(.seconds(3), session / 3)
+        }
+        let maxMessageBytes = self.maxMessageBytes
+        configuration.producer = { producer in
+            producer.maxMessageBytes = maxMessageBytes
         }
         return configuration
     }

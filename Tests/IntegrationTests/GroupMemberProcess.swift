@@ -109,7 +109,9 @@ final class ChildProcess: Sendable {
         self.output.fileHandleForReading.readabilityHandler = nil
     }
 
+    /// Sends `signal` while the child runs (never to a pid the system may have reused since it exited).
     func signal(_ signal: Int32) {
+        guard self.process.isRunning else { return }
         _ = kill(self.process.processIdentifier, signal)
     }
 

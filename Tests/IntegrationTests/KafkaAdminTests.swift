@@ -16,6 +16,14 @@ struct KafkaAdminTests {
         #expect(topic.partitions == [0, 1, 2])
     }
 
+    @Test func aTopicCreatedWithASizeLimitReportsIt() async throws {
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        let name = TestEnvironment.uniqueName("configs")
+        try await admin.createTopics([.init(name: name, partitions: 1, configs: ["max.message.bytes": "1048588"])])
+        let configs = try await admin.topicConfigs([name])
+        #expect(configs[name]?["max.message.bytes"] == "1048588")
+    }
+
     @Test func lagEqualsEndOffsetMinusCommittedOffset() async throws {
         try await withTestTopic(partitions: 3) { topic in
             let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)

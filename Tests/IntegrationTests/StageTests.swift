@@ -331,13 +331,16 @@ struct StageTopicsTests {
 
 @Suite(.timeLimit(.minutes(2)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct StageFailureTests {
-    /// An output the broker cannot take is not the job's fault: the stage stops with the error and the job
-    /// stays uncommitted (it runs again after the restart).
+    /// An output the broker does not take in time is not the job's fault: the stage stops with the error and
+    /// the job stays uncommitted (it runs again after the restart).
     @Test func aFailureToProduceStopsTheStageAndLeavesTheJobUncommitted() async throws {
         var configuration = testStageConfiguration()
         let prefix = configuration.topics.prefix
-        // Refused locally at once: larger than the producer's message size limit.
-        configuration.producer = { $0.kafka.additionalProperties["message.max.bytes"] = "1000" }
+        // The producer reaches no broker (the consumer does): the delivery times out.
+        configuration.producer = { producer in
+            producer.kafka.bootstrapServers = ["127.0.0.1:9"]
+            producer.deliveryTimeout = .seconds(2)
+        }
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         _ = try await StageTopics.createAll(
             [configuration.topics, StageTopics(stage: "records", prefix: prefix, tiers: 0)], partitions: 1, admin: admin
@@ -348,7 +351,7 @@ struct StageFailureTests {
             configuration: configuration,
             handler: ClosureHandler { job in
                 job.whenDelivered { afterDelivery.withLock { $0 += 1 } }
-                return [StageOutput(stage: "records", key: "k", payload: Array(repeating: 0x41, count: 5000))]
+                return [StageOutput(stage: "records", key: "k", payload: Array("{}".utf8))]
             },
             logger: .marqueeTest
         )

@@ -52,6 +52,29 @@ import Testing
         #expect(bad.field == "header marquee-attempt")
     }
 
+    @Test(arguments: [
+        ("marquee-id", String(decoding: [0x30, 0xFF, 0xFE, 0x31], as: UTF8.self)),
+        ("marquee-id", "01JOB with spaces"),
+        ("marquee-id", String(repeating: "A", count: 65)),
+        ("marquee-root", "job.outcome:01JOB"),
+        ("marquee-parent", "01\u{0}PARENT"),
+    ])
+    func anIDThatCannotBeAJobsIsRefusedNamingItsHeader(header: String, value: String) throws {
+        var headers = [("marquee-id", "01HZY00000000000000000JOB1")]
+        headers.removeAll { $0.0 == header }
+        headers.append((header, value))
+        let error = try #require(throws: PayloadError.self) { try Envelope(headers: headers.map { ($0.0, $0.1) }) }
+        #expect(error.field == "header \(header)")
+        #expect(error.description.contains("expected a job id"))
+        #expect(error.description.unicodeScalars.allSatisfy { $0.value < 0x7F && $0.value >= 0x20 }, "\(error)")
+    }
+
+    @Test func ulidsUUIDsAndScriptIDsAreJobIDs() throws {
+        for id in ["01HZY00000000000000000JOB1", "3f2b8c1e-6d4a-4f7b-9c2e-1a5b7d9e0f11", "id-7", "nightly_run_3"] {
+            #expect(try Envelope(headers: [("marquee-id", id)]).id.rawValue == id)
+        }
+    }
+
     @Test func jobIDsAreULIDsSortedByTime() {
         let earlier = JobID.make(milliseconds: 1_700_000_000_000)
         let later = JobID.make(milliseconds: 1_700_000_000_001)

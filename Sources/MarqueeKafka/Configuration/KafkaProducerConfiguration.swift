@@ -57,6 +57,18 @@ public struct KafkaProducerConfiguration: Sendable {
     /// Default: ``Compression-swift.struct/none``.
     public var compression: Compression = .none
 
+    /// The most bytes one message may take, key and headers included (`message.max.bytes`). A larger message is
+    /// refused before it is sent. Keep it at most the topics' `max.message.bytes` (Kafka's default 1,048,588),
+    /// or the broker refuses what this producer accepted.
+    ///
+    /// Default: 1,000,000 (librdkafka's).
+    public var maxMessageBytes: Int = 1_000_000
+
+    /// ``maxMessageBytes``, or the `message.max.bytes` given among the additional properties (`-X`).
+    public var effectiveMaxMessageBytes: Int {
+        self.kafka.additionalProperties["message.max.bytes"].flatMap { Int($0) } ?? self.maxMessageBytes
+    }
+
     /// How long ``KafkaProducer/close()`` waits for outstanding messages.
     ///
     /// Default: 30 seconds.
@@ -75,6 +87,7 @@ public struct KafkaProducerConfiguration: Sendable {
         properties["batch.num.messages"] = String(self.batchMessages)
         properties["queue.buffering.max.messages"] = String(self.queueMessages)
         properties["compression.codec"] = self.compression.value
+        properties["message.max.bytes"] = String(self.maxMessageBytes)
         properties.merge(self.kafka.additionalProperties) { _, raw in raw }
         return properties
     }
