@@ -67,9 +67,12 @@ enum SQLDialect: Sendable {
                 return "\(column.name) = \(value)"
             }
             .joined(separator: ", ")
+        let finished =
+            table.keepsFinishedOutcomes
+            ? " AND NOT (excluded.outcome = 'retried' AND t.outcome <> 'retried' AND excluded.attempt <= t.attempt)" : ""
         return """
             INSERT INTO \(table.name) AS t (\(names)) \(self.select(columns)) \
-            ON CONFLICT (\(keys)) DO UPDATE SET \(updates) WHERE t.fetched_at < excluded.fetched_at \
+            ON CONFLICT (\(keys)) DO UPDATE SET \(updates) WHERE t.fetched_at < excluded.fetched_at\(finished) \
             RETURNING \(self.keyText(table.key))
             """
     }

@@ -138,6 +138,15 @@ public final class Store: Sendable {
         try await self.write(try records.map { (record) throws(InvalidRecord) in try Self.prepare(record) })
     }
 
+    /// Whether `row` is a `retried` outcome that must not replace `stored`, a finished outcome of the same or a
+    /// later attempt (``Table/keepsFinishedOutcomes``; the upsert applies the same rule to stored rows).
+    static func isLateRetry(_ row: RowWrite, after stored: RowWrite) -> Bool {
+        guard case .string("retried")? = row.values["outcome"], case .string(let finished)? = stored.values["outcome"], finished != "retried",
+            case .integer(let attempt)? = row.values["attempt"], case .integer(let storedAttempt)? = stored.values["attempt"]
+        else { return false }
+        return attempt <= storedAttempt
+    }
+
     /// Upserts prepared records in one transaction.
     ///
     /// - Throws: ``StoreError`` when the transaction failed (nothing of the batch was written).
@@ -154,6 +163,7 @@ public final class Store: Sendable {
                 }
                 summary.rowsUnchanged += 1
                 var (older, newer) = existing.fetchedAt > row.fetchedAt ? (row, existing) : (existing, row)
+                if row.table.keepsFinishedOutcomes, Self.isLateRetry(newer, after: older) { swap(&older, &newer) }
                 for (column, accumulation) in row.table.accumulating {
                     newer.values[column] = accumulation.merge(older.values[column], newer.values[column])
                 }

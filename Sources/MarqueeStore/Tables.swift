@@ -42,6 +42,11 @@ struct Table: Sendable {
     /// Columns that accumulate instead of being replaced: a newer row's value is merged with the stored one (see
     /// ``Accumulation``). The other columns follow the gate as usual.
     var accumulating: [String: Accumulation] = [:]
+    /// A job-outcome table: a `retried` outcome never replaces a finished one (`done`, `dead-lettered`) of the
+    /// same or a later attempt, whatever its time. A worker cut off from the cluster may route a job to a retry
+    /// tier after another worker finished it (its produce requests reach the broker once the link is back); its
+    /// late outcome must not send the lineage backwards.
+    var keepsFinishedOutcomes = false
 
     /// Every column a row holds, key first.
     var columns: [Column] { self.key + self.values + (self.gated ? [Column(name: "fetched_at", type: .int)] : []) }
@@ -214,6 +219,7 @@ enum Tables {
             ]
         )
         table.accumulating = ["spawned": .arrayUnion, "outputs": .objectMaximum]
+        table.keepsFinishedOutcomes = true
         return table
     }()
 

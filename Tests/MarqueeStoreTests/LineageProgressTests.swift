@@ -40,6 +40,38 @@ struct LineageProgressTests {
         }
     }
 
+    @Test("a late retry never sends a finished job back to waiting, in one batch or across batches", arguments: TestEngine.enabled)
+    func lateRetriesDoNotRegress(engine: TestEngine) async throws {
+        try await engine.withStore { store in
+            func outcome(_ envelope: Envelope, _ outcome: JobOutcome.Outcome, at time: Int64) -> Record {
+                JobOutcome(
+                    envelope: envelope, stage: "fetch", kind: "tmdb.movie", outcome: outcome, outputs: [:], spawned: [],
+                    source: "marquee.fetch/0/1", finishedAt: time
+                ).record
+            }
+            // A worker cut off from the cluster routes the job to a retry tier after another finished it: its
+            // outcome arrives later, with a later time, for the same attempt.
+            let (done, dead, batched) = (Envelope.root(), Envelope.root(), Envelope.root())
+            _ = try await store.write([outcome(done, .done, at: 10), outcome(dead, .deadLettered(.permanent, error: "404"), at: 10)])
+            _ = try await store.write([
+                outcome(done, .retried(tier: 1, error: "timeout"), at: 20), outcome(dead, .retried(tier: 1, error: "timeout"), at: 20),
+            ])
+            _ = try await store.write([outcome(batched, .done, at: 10), outcome(batched, .retried(tier: 1, error: "timeout"), at: 20)])
+            let progress = try await store.lineageProgress(roots: [done.id, dead.id, batched.id])
+            #expect(progress == expected(roots: 3, expected: 3, finished: 3, deadLettered: 1, retrying: 0))
+            #expect(progress.isComplete)
+
+            // A retry of a later attempt (the job ran again after it finished, and failed) is taken, and so is a
+            // finished outcome after a retry.
+            var later = done
+            later.attempt = 2
+            _ = try await store.write([outcome(later, .retried(tier: 1, error: "503"), at: 30)])
+            #expect(try await store.lineageProgress(roots: [done.id]).retrying == 1)
+            _ = try await store.write([outcome(later, .done, at: 40)])
+            #expect(try await store.lineageProgress(roots: [done.id]).isComplete)
+        }
+    }
+
     @Test("a job handled twice keeps what each run spawned, in one batch or across batches", arguments: TestEngine.enabled)
     func redeliveredJobsAccumulate(engine: TestEngine) async throws {
         try await engine.withStore { store in
