@@ -144,6 +144,22 @@ public final class KafkaConsumer: Service, Sendable {
         await self.core.closed.wait()
     }
 
+    /// ``close()``, waiting at most `timeout` for it. Leaving the group can take as long as the group's
+    /// rebalance (a member rejoining after a network partition waits for the others); a process that stops does
+    /// not wait for it: the close goes on on its own thread, and the partitions move to the others after the
+    /// session timeout at the latest. Returns whether the close completed in time.
+    @discardableResult
+    public func close(within timeout: Duration) async -> Bool {
+        self.core.beginClose()
+        let core = self.core
+        do {
+            try await answer(within: timeout) { await core.closed.wait() }
+            return true
+        } catch {
+            return false
+        }
+    }
+
     /// Runs until graceful shutdown, then closes. Ends early, with the error, when the consumer failed (for
     /// example, no broker answered at start-up).
     public func run() async throws {

@@ -129,7 +129,11 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             failure = error
         }
         failure = jobs.failure ?? failure
-        await consumer.close()
+        if !(await consumer.close(within: self.configuration.closeTimeout)) {
+            self.logger.warning(
+                "the consumer did not leave the group within \(self.configuration.closeTimeout) (a rebalance in progress): stopping without waiting; its partitions move to the other members within the session timeout"
+            )
+        }
         await producer.close()
         if let failure {
             self.logger.critical("stage stopped: \(failure)")

@@ -48,6 +48,11 @@ public struct StageConfiguration: Sendable {
     /// end. A job still running then waits on something that ignores cancellation: the stage logs it with its
     /// phase and closes without it (uncommitted, it runs again). Default: 5 seconds.
     public var cancellationGrace: Duration = .seconds(5)
+    /// How long the stage waits for its consumer to commit and leave the group when it stops. Leaving waits for
+    /// the group's rebalance, which a member rejoining after a network partition can spend minutes in; past this
+    /// the stage stops without it (what it processed but had not committed yet runs again on the partition's next
+    /// owner). Default: 10 seconds.
+    public var closeTimeout: Duration = .seconds(10)
     /// Consumer settings beyond the shared ones (session timeout and the like); group and topics are set by
     /// the stage.
     public var consumer: @Sendable (inout KafkaConsumerConfiguration) -> Void = { _ in }
