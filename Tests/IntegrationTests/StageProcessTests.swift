@@ -109,6 +109,44 @@ struct StageProcessTests {
         try await self.expectANewMemberFinishes(ids, prefix: prefix, group: group)
     }
 
+    /// A member frozen past the session timeout loses its partitions; thawed, it rejoins the group. A SIGTERM
+    /// sent then is honoured within the shutdown timeout and the bounded wait for leaving the group, whatever the
+    /// rebalance is doing; and nothing is lost.
+    @Test func sigtermWhileRejoiningAfterAFreezeIsHonouredInTime() async throws {
+        let (prefix, ids) = try await self.prepare(count: 300)
+        let group = TestEnvironment.uniqueName("stage")
+        let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+        let first = try self.worker(prefix: prefix, group: group, workMilliseconds: 100, started: startedContinuation)
+        defer {
+            first.signal(SIGCONT)
+            first.signal(SIGKILL)
+        }
+        var iterator = started.makeAsyncIterator()
+        _ = await iterator.next()  // jobs are in flight
+        first.signal(SIGSTOP)
+        // The second member gets partitions (and starts a job) only once the rebalance it asked for is over: the
+        // frozen member's session has expired and it is out of the group.
+        let (secondStarted, secondContinuation) = AsyncStream<Void>.makeStream()
+        let second = try self.worker(prefix: prefix, group: group, workMilliseconds: 100, started: secondContinuation)
+        defer { second.signal(SIGKILL) }
+        var secondIterator = secondStarted.makeAsyncIterator()
+        _ = await secondIterator.next()
+        // Thawed, the first finds itself out of the group and rejoins; it is told to stop meanwhile.
+        first.signal(SIGCONT)
+        first.signal(SIGTERM)
+        let clock = ContinuousClock()
+        let stopAt = clock.now
+        let status = await first.waitForExit(killingAfter: .seconds(60))
+        let took = clock.now - stopAt
+        #expect(status == 0, "a graceful exit, not the watchdog's")
+        // 5 s for in-flight jobs, 2 s of cancellation grace, 10 s at most for leaving the group, the flush.
+        #expect(took < .seconds(25), "stopped after \(took)")
+        let seen = Set(try await read(readingUntilUnique: ids.count, from: "\(prefix)records"))
+        #expect(seen == ids, "nothing lost: \(ids.subtracting(seen).count) missing")
+        second.signal(SIGTERM)
+        #expect(await second.waitForExit() == 0)
+    }
+
     /// A job that waits on something deaf to cancellation cannot hold the worker open: past the shutdown timeout
     /// it is cancelled, past the cancellation grace it is left behind, uncommitted and named in the log with its
     /// phase; the next member runs it.
