@@ -8,6 +8,17 @@ int CMarqueeVips_init(const char *program_name, int block_untrusted) {
         return -1;
     }
     vips_concurrency_set(1);
+    // No ORC vector code: libvips before 8.15 compiles ORC programs whenever it builds some operations (a
+    // vertical reduce: one program per few kernel taps) and frees them with the operation, and ORC 0.4.33 splits,
+    // marks and merges its code-memory chunks outside its lock. Two threads building or freeing such operations at
+    // once corrupt the chunk list: SIGSEGV in liborc, SIGABRT from malloc, or a thread looping forever. Every
+    // caller runs libvips on several threads, so turn the vector paths off for the whole process; libvips then
+    // runs its C loops (docs/imaging.md, "Vector code (ORC) is off", has the cost). Warming up on one thread
+    // would not help: the programs are compiled per operation, not once. libvips 8.15 replaced ORC with Highway,
+    // compiled ahead of time, so its vector paths stay on.
+    if (CMarqueeVips_vector_uses_orc()) {
+        vips_vector_set_enabled(FALSE);
+    }
     if (block_untrusted) {
         vips_block_untrusted_set(TRUE);
     }
@@ -16,6 +27,10 @@ int CMarqueeVips_init(const char *program_name, int block_untrusted) {
 
 int CMarqueeVips_vector_is_enabled(void) {
     return vips_vector_isenabled() ? 1 : 0;
+}
+
+int CMarqueeVips_vector_uses_orc(void) {
+    return vips_version(0) < 8 || (vips_version(0) == 8 && vips_version(1) < 15);
 }
 
 VipsImage *CMarqueeVips_image_new_from_buffer(

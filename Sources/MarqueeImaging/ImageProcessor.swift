@@ -28,10 +28,11 @@ public final class ImageProcessor: Sendable {
     /// Starts libvips for the process, once; later calls return the first call's outcome.
     ///
     /// Runs `vips_init`, sets libvips' per-operation concurrency to one thread (`vips_concurrency_set(1)`:
-    /// parallelism comes from the processor's pool), blocks untrusted loaders and then every loader except
-    /// JPEG, PNG, WebP and GIF from memory (no ImageMagick, PDF, SVG, TIFF, HEIF … even if libvips has them), and
-    /// turns libvips' operation cache off so memory is released as soon as an image is done. Call it in `main`
-    /// before starting services; ``init(configuration:)`` calls it too.
+    /// parallelism comes from the processor's pool), turns libvips' ORC vector code off (ORC 0.4.33 corrupts its
+    /// code memory when several threads build and free operations at once), blocks untrusted loaders and then
+    /// every loader except JPEG, PNG, WebP and GIF from memory (no ImageMagick, PDF, SVG, TIFF, HEIF … even if
+    /// libvips has them), and turns libvips' operation cache off so memory is released as soon as an image is
+    /// done. Call it in `main` before starting services; ``init(configuration:)`` calls it too.
     ///
     /// - Throws: An ``ImagingError`` with code ``ImagingError/Code/internal`` if libvips cannot start.
     public static func globalInit() throws(ImagingError) {

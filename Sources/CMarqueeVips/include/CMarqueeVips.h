@@ -21,12 +21,18 @@
 #include <vips/vips.h>
 
 /// Starts libvips once per process (`vips_init`), keeps its own thread pool to one thread per operation
-/// (`vips_concurrency_set(1)`: parallelism comes from the caller's pool), and optionally blocks untrusted
-/// loaders. Returns 0 on success.
+/// (`vips_concurrency_set(1)`: parallelism comes from the caller's pool), turns its vector code off where that
+/// is ORC (`vips_vector_set_enabled(FALSE)` before libvips 8.15: ORC 0.4.33's code allocator is not safe when
+/// several threads build and free libvips operations at once), and optionally blocks untrusted loaders. Returns 0
+/// on success.
 int CMarqueeVips_init(const char *_Nonnull program_name, int block_untrusted);
 
-/// Whether libvips runs its vector (ORC) code paths: non-zero when on.
+/// Whether libvips runs its vector code paths: non-zero when on.
 int CMarqueeVips_vector_is_enabled(void);
+
+/// Whether this libvips' vector code is ORC, compiled at run time (before 8.15; 8.15 replaced it with Highway):
+/// non-zero when it is.
+int CMarqueeVips_vector_uses_orc(void);
 
 // MARK: - Loading
 

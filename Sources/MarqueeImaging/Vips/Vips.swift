@@ -4,16 +4,22 @@ import Cvips
 /// libvips' process-wide state for MarqueeImaging.
 enum Vips {
     /// The outcome of starting libvips, computed once per process (a `static let` is initialised exactly once,
-    /// thread-safely): `vips_init`, `vips_concurrency_set(1)`, untrusted loaders blocked, then every loader
-    /// blocked but the JPEG/PNG/WebP/GIF buffer loaders, the operation cache off, and libvips' stderr
-    /// warnings dropped.
+    /// thread-safely): `vips_init`, `vips_concurrency_set(1)`, ORC vector code off, untrusted loaders blocked,
+    /// then every loader blocked but the JPEG/PNG/WebP/GIF buffer loaders, the operation cache off, and libvips'
+    /// stderr warnings dropped.
     ///
     /// Starting libvips twice is harmless (`vips_init` returns at once the second time), so this coexists with
     /// the emulator's own initialisation in one test process; the loader restriction then applies to both (the
-    /// emulator only loads JPEG and PNG).
+    /// emulator only loads JPEG and PNG), and so does the vector setting (the emulator starts libvips through
+    /// the same `CMarqueeVips_init`).
     static let initialization: Result<Void, ImagingError> = {
         guard CMarqueeVips_init("marquee", 1) == 0 else {
             return .failure(ImagingError(code: .internal, reason: "vips_init failed: \(Self.lastError())"))
+        }
+        // CMarqueeVips_init turns libvips' ORC vector code off (ORC 0.4.33 corrupts its code memory when the
+        // pool's threads build and free operations at once); refuse to start if it did not.
+        guard !(Self.vectorUsesORC && Self.isVectorEnabled) else {
+            return .failure(ImagingError(code: .internal, reason: "libvips' vector (ORC) code is still on"))
         }
         guard CMarqueeVips_restrict_loaders() == 0 else {
             return .failure(ImagingError(code: .internal, reason: "restricting loaders failed: \(Self.lastError())"))
@@ -28,8 +34,11 @@ enum Vips {
         return .success(())
     }()
 
-    /// Whether libvips runs its vector (ORC) code paths in this process.
+    /// Whether libvips runs its vector code paths in this process.
     static var isVectorEnabled: Bool { CMarqueeVips_vector_is_enabled() != 0 }
+
+    /// Whether this libvips' vector code is ORC, compiled at run time (libvips before 8.15).
+    static var vectorUsesORC: Bool { CMarqueeVips_vector_uses_orc() != 0 }
 
     /// libvips' error text on this thread (the buffer is per thread), cleared afterwards.
     static func lastError() -> String {
