@@ -208,8 +208,13 @@ def working_again(samples, names, after):
 
 
 def read_csv(path):
-    with open(path, newline="") as file:
-        return list(csv.DictReader(file))
+    """The rows of a CSV file with a header; none when the run ended before it was written."""
+    try:
+        with open(path, newline="") as file:
+            return list(csv.DictReader(file))
+    except OSError:
+        print(f"(no {os.path.basename(path)}: the run ended before the lineage was read)")
+        return []
 
 
 def error_class(text):
@@ -322,7 +327,8 @@ def main():
 
     print()
     print("Per wave (unowned: the longest time a partition had no live owner on a reachable host; drain: from the")
-    print("end of the wave's fault until `marquee drain` found it drained, its 3-sample settle included)")
+    print("end of the wave's fault until `marquee drain` found it drained, its 3-sample settle included; the")
+    print("baseline's is its whole wave, from the enqueue)")
     header = f"  {'wave':<11} {'jobs':>6} {'unowned':>8} {'gaps':>5} {'drain':>7} {'retries':>8} {'/1k':>5} {'holds':>6} {'dead':>5} {'rerun':>6} {'regr':>5} {'req/run':>8}"
     print(header)
     drains, max_unowned = [], 0.0
@@ -334,7 +340,9 @@ def main():
         longest = wave_gaps[0][0] if wave_gaps else 0.0
         max_unowned = max(max_unowned, longest)
         drain = wave.get("drained", wave["end"]) - wave.get("faults_over", wave["start"])
-        drains.append(drain)
+        wave["drain"] = drain
+        if name != "baseline":  # its "drain" is the whole wave's work, the yardstick of the others
+            drains.append(drain)
         per_thousand = 1000 * figures["retries"] / figures["jobs"] if figures["jobs"] else 0
         if name == "baseline":
             baseline_rate = per_thousand
@@ -423,11 +431,11 @@ def main():
         "max_unowned_s": round(max_unowned, 1),
         "drain_s": round(max(drains), 1) if drains else 0,
         "waves": {w["name"]: {"unowned_s": round(w["gaps"][0][0], 1) if w["gaps"] else 0,
-                              "drain_s": round(d, 1), "retries": stats[w["name"]]["retries"],
+                              "drain_s": round(w["drain"], 1), "retries": stats[w["name"]]["retries"],
                               "holds": stats[w["name"]]["holds"], "dead": stats[w["name"]]["dead"],
                               "rerun": stats[w["name"]]["rerun"], "regressions": stats[w["name"]]["regressions"],
                               "jobs": stats[w["name"]]["jobs"]}
-                  for w, d in zip(waves, drains)},
+                  for w in waves},
     }
     with open(os.path.join(folder, "summary.json"), "w") as file:
         json.dump(summary, file, indent=1)

@@ -52,6 +52,7 @@
 #   FAULT_NET_SUBNET=10.77.0 the first three octets of the private /24 used inside the namespaces
 #   KILL_EVERY               seconds between kill -9s in the kill wave (long form: 6, for 60 s)
 #   MAX_WAIT                 how long each wave may take to drain (short 5m, long 30m)
+#   FAULT_NET_KAFKA_PROPERTIES  librdkafka properties added for every worker (key=value,…; they win over the tuning's)
 #   FAULT_NET_KAFKA_DEBUG    a librdkafka debug context for every worker (e.g. cgrp: the group protocol), in their
 #                            logs (which then log at debug level)
 #   FAULT_NET_WAVES          the waves to run, in order (e.g. "scale-up scale-down"; default: the form's)
@@ -182,6 +183,8 @@ cleanup() {
     for file in "$state"/pid-*; do
         [[ -f "$file" ]] && kill -9 "$(cat "$file")" 2>/dev/null
     done
+    # A run that ended early keeps the lineage it had, for scripts/fault-net-report.py.
+    [[ -f "$logs/outcome-log.csv" || -z "${lineage_ready:-}" ]] || export_lineage >/dev/null 2>&1
     [[ -n "${monitor:-}" ]] && kill "$monitor" 2>/dev/null
     [[ -n "${upstream_pid:-}" ]] && kill "$upstream_pid" 2>/dev/null
     [[ -n "${broker_pid:-}" ]] && kill -9 "$broker_pid" 2>/dev/null
@@ -237,7 +240,9 @@ bin=$logs/bin
 kafka_properties=batch.num.messages=1${FAULT_NET_KAFKA_DEBUG:+,debug=$FAULT_NET_KAFKA_DEBUG}
 pg_settings=()
 if [[ "$tuning" == recommended ]]; then
-    kafka_properties+=,socket.timeout.ms=10000,request.timeout.ms=10000,socket.keepalive.enable=true,metadata.max.age.ms=60000
+    # Not request.timeout.ms=10000 for produce requests: under the long form's load on two cores produce requests
+    # took longer, and the disconnects it caused ended in delivery timeouts and fetch workers stopping.
+    kafka_properties+=,socket.timeout.ms=10000,socket.keepalive.enable=true,metadata.max.age.ms=60000
     export MARQUEE_STORE_TIMEOUT=5
     pg_settings=(-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3
         -c tcp_user_timeout=10000 -c client_connection_check_interval=5000 -c idle_in_transaction_session_timeout=60000)
@@ -247,6 +252,8 @@ if [[ "$tuning" == recommended ]]; then
         in_host "$host" sysctl -q -w net.ipv4.tcp_keepalive_time=30 net.ipv4.tcp_keepalive_intvl=5 net.ipv4.tcp_keepalive_probes=3
     done
 fi
+# Properties of one's own on top (the later of two equal keys wins), to try a value.
+kafka_properties+=${FAULT_NET_KAFKA_PROPERTIES:+,$FAULT_NET_KAFKA_PROPERTIES}
 
 # The store host: a throw-away PostgreSQL cluster (it refuses to run as root; its user cannot enter /root).
 mkdir -p "$pg_dir"
@@ -402,8 +409,9 @@ settle() { # n
         settled=1
         for stage in fetch images; do
             for slot in $(seq 1 "$1"); do
-                log=$(ls -t "$logs/workers/$stage$slot".*.log 2>/dev/null | head -1)
-                latest=$(grep -o '"ts":"[^"]*","level":"info","label":"[^"]*","msg":"partitions assigned: [^"]' "$log" 2>/dev/null | tail -1 | cut -d'"' -f4)
+                # `|| true`: a worker just restarted has no log line yet (pipefail would end the run here).
+                log=$(ls -t "$logs/workers/$stage$slot".*.log 2>/dev/null | head -1) || true
+                latest=$(grep -o '"ts":"[^"]*","level":"info","label":"[^"]*","msg":"partitions assigned: [^"]' "$log" 2>/dev/null | tail -1 | cut -d'"' -f4) || true
                 [[ -n "$latest" && "$latest" > "$since" ]] || settled=0
             done
         done
@@ -421,8 +429,8 @@ snapshot_host() { # host
         slot=${stage##*[a-z]}
         stage=${stage%%[0-9]*}
         [[ "$(host_of "$stage" "$slot")" == "$1" ]] || continue
-        log=$(ls -t "$logs/workers/$stage$slot".*.log | head -1)
-        metrics=$(sed -n 's/.*"marquee.metrics":"\([^"]*\)".*/\1/p' "$log" | tail -1)
+        log=$(ls -t "$logs/workers/$stage$slot".*.log 2>/dev/null | head -1) || true
+        metrics=$(sed -n 's/.*"marquee.metrics":"\([^"]*\)".*/\1/p' "$log" 2>/dev/null | tail -1) || true
         [[ -n "$metrics" ]] || continue
         ctl python3 - "$metrics" "$stage" "$slot" <<'EOF' >>"$logs/snapshots.tsv" || true
 import sys, time, urllib.request
@@ -464,6 +472,13 @@ while not os.path.exists(os.path.join(state, "stop")):
 EOF
 monitor=$!
 
+export_lineage() { # the lineage's history and its final rows, as CSV files for scripts/fault-net-report.py
+    ctl timeout 120 psql -X -q -h "${address[store]}" -p 5432 -U marquee -d marquee \
+        -c "\\copy (SELECT * FROM fault_net.outcome_log ORDER BY seq) TO '$logs/outcome-log.csv' CSV HEADER"
+    ctl timeout 120 psql -X -q -h "${address[store]}" -p 5432 -U marquee -d marquee \
+        -c "\\copy (SELECT job_id, root_id, parent_id, stage, kind, attempt, outcome, error FROM job_outcomes) TO '$logs/job-outcomes.csv' CSV HEADER"
+}
+
 # The lineage log: created once the schema exists (the first fetch worker migrates it at its first heartbeat),
 # before anything is enqueued, so it sees every outcome.
 for _ in $(seq 1 600); do
@@ -498,6 +513,7 @@ CREATE TRIGGER fault_net_report BEFORE INSERT ON public.job_outcomes FOR EACH RO
 CREATE TRIGGER fault_net_change AFTER UPDATE ON public.job_outcomes FOR EACH ROW EXECUTE FUNCTION fault_net.log_outcome();
 EOF
 )"
+lineage_ready=1
 
 # The first wave starts once every initial worker holds partitions (a rebalance at the start is not a fault's).
 for _ in $(seq 1 900); do
@@ -590,10 +606,7 @@ duplicates=$(sql "SELECT (SELECT count(*) - count(DISTINCT movie_id) FROM movies
 lost=$((missing + root_count - roots_seen))
 lag_json=$(ctl "$bin/marquee" lag --json --samples 1 2>>"$logs/lag.err" || true)
 lag=$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(sum(s["totals"]["lag"] for s in d["stages"]))' <<<"$lag_json" 2>/dev/null || echo unknown)
-ctl psql -X -q -h "${address[store]}" -p 5432 -U marquee -d marquee \
-    -c "\\copy (SELECT * FROM fault_net.outcome_log ORDER BY seq) TO '$logs/outcome-log.csv' CSV HEADER"
-ctl psql -X -q -h "${address[store]}" -p 5432 -U marquee -d marquee \
-    -c "\\copy (SELECT job_id, root_id, parent_id, stage, kind, attempt, outcome, error FROM job_outcomes) TO '$logs/job-outcomes.csv' CSV HEADER"
+export_lineage
 
 echo
 echo "Fault-net report ($([[ $short == 1 ]] && echo short || echo long) form, $hosts worker hosts, tuning $tuning, $((SECONDS - started_at)) s)"
