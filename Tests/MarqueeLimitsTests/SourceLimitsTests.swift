@@ -151,7 +151,9 @@ struct SourceLimitsTests {
     @Test func aHeartbeatOnItsWayWhileTheWorkerClosesDoesNotLeaveItAMember() async throws {
         let coordination = GatedCoordination()
         let worker = SourceLimits(
-            configuration: Self.configuration(rate: 40, member: "fetch/test/0"),
+            // A store deadline the held heartbeat never reaches: one that timed out would be abandoned, and its late
+            // write is left to the member expiry (the session timeout), not to this rule.
+            configuration: Self.configuration(rate: 40, member: "fetch/test/0", tune: { Self.bePatient(&$0) }),
             coordination: coordination,
             logger: Self.logger,
             onEvent: nil,
@@ -159,14 +161,15 @@ struct SourceLimitsTests {
         )
         let run = Task { await worker.run() }
         defer { run.cancel() }
-        try await waitUntil { coordination.members == ["fetch/test/0"] }
+        // Generous waits: a loaded machine starves the heartbeat loop for seconds at times.
+        try await waitUntil(timeout: .seconds(60)) { coordination.members == ["fetch/test/0"] }
         // The next heartbeat reaches the store only after close() has left the members.
         coordination.holdNextHeartbeat()
-        try await waitUntil { coordination.isHoldingAHeartbeat }
+        try await waitUntil(timeout: .seconds(60)) { coordination.isHoldingAHeartbeat }
         await worker.close()
         #expect(coordination.members.isEmpty)
         coordination.release()
-        try await waitUntil { coordination.heartbeatsAnswered > 0 && coordination.members.isEmpty }
+        try await waitUntil(timeout: .seconds(60)) { coordination.heartbeatsAnswered > 0 && coordination.members.isEmpty }
     }
 
     @Test func withoutTheStoreAWorkerPacesAtItsShareOfTheMembersItKnew() async throws {
