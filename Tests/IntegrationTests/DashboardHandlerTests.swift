@@ -223,9 +223,9 @@ struct DashboardCLITests {
         var ports = serving.stream.makeAsyncIterator()
         let port = try #require(await ports.next(), "marquee dashboard says where it serves")
         let base = "http://127.0.0.1:\(port)"
-        #expect(try httpGet(base + "/api/lag", host: "dash.example").0 == 200)
-        #expect(try httpGet(base + "/api/lag", host: "localhost:\(port)").0 == 200)
-        let (status, body) = try httpGet(base + "/api/lag", host: "evil.example:\(port)")
+        #expect(try await httpGet(base + "/api/lag", host: "dash.example").0 == 200)
+        #expect(try await httpGet(base + "/api/lag", host: "localhost:\(port)").0 == 200)
+        let (status, body) = try await httpGet(base + "/api/lag", host: "evil.example:\(port)")
         #expect(status == 421)
         #expect(body.contains("misdirected request"), "\(body)")
         process.signal(SIGTERM)

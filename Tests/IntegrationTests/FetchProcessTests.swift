@@ -39,8 +39,8 @@ struct FetchProcessTests {
         let reason = dead.headers.string(Envelope.Header.error) ?? ""
         #expect(reason.contains("could not be found"), "the upstream's own message: \(reason)")
 
-        #expect(try httpGet(base + "/readyz").0 == 200)
-        let metrics = try httpGet(base + "/metrics").1
+        #expect(try await httpGet(base + "/readyz").0 == 200)
+        let metrics = try await httpGet(base + "/metrics").1
         #expect(metrics.contains(#"marquee_stage_jobs_total{stage="fetch",kind="tmdb.list",outcome="succeeded"} 1"#))
         #expect(metrics.contains(#"marquee_stage_dlq_total{stage="fetch",kind="tmdb.movie",error_kind="permanent"} 1"#))
 

@@ -26,7 +26,7 @@ struct ImageLimitsProcessTests {
         // Posters of two list pages: distinct URLs, so no download is shared.
         var posters: [String] = []
         for page in 1...2 {
-            let (status, body) = try httpGet(emulator.tmdbBaseURL + "/movie/popular?api_key=marquee-emulator&page=\(page)")
+            let (status, body) = try await httpGet(emulator.tmdbBaseURL + "/movie/popular?api_key=marquee-emulator&page=\(page)")
             #expect(status == 200)
             let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
             for movie in object?["results"] as? [[String: Any]] ?? [] {

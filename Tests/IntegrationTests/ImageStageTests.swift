@@ -89,8 +89,8 @@ func files(named name: String, below folder: URL) -> [String] {
 }
 
 /// The original-size URL of the first poster in the emulator's popular list.
-func firstPosterURL(_ emulator: UpstreamEmulatorProcess) throws -> String {
-    let list = try httpGet(emulator.tmdbBaseURL + "/movie/popular?api_key=marquee-emulator&language=en-US").1
+func firstPosterURL(_ emulator: UpstreamEmulatorProcess) async throws -> String {
+    let list = try await httpGet(emulator.tmdbBaseURL + "/movie/popular?api_key=marquee-emulator&language=en-US").1
     let posterPath = try #require(
         StrictJSON.parse(Array(list.utf8)).flatMap { json -> String? in
             guard case .object(let page) = json, case .array(let results)? = page["results"] else { return nil }
@@ -110,7 +110,7 @@ struct ImageStageTests {
     @Test func postersAreStoredOnceAndRecordedPerOwner() async throws {
         let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "9", "--movies", "40"])
         defer { emulator.terminate() }
-        let poster = try firstPosterURL(emulator)
+        let poster = try await firstPosterURL(emulator)
         let same = try SyntheticImage.render(.init(width: 600, height: 900, pattern: .random(seed: 4), encoding: .jpeg(quality: 85)))
         try await emulator.putFile("a.jpg", same, contentType: "image/jpeg")
         try await emulator.putFile("b.jpg", same, contentType: "image/jpeg")
@@ -150,7 +150,7 @@ struct ImageStageTests {
     @Test func aTransientDownloadFailureIsRetried() async throws {
         let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "9", "--movies", "10"])
         defer { emulator.terminate() }
-        let poster = try firstPosterURL(emulator)
+        let poster = try await firstPosterURL(emulator)
         try await emulator.control(["fault5xx": 1.0])  // every upstream answer is a 5xx for now
         try await withImageStage(emulator: emulator) { topics, ledger, folder in
             try await enqueue(ImageJob(url: poster, owner: "tmdb:movie:2", role: .poster), to: topics)

@@ -68,14 +68,14 @@ struct IndexProcessTests {
         try await postgres.stop()
         try await produce((201...600).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
         try await worker.paused.wait("the stage paused for the store") { $0 }
-        let (status, body) = try httpGet(worker.base + "/readyz")
+        let (status, body) = try await httpGet(worker.base + "/readyz")
         #expect(status == 503)
         #expect(body.contains("the store is down"), "\(body)")
 
         try await postgres.restart()
         try await worker.stored.wait("every record stored after the restart", timeout: .seconds(90)) { $0 >= 600 }
-        #expect(try httpGet(worker.base + "/readyz").0 == 200)
-        let metrics = try httpGet(worker.base + "/metrics").1
+        #expect(try await httpGet(worker.base + "/readyz").0 == 200)
+        let metrics = try await httpGet(worker.base + "/metrics").1
         #expect(!metrics.contains("marquee_stage_dlq_total{stage=\"records\""), "nothing was dead-lettered:\n\(metrics)")
         let store = try Store.open(location, logger: .marqueeTest)
         #expect(try await store.engine.read("SELECT COUNT(*) FROM movies", []) == [[.int(600)]])

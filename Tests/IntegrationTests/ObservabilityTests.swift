@@ -10,10 +10,22 @@ import Testing
 
 import class Foundation.Pipe
 import class Foundation.Process
+import class Foundation.Thread
 import struct Foundation.URL
 
 /// Fetches a URL with curl, with `Host: host` when given: `(status, body)`.
-func httpGet(_ url: String, host: String? = nil) throws -> (Int, String) {
+///
+/// curl runs and is waited for on a thread of its own: waiting on the cooperative pool (two threads here) would
+/// starve every other test, and a server running in the test process itself could not answer.
+func httpGet(_ url: String, host: String? = nil) async throws -> (Int, String) {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(with: Result { try curlGet(url, host: host) })
+        }.start()
+    }
+}
+
+private func curlGet(_ url: String, host: String?) throws -> (Int, String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
     process.arguments = ["-s", "-w", "\n%{http_code}", "--max-time", "10"] + (host.map { ["-H", "Host: \($0)"] } ?? []) + [url]
@@ -84,7 +96,7 @@ struct ObservabilityTests {
         var events = finished.stream.makeAsyncIterator()
         for _ in 0..<3 { _ = await events.next() }
 
-        let (status, body) = try httpGet("http://127.0.0.1:\(port)/metrics")
+        let (status, body) = try await httpGet("http://127.0.0.1:\(port)/metrics")
         #expect(status == 200)
         #expect(body.contains(#"marquee_stage_jobs_total{stage="fetch",kind="tmdb.movie",outcome="succeeded"} 2"#))
         #expect(body.contains(#"marquee_stage_jobs_total{stage="fetch",kind="tmdb.movie",outcome="dead_lettered"} 1"#))
@@ -96,9 +108,9 @@ struct ObservabilityTests {
         #expect(metricValue(body, #"marquee_stage_paused_partitions{stage="fetch"}"#) == 0)
         // The lag gauge follows librdkafka's statistics (its value depends on when they ran: ConsumerLagTests).
         #expect(body.contains(#"marquee_stage_consumer_lag{stage="fetch",topic="\#(configuration.topics.main)"} "#))
-        #expect(try httpGet("http://127.0.0.1:\(port)/healthz").0 == 200)
-        #expect(try httpGet("http://127.0.0.1:\(port)/readyz").0 == 200)
-        #expect(try httpGet("http://127.0.0.1:\(port)/nothing").0 == 404)
+        #expect(try await httpGet("http://127.0.0.1:\(port)/healthz").0 == 200)
+        #expect(try await httpGet("http://127.0.0.1:\(port)/readyz").0 == 200)
+        #expect(try await httpGet("http://127.0.0.1:\(port)/nothing").0 == 404)
 
         await group.triggerGracefulShutdown()
         try await running.value
@@ -134,21 +146,21 @@ struct ObservabilityTests {
         try await enqueue(.tmdbMovie(id: 1, language: "en-US", follow: .none), to: configuration.topics)
         var successes = succeeded.stream.makeAsyncIterator()
         _ = await successes.next()
-        #expect(try httpGet("http://127.0.0.1:\(port)/readyz").0 == 200)
+        #expect(try await httpGet("http://127.0.0.1:\(port)/readyz").0 == 200)
 
         try await enqueue(.tmdbGenres(language: "en-US"), to: configuration.topics)
         var refusals = refused.stream.makeAsyncIterator()
         _ = await refusals.next()
         // The refusal pauses the stage right after the handler threw; ask until the probe says so.
-        var answer = try httpGet("http://127.0.0.1:\(port)/readyz")
+        var answer = try await httpGet("http://127.0.0.1:\(port)/readyz")
         for _ in 0..<50 where answer.0 == 200 {
             try await Task.sleep(for: .milliseconds(20))  // a bounded poll of an HTTP probe, not a synchronisation
-            answer = try httpGet("http://127.0.0.1:\(port)/readyz")
+            answer = try await httpGet("http://127.0.0.1:\(port)/readyz")
         }
         #expect(answer.0 == 503)
         #expect(answer.1.contains("the store is down: connection refused"))
-        #expect(try httpGet("http://127.0.0.1:\(port)/healthz").0 == 200, "alive while not ready")
-        let metricsWhileDown = try httpGet("http://127.0.0.1:\(port)/metrics").1
+        #expect(try await httpGet("http://127.0.0.1:\(port)/healthz").0 == 200, "alive while not ready")
+        let metricsWhileDown = try await httpGet("http://127.0.0.1:\(port)/metrics").1
         #expect(metricsWhileDown.contains(#"marquee_stage_ready{stage="fetch"} 0"#))
         #expect(
             metricValue(metricsWhileDown, #"marquee_stage_paused_partitions{stage="fetch"}"#) == Double(1 + configuration.topics.tiers),

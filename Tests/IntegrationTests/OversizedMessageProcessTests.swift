@@ -40,8 +40,8 @@ struct OversizedMessageProcessTests {
     }
 
     /// A TMDB movie id of the emulator's catalogue (the first of its popular list).
-    static func movieID(_ emulator: UpstreamEmulatorProcess) throws -> Int64 {
-        let (status, body) = try httpGet(emulator.tmdbBaseURL + "/movie/popular?api_key=marquee-emulator&page=1")
+    static func movieID(_ emulator: UpstreamEmulatorProcess) async throws -> Int64 {
+        let (status, body) = try await httpGet(emulator.tmdbBaseURL + "/movie/popular?api_key=marquee-emulator&page=1")
         #expect(status == 200)
         let page = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
         let results = try #require(page["results"] as? [[String: Any]])
@@ -125,7 +125,7 @@ struct OversizedMessageProcessTests {
     @Test func anAnswerTooLargeForTheRecordsTopicFailsItsJobAndTheStageGoesOnAcrossARestart() async throws {
         let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "32", "--movies", "100"])
         defer { emulator.terminate() }
-        let movie = try Self.movieID(emulator)
+        let movie = try await Self.movieID(emulator)
         _ = try await emulator.control(["paddedMovie": Int(movie), "paddedOverviewBytes": 1_100_000])
         let (prefix, fetch, records) = try await pipelineTopics("mqbigrec", fetchTiers: 3, recordsTiers: 0)
         let group = TestEnvironment.uniqueName("fetch")

@@ -109,10 +109,10 @@ struct ProducerProcessTests {
         try await run.log.wait("the leader firing a window") { $0.fired[leaderName, default: 0] >= 1 }
         for name in [leaderName, standbyName] {
             let base = try #require(run.log.snapshot.metrics[name], "\(name) announced its metrics address")
-            #expect(try httpGet(base + "/healthz").0 == 200)
-            let (status, body) = try httpGet(base + "/readyz")
+            #expect(try await httpGet(base + "/healthz").0 == 200)
+            let (status, body) = try await httpGet(base + "/readyz")
             #expect(status == 200 && body.hasPrefix("ready"), "\(name): \(status) \(body)")
-            let metrics = try httpGet(base + "/metrics").1
+            let metrics = try await httpGet(base + "/metrics").1
             #expect(metricValue(metrics, "marquee_producer_leader") == (name == leaderName ? 1 : 0), "\(metrics)")
             if name == leaderName {
                 #expect((metricValue(metrics, #"marquee_producer_windows_total{schedule="tick",outcome="fired"}"#) ?? 0) >= 1, "\(metrics)")

@@ -82,7 +82,7 @@ private func day(_ when: String) async throws -> String {
 }
 
 private func getJSON(_ url: String) async throws -> [String: Any] {
-    let (status, body) = try httpGet(url)
+    let (status, body) = try await httpGet(url)
     #expect(status == 200, "\(url): \(status)")
     return try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
 }

@@ -96,9 +96,9 @@ struct SecretsTests {
         // What operators and dashboards read.
         var metrics: [String] = []
         for (_, base) in workers {
-            metrics.append(try httpGet(base + "/metrics").1)
+            metrics.append(try await httpGet(base + "/metrics").1)
             texts.append(("\(base)/metrics", metrics.last!))
-            texts.append(("\(base)/readyz", try httpGet(base + "/readyz").1))
+            texts.append(("\(base)/readyz", try await httpGet(base + "/readyz").1))
         }
         // The workers' own figures: upstream statuses per source (faults included), image bytes in and out.
         #expect(metrics[0].contains(#"marquee_fetch_http_responses_total{source="tmdb",status="200"}"#), "\(metrics[0])")

@@ -56,7 +56,7 @@ struct SharedLimitsProcessTests {
                 // The pipeline used the limit rather than keeping under it by idling.
                 let rate = achievedRate(stats, "tmdb")
                 #expect(rate >= 0.8 * Double(limit), "the pipeline ran at \(rate) requests a second")
-                let requests = try workers.running.map { try workers.metric($0, Self.tmdbRequests) }
+                let requests = try await workers.metrics(Self.tmdbRequests)
                 #expect(requests.count { $0 > 0 } >= 2, "requests per worker: \(requests)")
                 #expect(requests.reduce(0, +) >= 300, "requests per worker: \(requests)")
             }
@@ -83,10 +83,8 @@ struct SharedLimitsProcessTests {
                 try await withOutcomes(of: records.main) { outcomes in
                     let jobs = try await enqueueAll(details(ids), to: fetch)
                     try await outcomes.wait("a quarter of the jobs is done", timeout: .seconds(60)) { $0.done.count >= 100 }
-                    let victim = try #require(
-                        workers.running.first { (try? workers.metric($0, Self.tmdbRequests)) ?? 0 > 0 },
-                        "a worker that is fetching"
-                    )
+                    let requests = try await workers.metrics(Self.tmdbRequests)
+                    let victim = workers.running[try #require(requests.firstIndex { $0 > 0 }, "a worker that is fetching")]
                     let clock = ContinuousClock()
                     let killedAt = clock.now
                     #expect(await workers.stop(victim, signal: SIGKILL) == SIGKILL)
@@ -157,7 +155,7 @@ struct SharedLimitsProcessTests {
                 let stats = try await emulator.stats()
                 #expect(statistic(stats, "routes", "kofic.daily") == 5, "the upstream saw the budget: \(workers.notable())")
                 let heldSample = #"marquee_stage_jobs_total{stage="fetch",kind="kofic.boxoffice.daily",outcome="held"}"#
-                let held = try workers.running.map { try workers.metric($0, heldSample) }
+                let held = try await workers.metrics(heldSample)
                 #expect(held.reduce(0, +) >= 3, "held jobs per worker: \(held)")
             }
         }
@@ -189,7 +187,7 @@ struct SharedLimitsProcessTests {
                     let kofic = try await enqueueAll(boxOffices(month: 2, days: 1...10), to: fetch)
                     try await outcomes.wait("a TMDB job is held") { log in tmdb.contains { log.holds[$0] != nil } }
                     try await poll("every worker reports TMDB paused", timeout: .seconds(5)) {
-                        try workers.running.allSatisfy { try workers.metric($0, Self.tmdbPaused) == 1 }
+                        try await workers.metrics(Self.tmdbPaused).allSatisfy { $0 == 1 }
                     }
                     try await poll("the two other workers hear of it from the store", timeout: .seconds(5)) {
                         workers.running.count { workers.logged($0, "TMDB paused by another worker") } == 2
@@ -204,7 +202,7 @@ struct SharedLimitsProcessTests {
                     #expect(log.retried.isEmpty, "no attempt was spent: \(log)")
                     #expect(tmdb.allSatisfy { log.doneAttempt[$0] == 1 }, "every TMDB job succeeded on its first attempt: \(log)")
                     try await poll("every worker reports TMDB running again", timeout: .seconds(5)) {
-                        try workers.running.allSatisfy { try workers.metric($0, Self.tmdbPaused) == 0 }
+                        try await workers.metrics(Self.tmdbPaused).allSatisfy { $0 == 0 }
                     }
                 }
             }
@@ -234,7 +232,7 @@ struct SharedLimitsProcessTests {
                     let tmdb = try await enqueueAll(details(ids), to: fetch, partition: 0)
                     let kofic = try await enqueueAll(boxOffices(month: 3, days: 1...10), to: fetch)
                     try await poll("every worker reports TMDB paused", timeout: .seconds(30)) {
-                        try workers.running.allSatisfy { try workers.metric($0, Self.tmdbPaused) == 1 }
+                        try await workers.metrics(Self.tmdbPaused).allSatisfy { $0 == 1 }
                     }
                     try await poll("the two other workers hear of it from the store", timeout: .seconds(5)) {
                         workers.running.count { workers.logged($0, "TMDB paused by another worker") } == 2
@@ -304,7 +302,7 @@ private func movieIDs(
 ) async throws -> [Int64] {
     var ids: [Int64] = []
     for page in 1...500 where ids.count < count {
-        let (status, body) = try httpGet("\(emulator.tmdbBaseURL)/movie/popular?api_key=\(key)&page=\(page)")
+        let (status, body) = try await httpGet("\(emulator.tmdbBaseURL)/movie/popular?api_key=\(key)&page=\(page)")
         try #require(status == 200, "list page \(page): \(status) \(body.prefix(200))")
         let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
         let results = try #require(object?["results"] as? [[String: Any]], "list page \(page)")
@@ -500,11 +498,18 @@ final class FetchWorkers: Sendable {
     var running: [Int] { self.members.withLock { members in members.indices.filter { members[$0].isRunning } } }
 
     /// One sample of a worker's `/metrics` (0 when absent).
-    func metric(_ index: Int, _ sample: String) throws -> Double {
+    func metric(_ index: Int, _ sample: String) async throws -> Double {
         let base = self.members.withLock { $0[index].base }
-        let (status, body) = try httpGet(base + "/metrics")
+        let (status, body) = try await httpGet(base + "/metrics")
         try #require(status == 200, "worker \(index)'s /metrics answered \(status)")
         return metricValue(body, sample) ?? 0
+    }
+
+    /// One sample of every running worker's `/metrics`, in the order of ``running``.
+    func metrics(_ sample: String) async throws -> [Double] {
+        var values: [Double] = []
+        for index in self.running { values.append(try await self.metric(index, sample)) }
+        return values
     }
 
     /// Sends `signal` to a worker and returns its exit status (SIGKILL after 20 s).
@@ -529,7 +534,7 @@ final class FetchWorkers: Sendable {
     /// Waits until every running worker has partitions and together they have all `partitions` (a settled group).
     func waitUntilBalanced(partitions: Int) async throws {
         try await poll("the workers share all \(partitions) partitions", timeout: .seconds(60)) {
-            let assigned = try self.running.map { try self.metric($0, #"marquee_stage_assigned_partitions{stage="fetch"}"#) }
+            let assigned = try await self.metrics(#"marquee_stage_assigned_partitions{stage="fetch"}"#)
             return assigned.allSatisfy { $0 > 0 } && Int(assigned.reduce(0, +)) == partitions
         }
     }

@@ -79,9 +79,9 @@ struct StatusCLITests {
 
         // The worker answers the name it was given, IP addresses and names without a dot; another site's name
         // (a page that rebinds its own name to the worker's address) is refused.
-        #expect(try httpGet(ready.base + "/metrics", host: "index.marquee.example").0 == 200)
-        #expect(try httpGet(ready.base + "/metrics", host: "marquee-index:9103").0 == 200)
-        let (refused, refusal) = try httpGet(ready.base + "/metrics", host: "evil.example")
+        #expect(try await httpGet(ready.base + "/metrics", host: "index.marquee.example").0 == 200)
+        #expect(try await httpGet(ready.base + "/metrics", host: "marquee-index:9103").0 == 200)
+        let (refused, refusal) = try await httpGet(ready.base + "/metrics", host: "evil.example")
         #expect(refused == 421)
         #expect(refusal.contains("MARQUEE_METRICS_ALLOWED_HOSTS"), "\(refusal)")
 
