@@ -63,6 +63,9 @@ final class ConsumerCore: Sendable {
         var hasDirty = false
         /// The reader is suspended (or about to be): `markProcessed` stores offsets itself meanwhile.
         var isReaderIdle = false
+        /// The group's rebalance protocol as librdkafka last reported it: it reports none once the group handle
+        /// is terminating (a revocation inside the close sequence).
+        var isCooperative = false
     }
 
     /// What only the reader touches: the batch array, the partition of each message in it, and the topic-name
@@ -498,7 +501,11 @@ final class ConsumerCore: Sendable {
         code: rd_kafka_resp_err_t,
         partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>
     ) {
-        let isCooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+        let reported = rd_kafka_rebalance_protocol(handle).map { String(cString: $0) }
+        let isCooperative = self.state.withLock { state in
+            if let reported { state.isCooperative = reported == "COOPERATIVE" }
+            return state.isCooperative
+        }
         let keys = RDKafkaTopicPartitionList.entries(partitions).map(\.partition)
         switch RDKafkaCode(code) {
         case .assignPartitions:
