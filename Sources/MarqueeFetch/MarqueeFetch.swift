@@ -165,7 +165,9 @@ struct MarqueeFetch: AsyncParsableCommand {
         settings.rateLimits = Dictionary(try FetchWorkerSettings.parseRateLimits(self.rateLimits)) { _, last in last }
         var store: Store?
         if self.validatorCache == "store" || self.sharedLimits == "store" {
-            store = try Store.open(try StoreLocation(parsing: self.store), maximumConnections: 3, logger: logger)
+            store = try Store.open(
+                try StoreLocation(parsing: self.store), maximumConnections: 3, timeout: self.worker.storeDeadline, logger: logger
+            )
         }
         if self.validatorCache == "store", let store {
             settings.validatorCache = StoreValidatorCache(store: store, logger: logger)

@@ -137,7 +137,9 @@ struct MarqueeImages: AsyncParsableCommand {
         settings.rateLimits = try ImageLimits.parse(self.rateLimits)
         var coordinationStore: Store?
         if !settings.rateLimits.isEmpty, self.sharedLimits == "store" {
-            let opened = try Store.open(try StoreLocation(parsing: self.store), maximumConnections: 2, logger: logger)
+            let opened = try Store.open(
+                try StoreLocation(parsing: self.store), maximumConnections: 2, timeout: self.worker.storeDeadline, logger: logger
+            )
             settings.coordination = StoreCoordination(store: opened)
             coordinationStore = opened
         }

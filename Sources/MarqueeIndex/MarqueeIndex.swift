@@ -55,14 +55,6 @@ struct MarqueeIndex: AsyncParsableCommand {
     @Option(help: ArgumentHelp("PostgreSQL connections (ignored for SQLite; at least --writers).", discussion: "Env: MARQUEE_STORE_CONNECTIONS."))
     var connections: Int = Self.environment["MARQUEE_STORE_CONNECTIONS"].flatMap { Int($0) } ?? 4
 
-    @Option(
-        help: ArgumentHelp(
-            "Seconds one store operation may take (waiting for a connection included) before the store counts as down.",
-            discussion: "Env: MARQUEE_STORE_TIMEOUT."
-        )
-    )
-    var storeTimeout: Int = Self.environment["MARQUEE_STORE_TIMEOUT"].flatMap { Int($0) } ?? 30
-
     /// Test fault injection (the kill between the store commit and the offset commit; 0: off): hidden.
     @Option(help: .hidden)
     var crashAfterCommits: Int = Self.environment["MARQUEE_INDEX_CRASH_AFTER_COMMITS"].flatMap { Int($0) } ?? 0
@@ -72,7 +64,6 @@ struct MarqueeIndex: AsyncParsableCommand {
         guard (0...60_000).contains(self.batchWait) else { throw ValidationError("--batch-wait must be 0…60000 ms") }
         guard (1...16).contains(self.writers) else { throw ValidationError("--writers must be 1…16") }
         guard (1...100).contains(self.connections) else { throw ValidationError("--connections must be 1…100") }
-        guard (1...3600).contains(self.storeTimeout) else { throw ValidationError("--store-timeout must be 1…3600 seconds") }
         do {
             _ = try StoreLocation(parsing: self.store)
         } catch {
@@ -88,7 +79,7 @@ struct MarqueeIndex: AsyncParsableCommand {
         let store = try Store.open(
             try StoreLocation(parsing: self.store),
             maximumConnections: max(self.connections, self.writers),
-            timeout: .seconds(self.storeTimeout),
+            timeout: self.worker.storeDeadline,
             logger: logger
         )
         var settings = IndexSettings()

@@ -102,6 +102,17 @@ public struct WorkerOptions: ParsableArguments {
     public var kafkaProperties: [String] =
         (Self.environment["MARQUEE_KAFKA_PROPERTIES"] ?? "").split(separator: ",").map(String.init)
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds one store operation may take (waiting for a connection included) before the store counts as down.",
+            discussion: "Env: MARQUEE_STORE_TIMEOUT."
+        )
+    )
+    public var storeTimeout: Int = Self.environment["MARQUEE_STORE_TIMEOUT"].flatMap { Int($0) } ?? 30
+
+    /// `--store-timeout` as a duration.
+    public var storeDeadline: Duration { .seconds(self.storeTimeout) }
+
     public init() {}
 
     public func validate() throws {
@@ -111,6 +122,9 @@ public struct WorkerOptions: ParsableArguments {
         _ = try self.parsedMetricsAddress(defaultPort: 0)
         _ = try self.parsedMetricsAllowedHosts()
         _ = try self.parsedKafkaProperties()
+        guard (1...3600).contains(self.storeTimeout) else {
+            throw ValidationError("--store-timeout: expected 1 to 3600 seconds, got \(self.storeTimeout)")
+        }
         if self.concurrency < 0 { throw ValidationError("--concurrency cannot be negative, got \(self.concurrency)") }
         if !(Self.messageBytesRange ~= self.maxMessageBytes) {
             throw ValidationError("--max-message-bytes: expected a number of bytes from 10000 to 100000000, got \(self.maxMessageBytes)")

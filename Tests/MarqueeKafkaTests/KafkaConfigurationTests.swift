@@ -28,6 +28,22 @@ import Testing
         #expect(properties["group.id"] == "g")
     }
 
+    /// A silent peer (a host cut off) is noticed within 10 s rather than librdkafka's 60, idle connections are
+    /// kept alive, and a moved broker is found within a minute: every client, producer and consumer alike.
+    @Test func networkTimeoutsSuitARealNetworkAndCanBeOverridden() {
+        var kafka = KafkaConfiguration(brokers: "h:1")
+        for properties in [
+            KafkaProducerConfiguration(kafka: kafka).properties,
+            KafkaConsumerConfiguration(kafka: kafka, groupID: "g", topics: ["t"]).properties,
+        ] {
+            #expect(properties["socket.timeout.ms"] == "10000")
+            #expect(properties["socket.keepalive.enable"] == "true")
+            #expect(properties["metadata.max.age.ms"] == "60000")
+        }
+        kafka.additionalProperties = ["socket.timeout.ms": "60000"]
+        #expect(KafkaProducerConfiguration(kafka: kafka).properties["socket.timeout.ms"] == "60000")
+    }
+
     @Test func additionalPropertiesOverrideTypedOnes() {
         var kafka = KafkaConfiguration(brokers: "h:1")
         kafka.additionalProperties = ["acks": "1", "security.protocol": "SASL_SSL"]

@@ -65,6 +65,7 @@ import Testing
         (["--log-level", "loud"], "--log-level must be one of"),
         (["--session-timeout", "500ms"], "between 1s and 1h"),
         (["--concurrency=-1"], "cannot be negative"),
+        (["--store-timeout", "0"], "--store-timeout: expected 1 to 3600 seconds, got 0"),
     ])
     func badOptionsSayWhatIsWrong(arguments: [String], message: String) {
         #expect {
@@ -72,6 +73,11 @@ import Testing
         } throws: { error in
             WorkerOptions.message(for: error).contains(message)
         }
+    }
+
+    @Test func theStoreDeadlineIsEveryWorkers() throws {
+        #expect(try WorkerOptions.parse([]).storeDeadline == .seconds(30))
+        #expect(try WorkerOptions.parse(["--store-timeout", "5"]).storeDeadline == .seconds(5))
     }
 
     @Test func durationText() {

@@ -73,6 +73,13 @@ public struct KafkaConfiguration: Sendable {
             "reconnect.backoff.max.ms": "1000",
             // Marquee creates its topics explicitly; a metadata request or a produce must never create one.
             "allow.auto.create.topics": "false",
+            // On a network a peer can go silent without closing anything (a host cut off): a request on such a
+            // connection fails after 10 s instead of 60, and librdkafka replaces the connection; keep-alives find
+            // a dead peer on an idle one; a broker that moved is found within a minute (docs/deploy.md, "On a
+            // real network").
+            "socket.timeout.ms": "10000",
+            "socket.keepalive.enable": "true",
+            "metadata.max.age.ms": "60000",
         ]
         if let statisticsInterval = self.statisticsInterval {
             properties["statistics.interval.ms"] = String(max(statisticsInterval.milliseconds, 1))
