@@ -242,7 +242,8 @@ public final class SourceLimits: Sendable {
     private enum CircuitCheck {
         case closed
         case held(String, Duration)
-        case probe(String)
+        /// The probe's time has come; `shared`: the store knows of the pause, and grants the probe to one worker.
+        case probe(String, shared: Bool)
     }
 
     /// Returns whether the request is the source's probe; throws ``SourceHeld`` while the source is paused.
@@ -257,16 +258,18 @@ public final class SourceLimits: Sendable {
             // This worker asks for the probe once; until the answer, its other jobs wait.
             circuit.probeAt = now + self.configuration.probeInterval
             state.limits[index].circuit = circuit
-            return .probe(circuit.reason)
+            return .probe(circuit.reason, shared: circuit.shared)
         }
         switch check {
         case .closed:
             return false
         case .held(let reason, let wait):
             throw SourceHeld(source: limit.source, reason: "\(limit.displayName) is paused: \(reason)", wait: wait)
-        case .probe(let reason):
+        case .probe(let reason, let shared):
+            // A pause this worker opened without the store (cut off from it, as from the upstream) is its own: the
+            // store has no circuit to grant a probe of, so the worker probes alone, as it would without the store.
             let claimed: Bool
-            if self.storeUsable(now) {
+            if shared, self.storeUsable(now) {
                 do {
                     let configuration = self.configuration
                     claimed = try await answer(within: self.configuration.storeTimeout) {

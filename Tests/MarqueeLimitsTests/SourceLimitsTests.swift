@@ -187,6 +187,39 @@ struct SourceLimitsTests {
         #expect(times.max()! - times.min()! >= .seconds(1.85))
     }
 
+    /// A worker cut off from the store (and, on the same network, from the upstream) pauses the source on its own.
+    /// The store never heard of that pause: once it answers again, the worker probes the source itself instead of
+    /// waiting for a probe the store has no pause to grant (which held the worker's jobs for good).
+    @Test func aPauseOpenedWithoutTheStoreIsProbedOnceTheStoreAnswers() async throws {
+        let coordination = FailingCoordination(members: 1)
+        try await Self.withWorkers(1, coordination: coordination) { workers in
+            try await waitUntil { coordination.heartbeats.load(ordering: .relaxed) > 0 }
+            coordination.failing.store(true, ordering: .relaxed)
+            for _ in 0..<5 {
+                let ticket = try await workers[0].admit("tmdb")
+                await workers[0].report(ticket, .failed("timeout"))
+            }
+            #expect(workers[0].pause(of: "tmdb") != nil)
+            coordination.failing.store(false, ordering: .relaxed)
+            let answered = coordination.heartbeats.load(ordering: .relaxed)
+            try await waitUntil { coordination.heartbeats.load(ordering: .relaxed) > answered + 1 }
+            var probe: SourceTicket?
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(10)
+            while probe == nil, clock.now < deadline {
+                if let ticket = try? await workers[0].admit("tmdb"), ticket.isProbe {
+                    probe = ticket
+                } else {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            let ticket = try #require(probe, "the worker probes its own pause once the store answers")
+            await workers[0].report(ticket, .answered)
+            #expect(workers[0].pause(of: "tmdb") == nil)
+            _ = try await workers[0].admit("tmdb")
+        }
+    }
+
     @Test func aRefusedKeySeenByOneWorkerPausesTheSourceInEveryWorkerUntilAProbeSucceeds() async throws {
         let coordination = LocalCoordination()
         try await Self.withWorkers(3, coordination: coordination) { workers in
@@ -323,6 +356,8 @@ final class Grants: Sendable {
 /// A coordination that answers like memory until told to fail, with a member count of its own.
 final class FailingCoordination: Coordination {
     let failing = Atomic<Bool>(false)
+    /// Heartbeats answered (not failed).
+    let heartbeats = Atomic<Int>(0)
     private let local = LocalCoordination()
     private let members: Int
 
@@ -348,6 +383,7 @@ final class FailingCoordination: Coordination {
         try self.check()
         var view = try await self.local.heartbeat(member: member, stage: stage, host: host, startedAt: startedAt, usage: usage, expiry: expiry)
         view.members = self.members
+        self.heartbeats.add(1, ordering: .relaxed)
         return view
     }
 
