@@ -168,6 +168,8 @@ def cause_of(time, events, group=None):
             continue
         if kind in ("link-down", "link-up"):
             best = f"{kind} {args[0]}"
+        elif kind == "unstick" and (not group or GROUP_OF.get(args[0]) == group):
+            best = f"{args[0]} emptied (the test broker's livelock)"
         elif kind == "kill9":
             best = f"kill -9 {args[0]}{args[1]}"
         elif kind == "term":
@@ -388,6 +390,9 @@ def main():
         kills = [(t, a) for t, k, a in events if k == "kill9" and wave["start"] <= t < wave["end"]]
         if kills:
             print(f"    kill -9          {len(kills)}: " + ", ".join(f"{a[0]}{a[1]} at {t - wave['start']:.0f} s" for t, a in kills))
+        unsticks = [(t, a) for t, k, a in events if k == "unstick" and wave["start"] <= t < wave["end"]]
+        if unsticks:
+            print("    test broker      " + ", ".join(f"{a[0]} had no assignment for a minute, emptied for 20 s at {t - wave['start']:.0f} s" for t, a in unsticks))
         exits = [(t, a) for t, k, a in events if k == "exit" and a[4] == "unexpected" and wave["start"] <= t < wave["end"]]
         if exits:
             print(f"    exits            {len(exits)} unexpected (restarted): " + ", ".join(f"{a[0]}{a[1]} status {a[3]} at {t - wave['start']:.0f} s" for t, a in exits))
@@ -429,6 +434,8 @@ def main():
         "lineage_regressions": len(regressions),
         "lineage_regressed_jobs": len({row["job_id"] for row in regressions}),
         "max_unowned_s": round(max_unowned, 1),
+        "unexpected_exits": sum(1 for _, k, a in events if k == "exit" and a[4] == "unexpected"),
+        "unsticks": sum(1 for _, k, _ in events if k == "unstick"),
         "drain_s": round(max(drains), 1) if drains else 0,
         "waves": {w["name"]: {"unowned_s": round(w["gaps"][0][0], 1) if w["gaps"] else 0,
                               "drain_s": round(w["drain"], 1), "retries": stats[w["name"]]["retries"],

@@ -45,9 +45,10 @@
 #   FAULT_SHORT=1            the short form (default with CI=true): 2 TMDB pages a wave, 5 waves, about 5 minutes
 #   FAULT_NET_PAGES          TMDB popular pages per wave (short 2, long 71: 7 waves, 497 pages, over 10,000 fetch jobs)
 #   FAULT_NET_HOSTS=3        worker hosts (2 to 4)
-#   FAULT_NET_TUNING         recommended (default) or defaults: the workers' and PostgreSQL's network timeouts and
-#                            keep-alives (docs/deploy.md, "On a real network"); `defaults` leaves every one at
-#                            the code's and PostgreSQL's default, to compare
+#   FAULT_NET_TUNING         recommended (default) or defaults: `recommended` adds to the workers' own network
+#                            timeouts a 5 s store deadline, PostgreSQL's keep-alives and checks and the hosts'
+#                            keep-alive timing (docs/deploy.md, "On a real network"); `defaults` leaves all of
+#                            them at librdkafka's, PostgreSQL's and the kernel's defaults, to compare
 #   FAULT_NET_WORKER_CUT=30 FAULT_NET_STORE_CUT=30 FAULT_NET_BROKER_CUT=15   seconds of each cut
 #   FAULT_NET_SUBNET=10.77.0 the first three octets of the private /24 used inside the namespaces
 #   KILL_EVERY               seconds between kill -9s in the kill wave (long form: 6, for 60 s)
@@ -240,9 +241,9 @@ bin=$logs/bin
 kafka_properties=batch.num.messages=1${FAULT_NET_KAFKA_DEBUG:+,debug=$FAULT_NET_KAFKA_DEBUG}
 pg_settings=()
 if [[ "$tuning" == recommended ]]; then
-    # Not request.timeout.ms=10000 for produce requests: under the long form's load on two cores produce requests
-    # took longer, and the disconnects it caused ended in delivery timeouts and fetch workers stopping.
-    kafka_properties+=,socket.timeout.ms=10000,socket.keepalive.enable=true,metadata.max.age.ms=60000
+    # Produce requests keep their 30 s (request.timeout.ms): a shorter one is worth it only with a delivery timeout
+    # longer than Marquee's 30 s, and 10 s changed nothing in the long form, whose broker answered later than
+    # both under load (docs/deploy.md, "On a real network").
     export MARQUEE_STORE_TIMEOUT=5
     pg_settings=(-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3
         -c tcp_user_timeout=10000 -c client_connection_check_interval=5000 -c idle_in_transaction_session_timeout=60000)
@@ -251,6 +252,9 @@ if [[ "$tuning" == recommended ]]; then
     for host in "${worker_hosts[@]}"; do
         in_host "$host" sysctl -q -w net.ipv4.tcp_keepalive_time=30 net.ipv4.tcp_keepalive_intvl=5 net.ipv4.tcp_keepalive_probes=3
     done
+else
+    # What the workers had before they set their own (librdkafka's defaults), to compare.
+    kafka_properties+=,socket.timeout.ms=60000,socket.keepalive.enable=false,metadata.max.age.ms=900000
 fi
 # Properties of one's own on top (the later of two equal keys wins), to try a value.
 kafka_properties+=${FAULT_NET_KAFKA_PROPERTIES:+,$FAULT_NET_KAFKA_PROPERTIES}
@@ -420,6 +424,40 @@ settle() { # n
     done
 }
 
+# The same livelock can follow workers that stop while their group rebalances for any reason (a delivery that
+# timed out ends a worker, and under load several end together). A stage whose every worker has held no partition
+# for a minute while it has lag is emptied — its workers stopped — for 20 s and started again, which ends it. Each
+# time is an `unstick` event, named in the report; the partitions' time without an owner counts as any other.
+declare -A last_unstick=()
+unstick_if_stuck() { # the drain's output file
+    local stage lag_name lag now desired stuck file name
+    now=$(date +%s)
+    for stage in fetch images index; do
+        ((now - ${last_unstick[$stage]:-0} >= 120)) || continue
+        lag_name=$stage
+        [[ $stage == index ]] && lag_name=records
+        lag=$(grep -ao "$lag_name lag [0-9,]*" "$1" 2>/dev/null | tail -1 | tr -dc 0-9) || true
+        [[ -n "$lag" && "$lag" -gt 0 ]] || continue
+        stuck=0
+        for file in "$state"/pid-"$stage"*; do
+            [[ -f "$file" ]] || { stuck=0; break; }
+            name=${file##*/pid-}
+            stuck=1
+            awk -F'\t' -v n="$name" -v since=$((now - 60)) \
+                '$2 == n && $1 >= since { total++; if ($4 == "assigned_partitions=0") idle++ } END { exit !(total >= 20 && idle == total) }' \
+                "$logs/monitor.tsv" || { stuck=0; break; }
+        done
+        ((stuck)) || continue
+        last_unstick[$stage]=$now
+        desired=$(<"$state/desired-$stage")
+        event unstick "$stage"
+        say "no $stage worker got partitions for a minute (the test broker's livelock): emptying the group for 20 s"
+        desire "$stage" 0
+        sleep 20
+        desire "$stage" "$desired"
+    done
+}
+
 # What the processes of a host hold just before it is cut off: their jobs in flight and partitions, from /metrics.
 snapshot_host() { # host
     local file stage slot log metrics
@@ -580,8 +618,14 @@ for wave in "${waves[@]}"; do
             ;;
     esac
     event wave-faults-over "$wave"
+    ctl "$bin/marquee" drain --roots "$roots" --max-wait "$max_wait" --interval 1s --settle 3 >"$logs/drain-$wave.out" 2>&1 &
+    drain_pid=$!
+    while kill -0 "$drain_pid" 2>/dev/null; do
+        sleep 5
+        unstick_if_stuck "$logs/drain-$wave.out"
+    done
     status=0
-    ctl "$bin/marquee" drain --roots "$roots" --max-wait "$max_wait" --interval 1s --settle 3 >"$logs/drain-$wave.out" 2>&1 || status=$?
+    wait "$drain_pid" || status=$?
     event wave-drained "$wave" "$status"
     ctl curl -s -m 5 "$url/_stats" >"$logs/stats-$wave-end.json" || true
     say "wave $wave_number/${#waves[@]} $wave: $([[ $status == 0 ]] && echo drained || echo "NOT drained (marquee drain exit $status)") at $((SECONDS - started_at)) s"
