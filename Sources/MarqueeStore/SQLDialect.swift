@@ -69,7 +69,7 @@ enum SQLDialect: Sendable {
             .joined(separator: ", ")
         let finished =
             table.keepsFinishedOutcomes
-            ? " AND NOT (excluded.outcome = 'retried' AND t.outcome <> 'retried' AND excluded.attempt <= t.attempt)" : ""
+            ? " AND NOT (excluded.outcome = 'retried' AND t.outcome <> 'retried')" : ""
         return """
             INSERT INTO \(table.name) AS t (\(names)) \(self.select(columns)) \
             ON CONFLICT (\(keys)) DO UPDATE SET \(updates) WHERE t.fetched_at < excluded.fetched_at\(finished) \

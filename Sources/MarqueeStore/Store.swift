@@ -138,13 +138,11 @@ public final class Store: Sendable {
         try await self.write(try records.map { (record) throws(InvalidRecord) in try Self.prepare(record) })
     }
 
-    /// Whether `row` is a `retried` outcome that must not replace `stored`, a finished outcome of the same or a
-    /// later attempt (``Table/keepsFinishedOutcomes``; the upsert applies the same rule to stored rows).
+    /// Whether `row` is a `retried` outcome that must not replace `stored`, a finished one, whatever their attempts
+    /// (``Table/keepsFinishedOutcomes``; the upsert applies the same rule to stored rows).
     static func isLateRetry(_ row: RowWrite, after stored: RowWrite) -> Bool {
-        guard case .string("retried")? = row.values["outcome"], case .string(let finished)? = stored.values["outcome"], finished != "retried",
-            case .integer(let attempt)? = row.values["attempt"], case .integer(let storedAttempt)? = stored.values["attempt"]
-        else { return false }
-        return attempt <= storedAttempt
+        guard case .string("retried")? = row.values["outcome"], case .string(let finished)? = stored.values["outcome"] else { return false }
+        return finished != "retried"
     }
 
     /// Upserts prepared records in one transaction.

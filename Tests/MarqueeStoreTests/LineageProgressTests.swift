@@ -61,14 +61,21 @@ struct LineageProgressTests {
             #expect(progress == expected(roots: 3, expected: 3, finished: 3, deadLettered: 1, retrying: 0))
             #expect(progress.isComplete)
 
-            // A retry of a later attempt (the job ran again after it finished, and failed) is taken, and so is a
-            // finished outcome after a retry.
+            // Nor does a retry of a later attempt: a second copy of the job (its parent ran twice and sent it again)
+            // that failed after the first copy finished. A finished outcome of it is taken.
             var later = done
             later.attempt = 2
             _ = try await store.write([outcome(later, .retried(tier: 1, error: "503"), at: 30)])
-            #expect(try await store.lineageProgress(roots: [done.id]).retrying == 1)
-            _ = try await store.write([outcome(later, .done, at: 40)])
-            #expect(try await store.lineageProgress(roots: [done.id]).isComplete)
+            #expect(try await store.lineageProgress(roots: [done.id]).retrying == 0)
+            _ = try await store.write([outcome(later, .deadLettered(.transient, error: "503"), at: 40)])
+            #expect(try await store.lineageProgress(roots: [done.id]) == expected(roots: 1, expected: 1, finished: 1, deadLettered: 1, retrying: 0))
+            // A retried outcome still replaces a retried one, as every later report does.
+            let waiting = Envelope.root()
+            _ = try await store.write([outcome(waiting, .retried(tier: 1, error: "503"), at: 10)])
+            var second = waiting
+            second.attempt = 2
+            _ = try await store.write([outcome(second, .retried(tier: 2, error: "503"), at: 20)])
+            #expect(try await store.lineageProgress(roots: [waiting.id]).retrying == 1)
         }
     }
 
