@@ -260,6 +260,7 @@ let package = Package(
                 "MarqueeImageStore",
                 "MarqueeImaging",
                 "MarqueeLimits",
+                "MarqueePipeline",
                 "MarqueeStore",
                 "MarqueeObservability",
                 "MarqueeWorker",

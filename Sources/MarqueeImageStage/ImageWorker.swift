@@ -34,6 +34,7 @@ public final class ImageWorker: Service, Sendable {
     public let limits: SourceLimits?
     private let fetcher: HTTPFetcher
     private let processor: ImageProcessor
+    private let store: any ImageStore
 
     /// - Parameters:
     ///   - environment: Where the S3 store finds its credentials.
@@ -44,6 +45,7 @@ public final class ImageWorker: Service, Sendable {
         self.fetcher = try HTTPFetcher(configuration: http, logger: logger)
         self.processor = try ImageProcessor(configuration: settings.imaging)
         let store = try ImageStores.make(location: settings.storeLocation, environment: environment, fetcher: self.fetcher, logger: logger)
+        self.store = store
         if settings.rateLimits.isEmpty {
             self.limits = nil
         } else {
@@ -65,6 +67,16 @@ public final class ImageWorker: Service, Sendable {
             limits: self.limits,
             logger: logger
         )
+    }
+
+    /// Keeps the whole original of a dead letter too large for its topic in the image store, beside the images
+    /// (``ImageKey/deadLetter(_:)``), and returns its URL: the stage's ``StageConfiguration/keepOversized``.
+    public func keepOversized(name: String, bytes: [UInt8]) async throws -> String {
+        guard let key = ImageKey.deadLetter(name) else {
+            throw ImageStoreError(code: .invalidLocation, reason: "'\(name)' is not a dead letter's name (dlq/<topic>/<partition>/<offset>)")
+        }
+        try await self.store.put(key, bytes, contentType: "application/octet-stream")
+        return self.store.url(for: key)
     }
 
     /// Runs the limits (when configured) and keeps the HTTP client and the processor until graceful shutdown

@@ -10,7 +10,9 @@
 /// ```
 ///
 /// Keys are always relative (no leading `/`), lowercase, and use only `[0-9a-z./]`, so they are safe as file
-/// paths and as S3 object names without escaping.
+/// paths and as S3 object names without escaping. One other kind of key sits beside the images: the whole
+/// original of a dead letter too large for its topic, `dlq/<topic>/<partition>/<offset>`
+/// (``deadLetter(_:)``), whose topic name keeps its own characters (`[A-Za-z0-9._-]`, as safe).
 ///
 /// `Codable` as its raw string (decoding validates it), so image records can carry keys.
 public struct ImageKey: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
@@ -38,6 +40,20 @@ public struct ImageKey: RawRepresentable, Codable, Hashable, Sendable, CustomStr
             else { return nil }
         }
         self.rawValue = rawValue
+    }
+
+    /// The key of the whole original of a dead letter too large for its topic
+    /// (`StageConfiguration.keepOversized`'s name): `dlq/<topic>/<partition>/<offset>`.
+    ///
+    /// - Returns: `nil` unless `name` has that shape: a topic name of `[A-Za-z0-9._-]` (at most 249 characters, not
+    ///   `.` or `..`), a partition and an offset of decimal digits.
+    public static func deadLetter(_ name: String) -> ImageKey? {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "dlq", (1...249).contains(parts[1].count), parts[1] != ".", parts[1] != "..",
+            parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "_" || $0 == "-") }),
+            parts[2...].allSatisfy({ !$0.isEmpty && $0.count <= 20 && $0.allSatisfy { $0.isASCII && $0.isNumber } })
+        else { return nil }
+        return ImageKey(unchecked: name)
     }
 
     /// The key of an original download.

@@ -6,6 +6,7 @@ import MarqueeImageStage
 import MarqueeImageStore
 import MarqueeImaging
 import MarqueeLimits
+import MarqueePipeline
 import MarqueeStore
 import MarqueeWorker
 
@@ -148,8 +149,10 @@ struct MarqueeImages: AsyncParsableCommand {
         let metrics = StageMetrics(stage: "images")
         settings.handler.onBytes = { direction, count in metrics.recordImageBytes(direction: direction, count: count) }
         let worker = try ImageWorker(settings: settings, environment: Self.environment, logger: logger)
+        var configuration = try self.worker.stageConfiguration(stage: "images", defaultConcurrency: 4)
+        configuration.keepOversized = { name, bytes in try await worker.keepOversized(name: name, bytes: bytes) }
         try await WorkerRunner.run(
-            configuration: try self.worker.stageConfiguration(stage: "images", defaultConcurrency: 4),
+            configuration: configuration,
             handler: worker.handler,
             metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9102),
             services: [worker],

@@ -6,6 +6,7 @@ import MarqueeTestSupport
 import Testing
 
 import struct Foundation.Data
+import class Foundation.FileManager
 import class Foundation.JSONSerialization
 
 #if canImport(Glibc)
@@ -120,6 +121,47 @@ struct OversizedMessageProcessTests {
         #expect(try await Self.count(fetch.dlq) == 2, "one letter per poison message")
         second.signal(SIGTERM)
         #expect(await second.waitForExit() == 0)
+    }
+
+    /// Where an image store is configured (the image worker's), an oversized letter's whole original is kept there
+    /// and the letter names it.
+    @Test func theImageWorkerKeepsAnOversizedLettersWholeOriginalInItsImageStore() async throws {
+        let prefix = TestEnvironment.uniqueName("mqio") + "."
+        let images = StageTopics(stage: "images", prefix: prefix, tiers: 1)
+        let records = StageTopics(stage: "records", prefix: prefix, tiers: 0)
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        _ = try await StageTopics.createAll([images, records], partitions: 1, admin: admin)
+        let folder = "/tmp/" + TestEnvironment.uniqueName("marquee-images")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+
+        var generator = SystemRandomNumberGenerator()
+        let huge = (0..<1_100_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let envelope = Envelope.root()
+        try await Self.withLargeProducer { producer in
+            try await producer.deliver([
+                KafkaProducerMessage(topic: images.main, partition: 0, key: [1], value: huge, headers: envelope.kafkaHeaders)
+            ])
+        }
+        let worker = try ChildProcess(
+            "marquee-images",
+            arguments: [],
+            environment: [
+                "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": prefix,
+                "MARQUEE_GROUP": TestEnvironment.uniqueName("images"), "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0",
+                "MARQUEE_SESSION_TIMEOUT": "6s", "MARQUEE_SHUTDOWN_TIMEOUT": "5s", "MARQUEE_IMAGE_STORE": "file://" + folder,
+            ]
+        ) { _ in }
+        defer { worker.signal(SIGKILL) }
+        let letter = try #require(try await read(1, from: images.dlq).first)
+        #expect(letter.headers.string(Envelope.Header.errorKind) == "poison")
+        #expect(letter.headers.string(Envelope.Header.originalSize) == "1100000")
+        #expect(letter.headers.string(Envelope.Header.originalSHA256) == Self.sha256(huge))
+        let path = "\(folder)/dlq/\(images.main)/0/0"
+        #expect(letter.headers.string(Envelope.Header.originalLocation) == "file://" + path)
+        let kept = try #require(FileManager.default.contents(atPath: path), "the original is in the image store")
+        #expect(Array(kept) == huge)
+        worker.signal(SIGTERM)
+        #expect(await worker.waitForExit() == 0)
     }
 
     @Test func anAnswerTooLargeForTheRecordsTopicFailsItsJobAndTheStageGoesOnAcrossARestart() async throws {

@@ -53,4 +53,15 @@ import Foundation
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
         )
     }
+
+    @Test func deadLetterKeysKeepTheTopicNameAndRefuseAnythingElse() {
+        #expect(ImageKey.deadLetter("dlq/Marquee_test-1.fetch/3/1048576")?.rawValue == "dlq/Marquee_test-1.fetch/3/1048576")
+        for name in [
+            "dlq/marquee.fetch/3", "dlq/marquee.fetch/3/x", "dlq/../3/4", "dlq/./3/4", "dlq/a b/3/4", "dlq/a/b/3/4",
+            "dlq//3/4", "dlq/marquee.fetch/-3/4", "/dlq/t/3/4", "images/t/3/4", "dlq/t/3/4/", "dlq/tö/3/4",
+            "dlq/\(String(repeating: "t", count: 250))/3/4",
+        ] {
+            #expect(ImageKey.deadLetter(name) == nil, "\(name)")
+        }
+    }
 }
