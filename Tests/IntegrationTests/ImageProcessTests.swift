@@ -13,6 +13,16 @@ import class Foundation.FileManager
 import Glibc
 #endif
 
+/// What a `marquee-images` process of a test needs: the test broker, topics under `prefix`, a group of its own, a
+/// metrics port of its own, short session and shutdown timeouts, and an image store in `folder`.
+func imageWorkerEnvironment(prefix: String, folder: String) -> [String: String] {
+    [
+        "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": prefix,
+        "MARQUEE_GROUP": TestEnvironment.uniqueName("images"), "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0",
+        "MARQUEE_SESSION_TIMEOUT": "6s", "MARQUEE_SHUTDOWN_TIMEOUT": "5s", "MARQUEE_IMAGE_STORE": "file://" + folder,
+    ]
+}
+
 /// The `marquee-images` executable on hostile inputs: each is dead-lettered with its reason, and the process's
 /// peak memory stays bounded throughout.
 @Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: TestEnvironment.isIntegrationEnabled))
@@ -44,13 +54,9 @@ struct ImageProcessTests {
         let worker = try ChildProcess(
             "marquee-images",
             arguments: [],
-            environment: [
-                "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": prefix,
-                "MARQUEE_GROUP": TestEnvironment.uniqueName("images"), "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0",
-                "MARQUEE_SESSION_TIMEOUT": "6s", "MARQUEE_RETRY_DELAYS": "200ms", "MARQUEE_SHUTDOWN_TIMEOUT": "5s",
-                "MARQUEE_ALLOW_PRIVATE_ADDRESSES": "1", "MARQUEE_IMAGE_HOSTS": "127.0.0.1",
-                "MARQUEE_IMAGE_STORE": "file://" + folder.path,
-            ],
+            environment: imageWorkerEnvironment(prefix: prefix, folder: folder.path).merging([
+                "MARQUEE_RETRY_DELAYS": "200ms", "MARQUEE_ALLOW_PRIVATE_ADDRESSES": "1", "MARQUEE_IMAGE_HOSTS": "127.0.0.1",
+            ]) { $1 },
             readsStandardError: true
         ) { line in
             if line.contains("\"images worker started\"") { started.continuation.yield(String(line)) }

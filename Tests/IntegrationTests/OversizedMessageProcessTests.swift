@@ -142,15 +142,7 @@ struct OversizedMessageProcessTests {
                 KafkaProducerMessage(topic: images.main, partition: 0, key: [1], value: huge, headers: envelope.kafkaHeaders)
             ])
         }
-        let worker = try ChildProcess(
-            "marquee-images",
-            arguments: [],
-            environment: [
-                "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": prefix,
-                "MARQUEE_GROUP": TestEnvironment.uniqueName("images"), "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0",
-                "MARQUEE_SESSION_TIMEOUT": "6s", "MARQUEE_SHUTDOWN_TIMEOUT": "5s", "MARQUEE_IMAGE_STORE": "file://" + folder,
-            ]
-        ) { _ in }
+        let worker = try ChildProcess("marquee-images", arguments: [], environment: imageWorkerEnvironment(prefix: prefix, folder: folder)) { _ in }
         defer { worker.signal(SIGKILL) }
         let letter = try #require(try await read(1, from: images.dlq).first)
         #expect(letter.headers.string(Envelope.Header.errorKind) == "poison")

@@ -252,9 +252,11 @@ enum QueryEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
             }
         case .postgres:
             let name = TestEnvironment.uniqueName("marquee_query").replacing("-", with: "_")
-            let admin = try Store.open(try Self.postgres(), maximumConnections: 1, logger: .marqueeTest)
+            let admin = try Store.open(try Self.postgres(), maximumConnections: 1, timeout: TestEngine.patientTimeout, logger: .marqueeTest)
             _ = try await admin.engine.read("CREATE DATABASE \(name)", [])
-            let store = try Store.open(try Self.postgres(database: name), maximumConnections: 2, logger: .marqueeTest)
+            let store = try Store.open(
+                try Self.postgres(database: name), maximumConnections: 2, timeout: TestEngine.patientTimeout, logger: .marqueeTest
+            )
             let result: Result<T, any Error>
             do {
                 result = .success(try await body(store))

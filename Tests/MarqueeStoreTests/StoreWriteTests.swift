@@ -160,7 +160,7 @@ struct StoreWriteTests {
 
     @Test("migrations apply on an empty store and do nothing on an up-to-date one", arguments: TestEngine.enabled)
     func migrations(engine: TestEngine) async throws {
-        let store = try Store.open(try await engine.freshLocation(), logger: .marqueeTest)
+        let store = try Store.open(try await engine.freshLocation(), timeout: TestEngine.patientTimeout, logger: .marqueeTest)
         let first = try await store.migrate()
         #expect(first.applied == Schema.migrations.map(\.version))
         #expect(first.version == Schema.latestVersion)

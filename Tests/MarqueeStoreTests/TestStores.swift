@@ -20,6 +20,11 @@ enum TestEngine: String, CustomTestStringConvertible, Sendable, CaseIterable {
         ProcessInfo.processInfo.environment["MARQUEE_TEST_POSTGRES"] ?? "postgres://marquee@127.0.0.1:15432/marquee"
     }
 
+    /// The deadline of the tests' store operations: far past what any of them takes, so a test run that starves
+    /// PostgreSQL and the test process at its start (hundreds of tests and their child processes on two cores)
+    /// does not fail a test on what it does not test. A hang still ends at the suites' time limits.
+    static let patientTimeout = Duration.seconds(120)
+
     /// A new, empty store location of this engine.
     func freshLocation() async throws -> StoreLocation {
         switch self {
@@ -29,7 +34,9 @@ enum TestEngine: String, CustomTestStringConvertible, Sendable, CaseIterable {
             return try StoreLocation(parsing: "sqlite:\(path)")
         case .postgres:
             let name = "marquee_test_\(UUID().uuidString.prefix(8).lowercased())"
-            let admin = try Store.open(try StoreLocation(parsing: Self.postgresURL), maximumConnections: 1, logger: .marqueeTest)
+            let admin = try Store.open(
+                try StoreLocation(parsing: Self.postgresURL), maximumConnections: 1, timeout: Self.patientTimeout, logger: .marqueeTest
+            )
             _ = try await admin.engine.read("CREATE DATABASE \(name)", [])
             await admin.close()
             var url = Self.postgresURL
@@ -40,7 +47,7 @@ enum TestEngine: String, CustomTestStringConvertible, Sendable, CaseIterable {
 
     /// Runs `body` with a new, migrated store of this engine, closed afterwards.
     func withStore<T>(_ body: (Store) async throws -> T) async throws -> T {
-        let store = try Store.open(try await self.freshLocation(), logger: .marqueeTest)
+        let store = try Store.open(try await self.freshLocation(), timeout: Self.patientTimeout, logger: .marqueeTest)
         do {
             _ = try await store.migrate()
             let result = try await body(store)
