@@ -51,6 +51,7 @@
 #                            them at librdkafka's, PostgreSQL's and the kernel's defaults, to compare
 #   FAULT_NET_WORKER_CUT=30 FAULT_NET_STORE_CUT=30 FAULT_NET_BROKER_CUT=15   seconds of each cut
 #   FAULT_NET_SUBNET=10.77.0 the first three octets of the private /24 used inside the namespaces
+#   FAULT_NET_STEP           seconds between the scale waves' steps (short 4, long 10)
 #   KILL_EVERY               seconds between kill -9s in the kill wave (long form: 6, for 60 s)
 #   MAX_WAIT                 how long each wave may take to drain (short 5m, long 30m)
 #   FAULT_NET_KAFKA_PROPERTIES  librdkafka properties added for every worker (key=value,…; they win over the tuning's)
@@ -132,6 +133,8 @@ else
     lead=15
     step=10
 fi
+step=${FAULT_NET_STEP:-$step}
+[[ "$step" =~ ^[1-9][0-9]*$ ]] || { echo "fault-net: FAULT_NET_STEP must be a number of seconds" >&2; exit 2; }
 if [[ -n "${FAULT_NET_WAVES:-}" ]]; then read -r -a waves <<<"$FAULT_NET_WAVES"; fi
 ((${#waves[@]} * pages <= 500)) || { echo "fault-net: TMDB's popular list has 500 pages: FAULT_NET_PAGES at most $((500 / ${#waves[@]}))" >&2; exit 2; }
 
