@@ -394,7 +394,9 @@ def main():
                         print("    first job done   " + ", ".join(f"{stage} {seconds:.0f} s" for stage, seconds in sorted(per_stage.items()))
                               + " after the link's return (per stage, by any of its workers; sampled every 2 s)")
         if name == "host-cut":
-            host_cut_details(wave, processes, events, folder, options.goal_seconds, monitor)
+            wave_reruns = [(job, [row for row in reports[job] if not (row["error"] or "").startswith("held:")])
+                           for job in rerun_jobs if root_wave.get(reports[job][0]["root_id"]) == name]
+            host_cut_details(wave, processes, events, folder, options.goal_seconds, monitor, wave_reruns, stop_time)
         kills = [(t, a) for t, k, a in events if k == "kill9" and wave["start"] <= t < wave["end"]]
         if kills:
             print(f"    kill -9          {len(kills)}: " + ", ".join(f"{a[0]}{a[1]} at {t - wave['start']:.0f} s" for t, a in kills))
@@ -468,18 +470,35 @@ def mechanism(row):
     return "a run from another copy of the job (a retry tier or another attempt) finished after the job was done"
 
 
-def host_cut_details(wave, processes, events, folder, goal, monitor):
+def held_intervals(process, stop_time):
+    """Per partition, when the process held it by its own log lines (whether or not it could reach anyone)."""
+    held, result = {}, collections.defaultdict(list)
+    for time, change, partitions in process.changes:
+        for partition in partitions:
+            if change == "assigned":
+                held.setdefault(partition, time)
+            elif partition in held:
+                result[partition].append((held.pop(partition), time))
+    end = process.ended if process.ended is not None else stop_time
+    for partition, since in held.items():
+        result[partition].append((since, max(since, end)))
+    return result
+
+
+def host_cut_details(wave, processes, events, folder, goal, monitor, reruns=(), stop_time=0.0):
     downs = [(t, a[0]) for t, k, a in events if k == "link-down" and wave["start"] <= t < wave["end"]]
     ups = [(t, a[0]) for t, k, a in events if k == "link-up" and wave["start"] <= t < wave["end"]]
     if not downs or not ups:
         return
     down, host = downs[0]
     up = ups[0][0]
+    in_flight = None
     try:
         with open(os.path.join(folder, "snapshots.tsv")) as file:
             held = [line.rstrip("\n").split("\t")[1:] for line in file if abs(float(line.split("\t")[0]) - down) < 10]
         print("    held at the cut  " + "; ".join(" ".join(fields) for fields in held))
-    except OSError:
+        in_flight = sum(int(field.split("=")[1]) for fields in held for field in fields if field.startswith("in_flight="))
+    except (OSError, ValueError, IndexError):
         pass
     # When the cut-off host's partitions went to processes elsewhere, and when its own processes owned some again.
     on_host = [p for p in processes.values() if p.host == host and p.started < up and (p.ended is None or p.ended > down)]
@@ -497,6 +516,21 @@ def host_cut_details(wave, processes, events, folder, goal, monitor):
                 moved.append(min(times) - down)
     if moved:
         print(f"    moved to others  {max(moved):.1f} s after the cut at the latest ({len(moved)} partitions; session timeout 6 s)")
+    # Reruns one of whose runs was the cut-off host's: a run finished on a partition one of its processes held
+    # then (by its own log, which keeps the partitions through the cut until it rejoins).
+    holdings = [held_intervals(p, stop_time) for p in on_host]
+
+    def by_cut_host(row):
+        topic, _, rest = (row["source"] or "").rpartition("/")
+        topic, _, partition = topic.rpartition("/")
+        key, finished = f"{topic}[{partition}]", int(row["fetched_at"]) / 1000
+        return any(a <= finished <= b for holding in holdings for a, b in holding.get(key, []))
+
+    caused = [job for job, rows in reruns if any(by_cut_host(row) for row in rows)]
+    if reruns:
+        limit = f"; held at the cut: {in_flight} in flight" if in_flight is not None else ""
+        print(f"    reruns by it     {len(caused)} of the wave's {len(reruns)} reruns had a run on the cut-off host{limit}")
+    wave["cut_reruns"] = len(caused)
     again = []
     slots = sorted({(p.stage, p.slot) for p in on_host})
     for stage, slot in slots:
