@@ -37,10 +37,21 @@ final class ConsumerCore: Sendable {
         @exclusivity(unchecked) var isUserPaused = false
         /// While paused: the offset fetching restarts from on resume (the first message taken back).
         @exclusivity(unchecked) var rewindOffset: Int64?
+        /// The offset of the next message to hand out: one past the last one read, or where fetching was rewound
+        /// to; `nil` before the first read. Every pause seeks here: librdkafka's own restart point (the position
+        /// its reads reached) can be ahead of it, when messages it had read were taken back and not yet fetched
+        /// again.
+        @exclusivity(unchecked) var nextOffset: Int64?
         /// The tracker's committable offset moved and is not yet stored in librdkafka.
         @exclusivity(unchecked) var isDirty = false
 
         init(_ topicPartition: KafkaTopicPartition) { self.topicPartition = topicPartition }
+
+        /// Fetching restarts at `offset` on resume (the caller seeks there).
+        func rewind(to offset: Int64) {
+            self.rewindOffset = offset
+            self.nextOffset = offset
+        }
     }
 
     private enum Termination {
@@ -330,7 +341,7 @@ final class ConsumerCore: Sendable {
                         message.offset < (partition.rewindOffset ?? .max)
                     {
                         partition.tracker.dropFetched(from: message.offset)
-                        partition.rewindOffset = message.offset
+                        partition.rewind(to: message.offset)
                         rewinds.append((key, message.offset))
                     }
                     continue
@@ -344,10 +355,12 @@ final class ConsumerCore: Sendable {
                     firstDropped = min(firstDropped ?? message.offset, message.offset)
                     return true
                 }
-                if let firstDropped {
-                    partition.tracker.dropFetched(from: firstDropped)
-                    partition.rewindOffset = firstDropped
-                    rewinds.append((key, firstDropped))
+                if let firstDropped { partition.tracker.dropFetched(from: firstDropped) }
+                // Always seek, also with nothing taken back: fetching restarts at the next message not handed
+                // out, whatever librdkafka's read position says.
+                if let restart = firstDropped ?? partition.nextOffset {
+                    partition.rewind(to: restart)
+                    rewinds.append((key, restart))
                 }
                 paused.append((key, nil))
             }
@@ -452,7 +465,7 @@ final class ConsumerCore: Sendable {
                 if let paused = partition, paused.isUserPaused {
                     // Read just before the pause took effect: fetch it again from here on resume.
                     if raw.pointee.offset < (paused.rewindOffset ?? .max) {
-                        paused.rewindOffset = raw.pointee.offset
+                        paused.rewind(to: raw.pointee.offset)
                         rewinds.append((key, raw.pointee.offset))
                     }
                     partition = nil
@@ -461,7 +474,10 @@ final class ConsumerCore: Sendable {
             }
             guard let partition = run?.state else { continue }
             // Used without retaining it (the dictionary holds it), unlike a strong local would be.
-            partition._withUnsafeGuaranteedRef { $0.tracker.fetched(raw.pointee.offset) }
+            partition._withUnsafeGuaranteedRef {
+                $0.tracker.fetched(raw.pointee.offset)
+                $0.nextOffset = raw.pointee.offset + 1
+            }
             owners[index] = partition
         }
         // Second pass, backwards: the buffer is a stack whose last element is handed out first. Anything still
