@@ -54,6 +54,10 @@ public final class KafkaConsumer: Service, Sendable {
             throw .rdKafka(.consumer, code, context: "could not subscribe to \(configuration.topics.joined(separator: ", "))")
         }
         core.probe(timeout: configuration.kafka.connectTimeout)
+        // Ends with the consumer's close. Stops serving half-way through max.poll.interval.ms without an ask, so
+        // a hung application still leaves the group.
+        let maxIdle = configuration.maxPollInterval / 2
+        Task { await core.serveGroupWhileBusy(interval: .milliseconds(250), maxIdle: maxIdle) }
     }
 
     deinit {
@@ -106,6 +110,13 @@ public final class KafkaConsumer: Service, Sendable {
         guard code == .noError || code == .noOffset else {
             throw .rdKafka(.commit, code, context: "offset commit failed")
         }
+    }
+
+    /// Whether the message's partition is still assigned to this member as it was when the message was handed
+    /// out. A message whose partition was revoked meanwhile is its next owner's to run (it starts from the
+    /// committed offset, which is not past an unprocessed message).
+    public func owns(_ message: KafkaConsumerMessage) -> Bool {
+        self.core.owns(message)
     }
 
     /// Stops handing out messages of these partitions until ``resume(_:)``.

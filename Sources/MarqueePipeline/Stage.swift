@@ -107,6 +107,12 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                             }
                             // Closed on shutdown: the message stays uncommitted and runs again elsewhere.
                             guard await limiter.acquire() else { break }
+                            // Its partition went to another member while this one waited for a free place (the
+                            // consumer serves rebalances meanwhile): the new owner runs it.
+                            guard consumer.owns(message) else {
+                                limiter.release()
+                                continue
+                            }
                             let context = JobContext(jobID: envelope.id, kind: PayloadKind.peek(message.value), phase: "handling")
                             jobs.start(context) {
                                 defer { limiter.release() }

@@ -1,4 +1,5 @@
 import Logging
+import MarqueeCore
 import MarqueeKafka
 import MarqueeTestSupport
 import Testing
@@ -137,6 +138,43 @@ struct ConsumerRebalanceTests {
             await first.close()
             firstReceived += try await firstReader.value
             #expect(firstReceived.filter { $0.hasPrefix("old-") }.count == 20, "the old messages were read once")
+        }
+    }
+
+    /// A member busy with the messages it has (every job in flight, asking for no more) still gives up its
+    /// partitions when another member joins: the newcomer gets its share without waiting for the busy member to
+    /// ask for a message.
+    @Test func aBusyMemberStillServesTheRebalanceANewMemberStarts() async throws {
+        try await withTestTopic(partitions: 2) { topic in
+            _ = try await withProducer { producer in
+                try await producer.send((0..<20).map { KafkaProducerMessage(topic: topic, partition: Int32($0 % 2), value: Array("m\($0)".utf8)) })
+            }
+            let configuration = TestEnvironment.consumer(group: TestEnvironment.uniqueName("busy"), topics: [topic])
+            let first = try KafkaConsumer(configuration: configuration, logger: .marqueeTest)
+            var firstEvents = first.rebalances.makeAsyncIterator()
+            // One message taken, then no more asked for: the application is busy.
+            var iterator = first.messages.makeAsyncIterator()
+            let held = try #require(try await iterator.next())
+            #expect(await firstEvents.next().map { if case .assigned = $0 { true } else { false } } == true)
+
+            let second = try KafkaConsumer(configuration: configuration, logger: .marqueeTest)
+            let secondReader = Task {
+                for try await message in second.messages { second.markProcessed(message) }
+            }
+            let secondPartitions = try await answer(within: .seconds(60)) {
+                var partitions: [KafkaTopicPartition] = []
+                for await event in second.rebalances {
+                    if case .assigned(let assigned) = event { partitions = assigned }
+                    if !partitions.isEmpty { break }
+                }
+                return partitions
+            }
+            #expect(secondPartitions.count == 1, "the newcomer got one of the two partitions")
+            #expect(await firstEvents.next().map { if case .revoked = $0 { true } else { false } } == true)
+            first.markProcessed(held)
+            secondReader.cancel()
+            await second.close()
+            await first.close()
         }
     }
 }

@@ -46,8 +46,10 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// Reads happen only when the application asks for a message, so this is also the most messages read ahead
     /// of it; librdkafka's own prefetch (`queued.min.messages`, `queued.max.messages.kbytes`) bounds the rest.
     ///
-    /// - Important: Group events (rebalances) are served by those reads: an application that stops taking
-    ///   messages for longer than ``maxPollInterval`` is removed from the group, as with any Kafka client.
+    /// - Important: Group events (rebalances) are served by those reads, and by a read of the consumer's own
+    ///   every 250 ms while the application takes no message (busy with those it has). An application that takes
+    ///   none for longer than ``maxPollInterval`` (plus half of it) is removed from the group, as with any Kafka
+    ///   client.
     ///
     /// Default: 1,024 (also the maximum).
     public var readBatchSize: Int = 1024

@@ -77,6 +77,9 @@ final class ConsumerCore: Sendable {
         /// The group's rebalance protocol as librdkafka last reported it: it reports none once the group handle
         /// is terminating (a revocation inside the close sequence).
         var isCooperative = false
+        /// How many messages the application asked for: the group service (``serveGroupWhileBusy()``) tells
+        /// from it whether the application still reads.
+        var asks: UInt64 = 0
     }
 
     /// What only the reader touches: the batch array, the partition of each message in it, and the topic-name
@@ -181,7 +184,10 @@ final class ConsumerCore: Sendable {
     /// The next buffered message, without suspending: the fast path of ``next()``.
     @usableFromInline
     func nextBuffered() -> KafkaConsumerMessage? {
-        self.state.withLock { $0.isStopped ? nil : $0.buffer.popLast() }
+        self.state.withLock { state in
+            state.asks &+= 1
+            return state.isStopped ? nil : state.buffer.popLast()
+        }
     }
 
     /// Ends every iteration of the messages; reading stops, the consumer stays in the group.
@@ -199,6 +205,7 @@ final class ConsumerCore: Sendable {
                 case read
             }
             let step: Step = self.state.withLock { state in
+                state.asks &+= 1
                 if !state.isStopped, let message = state.buffer.popLast() { return .message(message) }
                 switch state.termination {
                 case .closed: return .end(nil)
@@ -260,10 +267,10 @@ final class ConsumerCore: Sendable {
 
     /// Reads one batch without waiting. Returns whether the buffer may have something (or the state changed);
     /// `false` when the queue was empty.
-    private func readBatch() -> Bool {
+    private func readBatch(limit: Int? = nil) -> Bool {
         let outcome: Bool? = self.reader.withLockIfAvailable { reader -> Bool in
             guard !reader.isClosed else { return true }
-            let count = rd_kafka_consume_batch_queue(self.queue, 0, reader.batch, self.batchSize)
+            let count = rd_kafka_consume_batch_queue(self.queue, 0, reader.batch, limit ?? self.batchSize)
             guard count > 0 else {
                 self.state.withLock { self.storeDirty(&$0, only: nil) }
                 return false
@@ -285,6 +292,35 @@ final class ConsumerCore: Sendable {
         }
         // The close sequence holds the reader: nothing to read any more.
         return outcome ?? true
+    }
+
+    /// Serves the group's events while the application is busy with the messages it has and asks for no more.
+    ///
+    /// Rebalances are served by reads, and the application reads only when it wants a message: a stage whose
+    /// every job is in flight (waiting for an upstream's rate limit, say) would hold a rebalance, and with the
+    /// eager protocol the whole group, until one of its jobs ends. Every `interval` in which the application did
+    /// not ask, this reads once itself, at most one message (kept for the application, at most one batch
+    /// buffered). librdkafka pauses the assigned partitions when it queues a rebalance, so the messages queued
+    /// before it are skipped and the read reaches it. It stops after `maxIdle` without an ask, so that an
+    /// application that hangs still leaves the group after `max.poll.interval.ms`.
+    func serveGroupWhileBusy(interval: Duration, maxIdle: Duration) async {
+        var lastAsks: UInt64 = .max
+        var idle = Duration.zero
+        while !Task.isCancelled, !self.closed.isFired {
+            try? await Task.sleep(for: interval)
+            let (asks, isBusy) = self.state.withLock { state in
+                (state.asks, !state.isReaderIdle && !state.isClosing && !state.isStopped && state.termination == nil
+                    && state.buffer.count < self.batchSize)
+            }
+            idle = asks == lastAsks ? idle + interval : .zero
+            lastAsks = asks
+            guard isBusy, idle > .zero, idle <= maxIdle else { continue }
+            if self.readBatch(limit: 1) { self.wakeReader() }
+        }
+    }
+
+    func owns(_ message: KafkaConsumerMessage) -> Bool {
+        self.state.withLock { _ in !message.partitionState.isRevoked }
     }
 
     func markProcessed(_ message: KafkaConsumerMessage) {
