@@ -520,16 +520,31 @@ def host_cut_details(wave, processes, events, folder, goal, monitor, reruns=(), 
     # then (by its own log, which keeps the partitions through the cut until it rejoins).
     holdings = [held_intervals(p, stop_time) for p in on_host]
 
-    def by_cut_host(row):
+    def cut_host_run(row):
+        """When the cut-off host finished this run, or None when the run was not its."""
         topic, _, rest = (row["source"] or "").rpartition("/")
         topic, _, partition = topic.rpartition("/")
         key, finished = f"{topic}[{partition}]", int(row["fetched_at"]) / 1000
-        return any(a <= finished <= b for holding in holdings for a, b in holding.get(key, []))
+        mine = any(a <= finished <= b for holding in holdings for a, b in holding.get(key, []))
+        return finished if mine else None
 
-    caused = [job for job, rows in reruns if any(by_cut_host(row) for row in rows)]
+    caused = []
+    phases = collections.Counter()
+    for job, rows in reruns:
+        times = [t for t in (cut_host_run(row) for row in rows) if t is not None]
+        if not times:
+            continue
+        caused.append(job)
+        # Its first run on the host: before the cut (finished, not yet committed), while cut off, or after the
+        # link's return (a partition it got back from the others in its rejoin's rebalance).
+        first = min(times)
+        phases["before the cut" if first < down else "while cut off" if first < up else "after its return"] += 1
     if reruns:
         limit = f"; held at the cut: {in_flight} in flight" if in_flight is not None else ""
+        split = ", ".join(f"{phases[p]} {p}" for p in ("before the cut", "while cut off", "after its return") if phases[p])
         print(f"    reruns by it     {len(caused)} of the wave's {len(reruns)} reruns had a run on the cut-off host{limit}")
+        if split:
+            print(f"                     its first run finished {split}")
     wave["cut_reruns"] = len(caused)
     again = []
     slots = sorted({(p.stage, p.slot) for p in on_host})
