@@ -393,8 +393,11 @@ final class ConsumerCore: Sendable {
                 }
                 if let firstDropped { partition.tracker.dropFetched(from: firstDropped) }
                 // Always seek, also with nothing taken back: fetching restarts at the next message not handed
-                // out, whatever librdkafka's read position says.
-                if let restart = firstDropped ?? partition.nextOffset {
+                // out, whatever librdkafka's read position says. Never forward: a message handed out before an
+                // earlier rewind and handed back only now can lie past what was read again since.
+                var restart = firstDropped
+                if let next = partition.nextOffset { restart = min(restart ?? next, next) }
+                if let restart {
                     partition.rewind(to: restart)
                     rewinds.append((key, restart))
                 }
