@@ -536,7 +536,7 @@ def host_cut_details(wave, processes, events, folder, goal, monitor, reruns=(), 
             continue
         caused.append(job)
         # Its first run on the host: before the cut (finished, not yet committed), while cut off, or after the
-        # link's return (a partition it got back from the others in its rejoin's rebalance).
+        # link's return (a job it held through the cut, or one of a partition it got back when it rejoined).
         first = min(times)
         phases["before the cut" if first < down else "while cut off" if first < up else "after its return"] += 1
     if reruns:

@@ -10,7 +10,8 @@ import Synchronization
 /// and, when the queue is empty, suspends until librdkafka's queue-event callback says something arrived. No
 /// thread hop sits between librdkafka and the application, and the consumer reads exactly as fast as the
 /// application asks (librdkafka's own prefetch bounds, `queued.min.messages` and `queued.max.messages.kbytes`,
-/// bound the memory). Rebalance callbacks run inside those reads.
+/// bound the memory). Rebalance callbacks run inside those reads, and inside the one-message reads of
+/// ``serveGroupWhileBusy(interval:maxIdle:)`` while the application asks for nothing.
 ///
 /// All mutable state is one `State` inside a `Mutex`. librdkafka calls made under the lock (`pause`, `resume`,
 /// `seek`, `offsets_store`) return without waiting on the application and call back into this type only through
@@ -77,7 +78,7 @@ final class ConsumerCore: Sendable {
         /// The group's rebalance protocol as librdkafka last reported it: it reports none once the group handle
         /// is terminating (a revocation inside the close sequence).
         var isCooperative = false
-        /// How many messages the application asked for: the group service (``serveGroupWhileBusy()``) tells
+        /// How many messages the application asked for: the group service (``serveGroupWhileBusy(interval:maxIdle:)``) tells
         /// from it whether the application still reads.
         var asks: UInt64 = 0
     }
