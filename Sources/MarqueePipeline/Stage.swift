@@ -92,9 +92,11 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let jobs = StageJobs(onFailure: { consumer.stopMessages() })  // wakes the read loop, which then ends
         var failure: (any Error)?
         do {
-            // The group holds the retry tiers' timers, and the check of the topics' size limits.
+            // The group holds the retry tiers' timers, the check of the topics' size limits, and the follower of
+            // the rebalances.
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { await self.checkTopicLimits() }
+                group.addTask { await self.cancelJobsOfRevokedPartitions(consumer: consumer, jobs: jobs) }
                 var readFailure: (any Error)?
                 do {
                     // On graceful shutdown the messages end; the consumer stays in the group to commit what finishes.
@@ -114,7 +116,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                                 continue
                             }
                             let context = JobContext(jobID: envelope.id, kind: PayloadKind.peek(message.value), phase: "handling")
-                            jobs.start(context) {
+                            jobs.start(context, isOwned: { consumer.owns(message) }) {
                                 defer { limiter.release() }
                                 try await self.process(message, envelope: envelope, context: context, consumer: consumer, producer: producer)
                             }
@@ -144,6 +146,23 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         if let failure {
             self.logger.critical("stage stopped: \(failure)")
             throw failure
+        }
+    }
+
+    /// Follows the consumer's rebalances: after each revocation, cancels the jobs of the partitions that went
+    /// away. With the eager protocol every revocation takes all of a member's partitions, so every job in flight
+    /// then is run again by the next owner, possibly this member under its new assignment; a member cut off from
+    /// the group loses its partitions after the session timeout the same way.
+    private func cancelJobsOfRevokedPartitions(consumer: KafkaConsumer, jobs: StageJobs) async {
+        for await event in consumer.rebalances {
+            guard case .revoked(let partitions) = event else { continue }
+            let cancelled = jobs.cancelDisowned()
+            if cancelled > 0 {
+                self.logger.info(
+                    "\(Self.jobs(cancelled)) cancelled: their partitions were revoked, and their new owners run them again",
+                    metadata: [MarqueeLoggingKeys.topic: "\(partitions.map(\.description).joined(separator: ", "))"]
+                )
+            }
         }
     }
 
@@ -219,28 +238,44 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         }
         let job = StageJob(envelope: envelope, key: message.key, payload: message.value, source: message.source, context: context)
         let started = context.started
-        let outputs: [StageOutput]
+        let result: Result<[StageOutput], any Error>
         do {
-            outputs = try await self.handler.handle(job)
-        } catch let error as StageError where error.hold != nil {
+            result = .success(try await self.handler.handle(job))
+        } catch {
+            result = .failure(error)
+        }
+        // Its partition was revoked (or lost) while it ran, and the job was cancelled then: its new owner runs it
+        // again from the committed offset. Whatever this run produced now (outputs, a retry hop, a dead letter)
+        // would repeat that run's work, so it produces nothing.
+        guard consumer.owns(message) else {
+            if self.logger.logLevel <= .debug {
+                logger.debug("job left to the partition's new owner: its partition was revoked while it ran")
+            }
+            return
+        }
+        let outputs: [StageOutput]
+        switch result {
+        case .success(let produced):
+            outputs = produced
+        case .failure(let error as StageError) where error.hold != nil:
             context.enter("holding the job")
             if try await self.hold(message, envelope: envelope, error: error, consumer: consumer, producer: producer, logger: logger, started: started) {
                 return
             }
             await self.dependencyDown(message, error: error, consumer: consumer, logger: logger)
             return
-        } catch let error as StageError where error.dependency != nil {
+        case .failure(let error as StageError) where error.dependency != nil:
             context.enter("handing back: a dependency is down")
             await self.dependencyDown(message, error: error, consumer: consumer, logger: logger)
             return
-        } catch let error as StageError {
+        case .failure(let error as StageError):
             context.enter("routing the failure")
             try await self.route(message, envelope: envelope, error: error, consumer: consumer, producer: producer, logger: logger, started: started)
             return
-        } catch is CancellationError {
+        case .failure(is CancellationError):
             logger.warning("job cancelled at shutdown; handed back uncommitted")
             return
-        } catch {
+        case .failure(let error):
             context.enter("routing the failure")
             try await self.route(
                 message, envelope: envelope, error: .transient(String(describing: error)),

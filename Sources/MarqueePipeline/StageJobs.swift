@@ -48,6 +48,8 @@ final class JobContext: Sendable {
 final class StageJobs: Sendable {
     private struct Running {
         let context: JobContext
+        /// Whether this member still owns the job's message (its partition was not revoked since).
+        let isOwned: @Sendable () -> Bool
         var task: Task<Void, Never>?
     }
 
@@ -85,10 +87,17 @@ final class StageJobs: Sendable {
     var failure: (any Error)? { self.state.withLock { $0.failure } }
 
     /// Runs `body` in a new task as a tracked job. A job started after ``cancelAll()`` starts cancelled.
-    func start(_ context: JobContext, _ body: @escaping @Sendable () async throws -> Void) {
+    ///
+    /// - Parameter isOwned: Whether the member still owns the job's message; ``cancelDisowned()`` cancels the job
+    ///   once it says no.
+    func start(
+        _ context: JobContext,
+        isOwned: @escaping @Sendable () -> Bool = { true },
+        _ body: @escaping @Sendable () async throws -> Void
+    ) {
         let id = self.state.withLock { state in
             defer { state.nextID += 1 }
-            state.running[state.nextID] = Running(context: context)
+            state.running[state.nextID] = Running(context: context, isOwned: isOwned)
             return state.nextID
         }
         let task = Task {
@@ -115,6 +124,22 @@ final class StageJobs: Sendable {
             return state.running.values.compactMap(\.task)
         }
         for task in tasks { task.cancel() }
+    }
+
+    /// Cancels the running jobs whose messages this member no longer owns (their partitions were revoked, or
+    /// lost when the member could not reach the group): their new owners run them again from the committed
+    /// offset, so whatever these would still do is wasted (upstream requests) or repeated (outputs).
+    ///
+    /// - Returns: How many jobs were cancelled.
+    @discardableResult
+    func cancelDisowned() -> Int {
+        let running = self.state.withLock { $0.running.values.map { ($0.isOwned, $0.task) } }
+        var cancelled = 0
+        for (isOwned, task) in running where !isOwned() {
+            task?.cancel()
+            cancelled += 1
+        }
+        return cancelled
     }
 
     /// Waits until no job runs, or until `timeout` passed. Not ended by cancelling the caller: the stage waits
