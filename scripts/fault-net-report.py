@@ -517,8 +517,10 @@ def host_cut_details(wave, processes, events, folder, goal, monitor, reruns=(), 
     if moved:
         print(f"    moved to others  {max(moved):.1f} s after the cut at the latest ({len(moved)} partitions; session timeout 6 s)")
     # Reruns one of whose runs was the cut-off host's: a run finished on a partition one of its processes held
-    # then (by its own log, which keeps the partitions through the cut until it rejoins).
-    holdings = [held_intervals(p, stop_time) for p in on_host]
+    # through the cut (by its own log, which keeps the partitions until the host learns they were lost). Partitions
+    # it was given after its return are a later rebalance's, not the cut's.
+    holdings = [{partition: [(a, b) for a, b in spans if a <= down <= b] for partition, spans in held_intervals(p, stop_time).items()}
+                for p in on_host]
 
     def cut_host_run(row):
         """When the cut-off host finished this run, or None when the run was not its."""
@@ -536,7 +538,7 @@ def host_cut_details(wave, processes, events, folder, goal, monitor, reruns=(), 
             continue
         caused.append(job)
         # Its first run on the host: before the cut (finished, not yet committed), while cut off, or after the
-        # link's return (a job it held through the cut, or one of a partition it got back when it rejoined).
+        # link's return (a job it held through the cut).
         first = min(times)
         phases["before the cut" if first < down else "while cut off" if first < up else "after its return"] += 1
     if reruns:
