@@ -492,12 +492,14 @@ def host_cut_details(wave, processes, events, folder, goal, monitor, reruns=(), 
         return
     down, host = downs[0]
     up = ups[0][0]
-    in_flight = None
+    in_flight = uncommitted = None
     try:
         with open(os.path.join(folder, "snapshots.tsv")) as file:
             held = [line.rstrip("\n").split("\t")[1:] for line in file if abs(float(line.split("\t")[0]) - down) < 10]
         print("    held at the cut  " + "; ".join(" ".join(fields) for fields in held))
         in_flight = sum(int(field.split("=")[1]) for fields in held for field in fields if field.startswith("in_flight="))
+        if any(field.startswith("uncommitted=") for fields in held for field in fields):
+            uncommitted = sum(int(field.split("=")[1]) for fields in held for field in fields if field.startswith("uncommitted="))
     except (OSError, ValueError, IndexError):
         pass
     # When the cut-off host's partitions went to processes elsewhere, and when its own processes owned some again.
@@ -543,6 +545,8 @@ def host_cut_details(wave, processes, events, folder, goal, monitor, reruns=(), 
         phases["before the cut" if first < down else "while cut off" if first < up else "after its return"] += 1
     if reruns:
         limit = f"; held at the cut: {in_flight} in flight" if in_flight is not None else ""
+        if uncommitted is not None:
+            limit += f", {uncommitted} taken and not yet committable"
         split = ", ".join(f"{phases[p]} {p}" for p in ("before the cut", "while cut off", "after its return") if phases[p])
         print(f"    reruns by it     {len(caused)} of the wave's {len(reruns)} reruns had a run on the cut-off host{limit}")
         if split:

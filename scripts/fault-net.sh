@@ -461,7 +461,8 @@ unstick_if_stuck() { # the drain's output file
     done
 }
 
-# What the processes of a host hold just before it is cut off: their jobs in flight and partitions, from /metrics.
+# What the processes of a host hold just before it is cut off: their jobs in flight, the jobs taken and not yet
+# committable (in flight, or finished behind one in flight), and partitions, from /metrics.
 snapshot_host() { # host
     local file stage slot log metrics
     for file in "$state"/pid-*; do
@@ -478,10 +479,10 @@ import sys, time, urllib.request
 url, stage, slot = sys.argv[1:4]
 figures = {}
 for line in urllib.request.urlopen(url, timeout=2).read().decode().splitlines():
-    for name in ("marquee_stage_in_flight", "marquee_stage_assigned_partitions"):
+    for name in ("marquee_stage_in_flight", "marquee_stage_uncommitted", "marquee_stage_assigned_partitions"):
         if line.startswith(name) and not line.startswith(name + "_"):
             figures[name] = figures.get(name, 0) + float(line.rsplit(" ", 1)[1])
-print(f"{time.time():.3f}\t{stage}{slot}\tin_flight={int(figures.get('marquee_stage_in_flight', 0))}\tpartitions={int(figures.get('marquee_stage_assigned_partitions', 0))}")
+print(f"{time.time():.3f}\t{stage}{slot}\tin_flight={int(figures.get('marquee_stage_in_flight', 0))}\tuncommitted={int(figures.get('marquee_stage_uncommitted', 0))}\tpartitions={int(figures.get('marquee_stage_assigned_partitions', 0))}")
 EOF
     done
 }

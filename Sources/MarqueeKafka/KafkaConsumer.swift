@@ -90,6 +90,11 @@ public final class KafkaConsumer: Service, Sendable {
     /// The partitions currently assigned to this member.
     public var assignment: [KafkaTopicPartition] { self.core.assignment }
 
+    /// Messages handed out whose offsets cannot be committed yet: in the application's hands, or processed
+    /// behind one that is. What the partitions' next owner would read again (besides what was processed since the
+    /// last commit).
+    public var uncommittedCount: Int { self.core.uncommittedCount }
+
     /// The assigned partitions paused now (by ``pause(_:)`` or ``handBack(_:)``).
     public var pausedPartitions: [KafkaTopicPartition] { self.core.pausedPartitions }
 

@@ -13,6 +13,7 @@ public import Prometheus
 /// | `marquee_stage_outputs_total` | `stage` |
 /// | `marquee_stage_job_duration_seconds` (histogram) | `stage` |
 /// | `marquee_stage_in_flight` | `stage` |
+/// | `marquee_stage_uncommitted` | `stage` |
 /// | `marquee_stage_ready` (1 or 0) | `stage` |
 /// | `marquee_stage_assigned_partitions`, `marquee_stage_paused_partitions` | `stage` |
 /// | `marquee_stage_consumer_lag` (messages, from librdkafka's statistics) | `stage`, `topic` |
@@ -31,6 +32,7 @@ public final class StageMetrics: Sendable {
     private let outputs: Counter
     private let duration: DurationHistogram
     private let inFlight: Gauge
+    private let uncommitted: Gauge
     private let ready: Gauge
     private let assigned: Gauge
     private let paused: Gauge
@@ -45,6 +47,9 @@ public final class StageMetrics: Sendable {
         static var outputs: MetricNameDescriptor { descriptor("outputs", "total", "Messages produced by succeeded jobs.") }
         static var duration: MetricNameDescriptor { descriptor("job_duration", "seconds", "Time from a job's handler start to its durable outcome.") }
         static var inFlight: MetricNameDescriptor { descriptor("in_flight", "", "Jobs running now.") }
+        static var uncommitted: MetricNameDescriptor {
+            descriptor("uncommitted", "", "Jobs taken whose offsets cannot be committed yet (running, or finished behind one still running): a rebalance or crash runs them again.")
+        }
         static var ready: MetricNameDescriptor { descriptor("ready", "", "1 when the stage takes jobs, 0 while a dependency is down.") }
         static var assigned: MetricNameDescriptor { descriptor("assigned_partitions", "", "Partitions assigned to this process.") }
         static var paused: MetricNameDescriptor {
@@ -105,6 +110,7 @@ public final class StageMetrics: Sendable {
             buckets: [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250), .seconds(1), .seconds(5), .seconds(30)]
         )
         self.inFlight = registry.makeGauge(descriptor: Name.inFlight, labels: labels)
+        self.uncommitted = registry.makeGauge(descriptor: Name.uncommitted, labels: labels)
         self.ready = registry.makeGauge(descriptor: Name.ready, labels: labels)
         self.assigned = registry.makeGauge(descriptor: Name.assigned, labels: labels)
         self.paused = registry.makeGauge(descriptor: Name.paused, labels: labels)
@@ -165,6 +171,7 @@ public final class StageMetrics: Sendable {
     /// Sets the gauges that are read at scrape time from the stage's status.
     public func update(_ status: StageStatus) {
         self.inFlight.set(Int64(status.inFlight))
+        self.uncommitted.set(Int64(status.uncommitted))
         self.ready.set(Int64(status.notReadyReason == nil ? 1 : 0))
         self.assigned.set(Int64(status.assignedPartitions))
         self.paused.set(Int64(status.pausedPartitions))

@@ -52,6 +52,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             assignedPartitions: consumer?.assignment.count ?? 0,
             pausedPartitions: consumer?.pausedPartitions.count ?? 0,
             inFlight: self.limiter.inUse,
+            uncommitted: consumer?.uncommittedCount ?? 0,
             downDependency: down?.dependency,
             downReason: down?.reason,
             consumerStatistics: consumer?.statistics

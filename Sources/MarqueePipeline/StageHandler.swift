@@ -148,6 +148,9 @@ public struct StageStatus: Hashable, Sendable {
     /// Assigned partitions paused now: retry tiers waiting for a job's time, or all while a dependency is down.
     public var pausedPartitions: Int
     public var inFlight: Int
+    /// Jobs taken whose offsets cannot be committed yet: running, or finished behind one still running (only a
+    /// partition's first unfinished offset can be committed). A revocation or a crash has them run again.
+    public var uncommitted: Int
     /// The dependency every job needs that is down now, if any, and the error it gave.
     public var downDependency: String?
     public var downReason: String?
@@ -159,6 +162,7 @@ public struct StageStatus: Hashable, Sendable {
         assignedPartitions: Int,
         pausedPartitions: Int,
         inFlight: Int,
+        uncommitted: Int = 0,
         downDependency: String? = nil,
         downReason: String? = nil,
         consumerStatistics: String? = nil
@@ -167,6 +171,7 @@ public struct StageStatus: Hashable, Sendable {
         self.assignedPartitions = assignedPartitions
         self.pausedPartitions = pausedPartitions
         self.inFlight = inFlight
+        self.uncommitted = uncommitted
         self.downDependency = downDependency
         self.downReason = downReason
         self.consumerStatistics = consumerStatistics

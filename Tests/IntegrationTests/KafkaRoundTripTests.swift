@@ -113,6 +113,7 @@ struct KafkaRoundTripTests {
                     if message.offset < 5 || message.offset == 6 { consumer.markProcessed(message) }
                     if handedOut == 10 { break }
                 }
+                #expect(consumer.uncommittedCount == 5, "5 and the four after it: 6 is processed, but behind 5")
                 try await consumer.commit()
             }
             let partition = KafkaTopicPartition(topic: topic, partition: 0)
@@ -129,6 +130,7 @@ struct KafkaRoundTripTests {
                     if message.offset == 9 { break }
                 }
                 #expect(offsets == [5, 6, 7, 8, 9])
+                #expect(consumer.uncommittedCount == 0)
                 try await consumer.commit()
             }
             let final = try await admin.committedOffsets(group: group, topics: [topic])

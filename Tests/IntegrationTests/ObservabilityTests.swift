@@ -106,6 +106,7 @@ struct ObservabilityTests {
         #expect(body.contains(#"marquee_stage_ready{stage="fetch"} 1"#))
         #expect(metricValue(body, #"marquee_stage_assigned_partitions{stage="fetch"}"#) == Double(2 * (1 + configuration.topics.tiers)))
         #expect(metricValue(body, #"marquee_stage_paused_partitions{stage="fetch"}"#) == 0)
+        #expect(metricValue(body, #"marquee_stage_uncommitted{stage="fetch"}"#) == 0, "every job taken was finished")
         // The lag gauge follows librdkafka's statistics (its value depends on when they ran: ConsumerLagTests).
         #expect(body.contains(#"marquee_stage_consumer_lag{stage="fetch",topic="\#(configuration.topics.main)"} "#))
         #expect(try await httpGet("http://127.0.0.1:\(port)/healthz").0 == 200)

@@ -160,6 +160,13 @@ final class ConsumerCore: Sendable {
         self.state.withLock { Array($0.partitions.keys) }.sorted()
     }
 
+    var uncommittedCount: Int {
+        self.state.withLock { state in
+            // The trackers also count the buffered messages, which were read but not handed out yet.
+            max(0, state.partitions.values.reduce(0) { $0 + $1.tracker.outstandingCount } - state.buffer.count)
+        }
+    }
+
     var pausedPartitions: [KafkaTopicPartition] {
         self.state.withLock { state in state.partitions.compactMap { $0.value.isUserPaused ? $0.key : nil } }.sorted()
     }
