@@ -242,6 +242,10 @@ bin=$logs/bin
 # Timeouts and keep-alives (docs/deploy.md, "On a real network"). Both forms keep what the test broker needs: a
 # 6 s session (its JoinGroup waits about half of it) and one record per produce request (its end offsets).
 kafka_properties=batch.num.messages=1${FAULT_NET_KAFKA_DEBUG:+,debug=$FAULT_NET_KAFKA_DEBUG}
+# The long form's load on the test broker, one record per produce request, has it acknowledge some outputs only
+# after the workers' 30 s delivery timeout, which stops a worker (its jobs run again elsewhere): a slow test broker,
+# not a fault to measure.
+((short == 1)) || kafka_properties+=,delivery.timeout.ms=120000
 pg_settings=()
 if [[ "$tuning" == recommended ]]; then
     # Produce requests keep their 30 s (request.timeout.ms): a shorter one is worth it only with a delivery timeout
