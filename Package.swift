@@ -41,6 +41,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         // The producer's schedule file (YAML, with line numbers for its errors).
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // Settings: flags, environment and settings file as one layered source (MarqueeSettings).
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
     ],
     targets: [
         // librdkafka ≥ 2.1, linked statically from the project-local build (scripts/setup.sh).
@@ -97,10 +99,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Every setting declared once (type, default, help) and read from flags, environment, settings file and
+        // defaults, on swift-configuration's providers.
+        .target(
+            name: "MarqueeSettings",
+            dependencies: [
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // What every worker executable shares: options (flags and MARQUEE_* variables), logging, the service group.
         .target(
             name: "MarqueeWorker",
             dependencies: [
+                "MarqueeSettings",
                 "MarqueeKafka",
                 "MarqueePipeline",
                 "MarqueeObservability",
@@ -349,6 +361,7 @@ let package = Package(
             name: "MarqueeOperations",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeSettings",
                 "MarqueeHTTP",
                 "MarqueeKafka",
                 "MarqueePipeline",
@@ -539,9 +552,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "MarqueeSettingsTests",
+            dependencies: ["MarqueeSettings"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "MarqueeWorkerTests",
             dependencies: [
-                "MarqueeKafka", "MarqueePipeline", "MarqueeWorker",
+                "MarqueeKafka", "MarqueePipeline", "MarqueeWorker", "MarqueeSettings",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

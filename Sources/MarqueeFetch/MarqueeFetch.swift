@@ -141,7 +141,8 @@ struct MarqueeFetch: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = WorkerRunner.bootstrapLogging(label: "marquee.fetch", level: self.worker.logLevel)
+        let common = try self.worker.resolvedForRun(executable: "marquee-fetch")
+        let logger = WorkerRunner.bootstrapLogging(label: "marquee.fetch", level: common.logLevel)
         let sources: SourceConfiguration
         do {
             sources = try SourceConfiguration.fromEnvironment(Self.environment)
@@ -166,7 +167,7 @@ struct MarqueeFetch: AsyncParsableCommand {
         var store: Store?
         if self.validatorCache == "store" || self.sharedLimits == "store" {
             store = try Store.open(
-                try StoreLocation(parsing: self.store), maximumConnections: 3, timeout: self.worker.storeDeadline, logger: logger
+                try StoreLocation(parsing: self.store), maximumConnections: 3, timeout: common.storeDeadline, logger: logger
             )
         }
         if self.validatorCache == "store", let store {
@@ -175,7 +176,7 @@ struct MarqueeFetch: AsyncParsableCommand {
         if self.sharedLimits == "store", let store {
             settings.coordination = StoreCoordination(store: store)
         }
-        let sessionTimeout = try self.worker.parsedSessionTimeout()
+        let sessionTimeout = common.sessionTimeout
         let probeInterval = DurationText.parse(self.probeInterval) ?? .seconds(5)
         settings.limitsTuning = { limits in
             limits.memberExpiry = sessionTimeout
@@ -195,7 +196,7 @@ struct MarqueeFetch: AsyncParsableCommand {
         let worker = try FetchWorker(settings: settings, logger: logger)
         // Six jobs for each of a source's 16 requests in flight: a job spends most of its time after its call,
         // waiting for its outputs' acknowledgement (docs/fetch.md, "Jobs in flight").
-        var configuration = try self.worker.stageConfiguration(stage: "fetch", defaultConcurrency: 96)
+        var configuration = common.stageConfiguration(stage: "fetch", defaultConcurrency: 96)
         // Batches of outputs filled for longer than other stages wait, and compressed (docs/fetch.md, "Producer
         // batching and compression"); `-X linger.ms=…` or `-X compression.codec=…` given to the worker still wins
         // (raw properties are applied last).
@@ -208,7 +209,7 @@ struct MarqueeFetch: AsyncParsableCommand {
         try await WorkerRunner.run(
             configuration: configuration,
             handler: worker.handler,
-            metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9101),
+            metricsAddress: common.metricsAddress(defaultPort: 9101),
             services: [worker],
             metrics: metrics,
             logger: logger,

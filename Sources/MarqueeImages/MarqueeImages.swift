@@ -122,7 +122,8 @@ struct MarqueeImages: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = WorkerRunner.bootstrapLogging(label: "marquee.images", level: self.worker.logLevel)
+        let common = try self.worker.resolvedForRun(executable: "marquee-images")
+        let logger = WorkerRunner.bootstrapLogging(label: "marquee.images", level: common.logLevel)
         var imaging = ImagingConfiguration()
         imaging.widths = try self.parsedWidths()
         imaging.webpQuality = self.webpQuality
@@ -139,22 +140,22 @@ struct MarqueeImages: AsyncParsableCommand {
         var coordinationStore: Store?
         if !settings.rateLimits.isEmpty, self.sharedLimits == "store" {
             let opened = try Store.open(
-                try StoreLocation(parsing: self.store), maximumConnections: 2, timeout: self.worker.storeDeadline, logger: logger
+                try StoreLocation(parsing: self.store), maximumConnections: 2, timeout: common.storeDeadline, logger: logger
             )
             settings.coordination = StoreCoordination(store: opened)
             coordinationStore = opened
         }
-        let sessionTimeout = try self.worker.parsedSessionTimeout()
+        let sessionTimeout = common.sessionTimeout
         settings.limitsTuning = { $0.memberExpiry = sessionTimeout }
         let metrics = StageMetrics(stage: "images")
         settings.handler.onBytes = { direction, count in metrics.recordImageBytes(direction: direction, count: count) }
         let worker = try ImageWorker(settings: settings, environment: Self.environment, logger: logger)
-        var configuration = try self.worker.stageConfiguration(stage: "images", defaultConcurrency: 4)
+        var configuration = common.stageConfiguration(stage: "images", defaultConcurrency: 4)
         configuration.keepOversized = { name, bytes in try await worker.keepOversized(name: name, bytes: bytes) }
         try await WorkerRunner.run(
             configuration: configuration,
             handler: worker.handler,
-            metricsAddress: try self.worker.parsedMetricsAddress(defaultPort: 9102),
+            metricsAddress: common.metricsAddress(defaultPort: 9102),
             services: [worker],
             metrics: metrics,
             logger: logger,

@@ -72,14 +72,15 @@ struct MarqueeIndex: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = WorkerRunner.bootstrapLogging(label: "marquee.index", level: self.worker.logLevel)
+        let common = try self.worker.resolvedForRun(executable: "marquee-index")
+        let logger = WorkerRunner.bootstrapLogging(label: "marquee.index", level: common.logLevel)
         // Enough jobs in flight for every writer's batch and the next one gathering.
-        let configuration = try self.worker.stageConfiguration(stage: "records", defaultConcurrency: (self.writers + 1) * self.batchSize)
-        let metricsAddress = try self.worker.parsedMetricsAddress(defaultPort: 9103)
+        let configuration = common.stageConfiguration(stage: "records", defaultConcurrency: (self.writers + 1) * self.batchSize)
+        let metricsAddress = common.metricsAddress(defaultPort: 9103)
         let store = try Store.open(
             try StoreLocation(parsing: self.store),
             maximumConnections: max(self.connections, self.writers),
-            timeout: self.worker.storeDeadline,
+            timeout: common.storeDeadline,
             logger: logger
         )
         var settings = IndexSettings()

@@ -1,7 +1,5 @@
 public import MarqueePipeline
-
-import struct Foundation.Data
-import class Foundation.FileManager
+public import MarqueeSettings
 
 /// What the operator tools know of a running pipeline: its stages, their topics and consumer groups, the
 /// partitions to create, and where each worker serves `/metrics` and `/readyz`.
@@ -40,7 +38,7 @@ public struct PipelineLayout: Sendable, Hashable {
         self.stages.first { $0.topics.all.contains(topic) }
     }
 
-    /// A layout from `MARQUEE_*` settings.
+    /// A layout from `MARQUEE_*` settings, read as the workers read theirs (``Catalogue``).
     ///
     /// - `MARQUEE_TOPIC_PREFIX` (default `marquee.`)
     /// - `MARQUEE_RETRY_DELAYS` (its number of delays is the number of retry tiers; default 3 tiers)
@@ -51,39 +49,52 @@ public struct PipelineLayout: Sendable, Hashable {
     ///
     /// - Throws: ``LayoutError`` naming the setting and what is wrong with it.
     public init(settings: [String: String]) throws(LayoutError) {
-        self.prefix = settings["MARQUEE_TOPIC_PREFIX"] ?? "marquee."
-        guard !self.prefix.isEmpty, self.prefix.allSatisfy(Self.isTopicCharacter) else {
-            throw LayoutError("MARQUEE_TOPIC_PREFIX: '\(self.prefix)' may hold only letters, digits, '.', '_' and '-'")
+        do {
+            try self.init(source: try Settings(environment: settings.filter { $0.key != Settings.fileVariable }))
+        } catch let error as LayoutError {
+            throw error
+        } catch {
+            throw LayoutError("\(error)")
         }
-        let tiers: Int
-        if let delays = settings["MARQUEE_RETRY_DELAYS"] {
-            tiers = delays.split(separator: ",").count
-            guard (1...10).contains(tiers) else { throw LayoutError("MARQUEE_RETRY_DELAYS: give 1 to 10 delays, e.g. 10s,1m,10m") }
-        } else {
-            tiers = 3
-        }
-        self.partitions = try Self.positive(settings, "MARQUEE_TOPIC_PARTITIONS", default: 8)
-        self.replicationFactor = try Self.positive(settings, "MARQUEE_REPLICATION_FACTOR", default: 1)
+    }
 
+    /// A layout from the settings' layers (``load(file:environment:)``).
+    public init(source: Settings) throws(LayoutError) {
+        let tiers: Int
         var workers: [String: [String]] = [:]
-        if let text = settings["MARQUEE_WORKERS"] {
-            for pair in text.split(separator: ",") {
-                let parts = pair.split(separator: "=", maxSplits: 1).map { String($0.filter { !$0.isWhitespace }) }
-                guard parts.count == 2, Self.stageNames.contains(parts[0]), Self.isAddress(parts[1]) else {
-                    throw LayoutError(
-                        "MARQUEE_WORKERS: '\(pair)' is not stage=host:port (stages: \(Self.stageNames.joined(separator: ", ")))"
-                    )
-                }
-                workers[parts[0], default: []].append(parts[1])
+        var groups: [String: String] = [:]
+        do {
+            self.prefix = try source.value(Catalogue.topicPrefix)
+            tiers = try source.value(Catalogue.retryDelays).count
+            self.partitions = try source.value(Catalogue.topicPartitions)
+            self.replicationFactor = try source.value(Catalogue.replicationFactor)
+            for (name, setting) in Catalogue.stageGroups {
+                let group = try source.value(setting)
+                if !group.isEmpty { groups[name] = group }
             }
-        } else {
-            for (stage, port) in Self.defaultPorts { workers[stage] = ["127.0.0.1:\(port)"] }
+            if let (text, origin) = try source.text(of: Catalogue.workers) {
+                for pair in text.split(separator: ",") {
+                    let parts = pair.split(separator: "=", maxSplits: 1).map { String($0.filter { !$0.isWhitespace }) }
+                    guard parts.count == 2, Self.stageNames.contains(parts[0]), Self.isAddress(parts[1]) else {
+                        throw LayoutError(
+                            "MARQUEE_WORKERS: '\(pair)' from \(origin) is not stage=host:port (stages: \(Self.stageNames.joined(separator: ", ")))"
+                        )
+                    }
+                    workers[parts[0], default: []].append(parts[1])
+                }
+            } else {
+                for (stage, port) in Self.defaultPorts { workers[stage] = ["127.0.0.1:\(port)"] }
+            }
+        } catch let error as LayoutError {
+            throw error
+        } catch {
+            throw LayoutError("\(error)")
         }
         let prefix = self.prefix
         self.stages = Self.stageNames.map { name in
             Stage(
                 topics: StageTopics(stage: name, prefix: prefix, tiers: tiers),
-                group: settings["MARQUEE_GROUP_\(name.uppercased())"] ?? "marquee-\(name)",
+                group: groups[name] ?? "marquee-\(name)",
                 workers: workers[name] ?? []
             )
         }
@@ -92,48 +103,17 @@ public struct PipelineLayout: Sendable, Hashable {
     /// The layout from a settings file (if any) overridden by the environment.
     ///
     /// - Parameters:
-    ///   - file: A file of `NAME=value` lines (`#` comments, blank lines, optional `export ` and quotes, as a
-    ///     shell or compose `.env` file has them); `nil`: `MARQUEE_CONFIG` from the environment, if set.
+    ///   - file: A settings file (``SettingsFile``: `NAME=value` lines as an `.env` file has them); `nil`:
+    ///     `MARQUEE_CONFIG` from the environment, if set.
     /// - Throws: ``LayoutError`` for an unreadable file, a malformed line (with its number) or a bad value.
     public static func load(file: String?, environment: [String: String]) throws(LayoutError) -> PipelineLayout {
-        var settings: [String: String] = [:]
-        if let path = file ?? environment["MARQUEE_CONFIG"] {
-            settings = try Self.readSettings(path)
+        let source: Settings
+        do {
+            source = try Settings(environment: environment, settingsFile: file)
+        } catch {
+            throw LayoutError(error.description)
         }
-        settings.merge(environment.filter { $0.key.hasPrefix("MARQUEE_") }) { _, environment in environment }
-        return try PipelineLayout(settings: settings)
-    }
-
-    /// The `NAME=value` lines of a settings file.
-    static func readSettings(_ path: String) throws(LayoutError) -> [String: String] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw LayoutError("cannot read the settings file \(path)") }
-        var settings: [String: String] = [:]
-        for (index, rawLine) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var line = Substring(rawLine.trimmingWhitespace())
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            if line.hasPrefix("export ") { line = line.dropFirst("export ".count) }
-            guard let equals = line.firstIndex(of: "="), line[..<equals].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }),
-                equals > line.startIndex
-            else {
-                throw LayoutError("\(path):\(index + 1): expected NAME=value")
-            }
-            var value = Substring(line[line.index(after: equals)...].trimmingWhitespace())
-            if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
-                value = value.dropFirst().dropLast()
-            }
-            settings[String(line[..<equals])] = String(value)
-        }
-        return settings
-    }
-
-    private static func positive(_ settings: [String: String], _ name: String, default value: Int) throws(LayoutError) -> Int {
-        guard let text = settings[name] else { return value }
-        guard let number = Int(text), number > 0 else { throw LayoutError("\(name): '\(text)' is not a positive whole number") }
-        return number
-    }
-
-    private static func isTopicCharacter(_ character: Character) -> Bool {
-        character.isASCII && (character.isLetter || character.isNumber || character == "." || character == "_" || character == "-")
+        return try PipelineLayout(source: source)
     }
 
     private static func isAddress(_ text: String) -> Bool {

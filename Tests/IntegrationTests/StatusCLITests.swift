@@ -92,6 +92,6 @@ struct StatusCLITests {
     @Test func aBadWorkersSettingIsAUsageError() async throws {
         let run = try await runBuiltExecutable("marquee", ["status"], environment: ["MARQUEE_WORKERS": "index=h:1", "MARQUEE_CONFIG": nil])
         #expect(run.status == 64)
-        #expect(run.standardError.contains("MARQUEE_WORKERS: 'index=h:1' is not stage=host:port"), "\(run.standardError)")
+        #expect(run.standardError.contains("MARQUEE_WORKERS: 'index=h:1' from the environment is not stage=host:port"), "\(run.standardError)")
     }
 }

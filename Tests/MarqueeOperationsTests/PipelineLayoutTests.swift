@@ -34,11 +34,11 @@ import Testing
     }
 
     @Test(arguments: [
-        ("MARQUEE_TOPIC_PARTITIONS", "0", "MARQUEE_TOPIC_PARTITIONS: '0' is not a positive whole number"),
-        ("MARQUEE_WORKERS", "fetch:9101", "MARQUEE_WORKERS: 'fetch:9101' is not stage=host:port"),
-        ("MARQUEE_WORKERS", "index=h:1", "MARQUEE_WORKERS: 'index=h:1' is not stage=host:port"),
-        ("MARQUEE_TOPIC_PREFIX", "a b", "MARQUEE_TOPIC_PREFIX: 'a b' may hold only"),
-        ("MARQUEE_RETRY_DELAYS", "", "MARQUEE_RETRY_DELAYS: give 1 to 10 delays"),
+        ("MARQUEE_TOPIC_PARTITIONS", "0", "MARQUEE_TOPIC_PARTITIONS '0' from the environment: expected a whole number from 1 to 10000"),
+        ("MARQUEE_WORKERS", "fetch:9101", "MARQUEE_WORKERS: 'fetch:9101' from the environment is not stage=host:port"),
+        ("MARQUEE_WORKERS", "index=h:1", "MARQUEE_WORKERS: 'index=h:1' from the environment is not stage=host:port"),
+        ("MARQUEE_TOPIC_PREFIX", "a b", "MARQUEE_TOPIC_PREFIX (--topic-prefix) 'a b' from the environment: expected letters, digits"),
+        ("MARQUEE_RETRY_DELAYS", "soon", "MARQUEE_RETRY_DELAYS (--retry-delays) 'soon' from the environment: expected 1 to 10 durations"),
     ])
     func badSettingsAreNamed(name: String, value: String, message: String) {
         #expect {

@@ -2,8 +2,21 @@ import ArgumentParser
 import MarqueeKafka
 import MarqueeObservability
 import MarqueePipeline
+import MarqueeSettings
 import MarqueeWorker
 import Testing
+
+import struct Foundation.Data
+import class Foundation.FileManager
+import struct Foundation.URL
+import struct Foundation.UUID
+
+extension WorkerOptions {
+    /// The settings from these flags alone (no environment, no settings file).
+    fileprivate var alone: WorkerSettings {
+        get throws { try self.resolved(environment: [:]) }
+    }
+}
 
 @Suite struct WorkerOptionsTests {
     @Test func flagsBecomeTheStageConfiguration() throws {
@@ -11,7 +24,7 @@ import Testing
             "--brokers", "k1:9092,k2:9092", "--topic-prefix", "test.", "--group", "g1", "--concurrency", "7",
             "--retry-delays", "500ms, 2s,1m", "--shutdown-timeout", "5s", "-X", "security.protocol=SASL_SSL",
         ])
-        let configuration = try options.stageConfiguration(stage: "fetch", defaultConcurrency: 64)
+        let configuration = try options.alone.stageConfiguration(stage: "fetch", defaultConcurrency: 64)
         #expect(configuration.topics.main == "test.fetch")
         #expect(configuration.topics.tiers == 3)
         #expect(configuration.retry.delays == [.milliseconds(500), .seconds(2), .seconds(60)])
@@ -24,19 +37,19 @@ import Testing
 
     @Test func defaultsComeFromTheWorker() throws {
         let options = try WorkerOptions.parse(["--group", "", "--concurrency", "0", "--metrics-address", ""])
-        let configuration = try options.stageConfiguration(stage: "images", defaultConcurrency: 8)
+        let configuration = try options.alone.stageConfiguration(stage: "images", defaultConcurrency: 8)
         #expect(configuration.groupID == "marquee-images")
         #expect(configuration.concurrency == 8)
-        #expect(try options.parsedMetricsAddress(defaultPort: 9102) == MetricsAddress(host: "127.0.0.1", port: 9102))
+        #expect(try options.alone.metricsAddress(defaultPort: 9102) == MetricsAddress(host: "127.0.0.1", port: 9102))
     }
 
     @Test func metricsAddresses() throws {
         #expect(
-            try WorkerOptions.parse(["--metrics-address", "0.0.0.0:9200"]).parsedMetricsAddress(defaultPort: 1)
+            try WorkerOptions.parse(["--metrics-address", "0.0.0.0:9200"]).alone.metricsAddress(defaultPort: 1)
                 == MetricsAddress(host: "0.0.0.0", port: 9200)
         )
         #expect(
-            try WorkerOptions.parse(["--metrics-address", "[::1]:0"]).parsedMetricsAddress(defaultPort: 1)
+            try WorkerOptions.parse(["--metrics-address", "[::1]:0"]).alone.metricsAddress(defaultPort: 1)
                 == MetricsAddress(host: "::1", port: 0)
         )
     }
@@ -45,7 +58,7 @@ import Testing
         let options = try WorkerOptions.parse([
             "--metrics-allowed-host", "marquee-fetch.marquee.svc", "--metrics-allowed-host", ".metrics.example",
         ])
-        let allowed = try options.parsedMetricsAddress(defaultPort: 9101).allowedHosts
+        let allowed = try options.alone.metricsAddress(defaultPort: 9101).allowedHosts
         #expect(allowed == (try HostAllowList.observability.adding(["marquee-fetch.marquee.svc", ".metrics.example"])))
         #expect(allowed.allows(host: "marquee-fetch.marquee.svc:9101"))
         #expect(allowed.allows(host: "a.metrics.example"))
@@ -55,17 +68,15 @@ import Testing
     }
 
     @Test(arguments: [
-        (["--retry-delays", "10s,soon"], "'soon' is not a duration"),
-        (["--retry-delays", ""], "is not a duration"),
-        (["--shutdown-timeout=-3s"], "not a duration"),
-        (["--metrics-address", "localhost"], "is not host:port"),
-        (["--metrics-address", "127.0.0.1:70000"], "is not host:port"),
-        (["--metrics-allowed-host", "metrics.example:9101"], "--metrics-allowed-host (MARQUEE_METRICS_ALLOWED_HOSTS): 'metrics.example:9101' has a port"),
-        (["-X", "novalue"], "is not key=value"),
-        (["--log-level", "loud"], "--log-level must be one of"),
-        (["--session-timeout", "500ms"], "between 1s and 1h"),
-        (["--concurrency=-1"], "cannot be negative"),
-        (["--store-timeout", "0"], "--store-timeout: expected 1 to 3600 seconds, got 0"),
+        (["--retry-delays", "10s,soon"], "MARQUEE_RETRY_DELAYS (--retry-delays) '10s,soon' from the command line: expected 1 to 10 durations"),
+        (["--shutdown-timeout=-3s"], "MARQUEE_SHUTDOWN_TIMEOUT (--shutdown-timeout) '-3s' from the command line: expected a duration"),
+        (["--metrics-address", "localhost"], "MARQUEE_METRICS_ADDRESS (--metrics-address) 'localhost' from the command line: expected host:port"),
+        (["--metrics-address", "127.0.0.1:70000"], "expected host:port"),
+        (["-X", "novalue"], "--kafka-property: 'novalue' is not key=value"),
+        (["--log-level", "loud"], "MARQUEE_LOG_LEVEL (--log-level) 'loud' from the command line: expected one of trace, debug"),
+        (["--session-timeout", "500ms"], "expected a duration from 1s to 1h"),
+        (["--concurrency=-1"], "expected a whole number from 0 to 100000"),
+        (["--store-timeout", "0"], "MARQUEE_STORE_TIMEOUT (--store-timeout) '0' from the command line: expected a whole number of seconds from 1 to 3600"),
     ])
     func badOptionsSayWhatIsWrong(arguments: [String], message: String) {
         #expect {
@@ -75,9 +86,35 @@ import Testing
         }
     }
 
+    @Test func aBadAllowedHostIsRefusedWithTheSetting() throws {
+        let options = try WorkerOptions.parse(["--metrics-allowed-host", "metrics.example:9101"])
+        let error = #expect(throws: SettingError.self) { try options.alone }
+        #expect(error?.description.hasPrefix("MARQUEE_METRICS_ALLOWED_HOSTS (--metrics-allowed-host) from the command line: 'metrics.example:9101' has a port") == true)
+    }
+
+    @Test func theEnvironmentAndTheSettingsFileFillWhatNoFlagGives() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("worker-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("marquee.env").path
+        try Data("MARQUEE_BROKERS=file:9092\nMARQUEE_TOPIC_PREFIX=file.\nMARQUEE_SESSION_TIMEOUT=20s\n".utf8).write(to: URL(fileURLWithPath: path))
+        let options = try WorkerOptions.parse(["--config", path, "--topic-prefix", "flag.", "-X", "debug=cgrp,topic"])
+        let settings = try options.resolved(environment: [
+            "MARQUEE_BROKERS": "env:9092", "MARQUEE_KAFKA_PROPERTIES": "debug=all,client.rack=a",
+        ])
+        let configuration = settings.stageConfiguration(stage: "fetch", defaultConcurrency: 1)
+        #expect(configuration.kafka.bootstrapServers == ["env:9092"])
+        #expect(configuration.topics.main == "flag.fetch")
+        #expect(settings.sessionTimeout == .seconds(20))
+        #expect(configuration.kafka.additionalProperties == ["debug": "cgrp,topic", "client.rack": "a"], "-X wins, and keeps its commas")
+
+        let malformed = try WorkerOptions.parse([])
+        let error = #expect(throws: SettingError.self) { try malformed.resolved(environment: ["MARQUEE_CONCURRENCY": "lots"]) }
+        #expect(error?.description == "MARQUEE_CONCURRENCY (--concurrency) 'lots' from the environment: expected a whole number from 0 to 100000")
+    }
+
     @Test func theStoreDeadlineIsEveryWorkers() throws {
-        #expect(try WorkerOptions.parse([]).storeDeadline == .seconds(30))
-        #expect(try WorkerOptions.parse(["--store-timeout", "5"]).storeDeadline == .seconds(5))
+        #expect(try WorkerOptions.parse([]).alone.storeDeadline == .seconds(30))
+        #expect(try WorkerOptions.parse(["--store-timeout", "5"]).alone.storeDeadline == .seconds(5))
     }
 
     @Test func durationText() {
