@@ -400,6 +400,7 @@ let package = Package(
                 "MarqueeObservability",
                 "MarqueeOperations",
                 "MarqueePipeline",
+                "MarqueeSettings",
                 "MarqueeStore",
                 "MarqueeWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

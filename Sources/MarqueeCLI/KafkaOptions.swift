@@ -1,6 +1,8 @@
 import ArgumentParser
 import Logging
 import MarqueeKafka
+import MarqueeSettings
+import MarqueeWorker
 
 import class Foundation.ProcessInfo
 
@@ -18,18 +20,36 @@ struct KafkaOptions: ParsableArguments {
     @Option(name: .long, help: "Seconds to wait for a broker before giving up.")
     var timeout: Int = 10
 
+    @Option(name: [.customShort("X"), .customLong("kafka-property")], help: ArgumentHelp(Catalogue.kafkaProperties, more: "Repeatable."))
+    var kafkaProperties: [String] = []
+
     @Flag(name: .long, help: "Log the Kafka client's own lines (connections, group membership) to standard error.")
     var verbose = false
 
     func validate() throws {
         guard self.timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds") }
+        _ = try self.resolvedProperties()
     }
 
     var configuration: KafkaConfiguration {
         var configuration = KafkaConfiguration(brokers: self.brokers)
         configuration.clientID = "marquee-cli"
         configuration.connectTimeout = .seconds(self.timeout)
+        // Checked by `validate()`.
+        configuration.additionalProperties = (try? self.resolvedProperties()) ?? [:]
         return configuration
+    }
+
+    /// `MARQUEE_KAFKA_PROPERTIES` (or the file `MARQUEE_KAFKA_PROPERTIES_FILE` names) with the `-X` flags over it,
+    /// as the workers take them.
+    func resolvedProperties() throws -> [String: String] {
+        let environment = ProcessInfo.processInfo.environment.filter { $0.key != Settings.fileVariable }
+        do {
+            let fromEnvironment = try Settings(environment: environment).value(Catalogue.kafkaProperties)
+            return fromEnvironment.merging(try WorkerOptions.parseKafkaProperties(self.kafkaProperties)) { _, flag in flag }
+        } catch let error as SettingError {
+            throw ValidationError(error.description)
+        }
     }
 
     /// An admin client whose requests wait at most `--timeout`.

@@ -12,7 +12,7 @@ public enum Catalogue {
     )
 
     public static let kafkaProperties = Setting<[String: String]>(
-        "MARQUEE_KAFKA_PROPERTIES", flag: "kafka-property", readers: "workers",
+        "MARQUEE_KAFKA_PROPERTIES", flag: "kafka-property", readers: "all",
         summary: "librdkafka properties passed through as key=value (-X, repeatable): SASL, TLS and the like.",
         expected: "key=value pairs, comma-separated, such as security.protocol=ssl,ssl.ca.location=/etc/ca.pem",
         default: [:], defaultText: "none", isSecret: true,

@@ -55,3 +55,29 @@ extension TopicsCLITests {
         #expect(run.standardError.split(separator: "\n").count == 1)
     }
 }
+
+extension TopicsCLITests {
+    /// Every subcommand that talks to the broker takes librdkafka properties as the workers do: `-X` one at a time,
+    /// `MARQUEE_KAFKA_PROPERTIES` (or its `_FILE`) as a list, the flags over the list.
+    @Test func librdkafkaPropertiesPassThroughFromFlagsAndTheEnvironment() async throws {
+        let clear: [String: String?] = ["MARQUEE_KAFKA_PROPERTIES": nil, "MARQUEE_KAFKA_PROPERTIES_FILE": nil]
+        let flag = try await runBuiltExecutable("marquee", ["topics", "list", "-X", "no.such.property=1"], environment: clear)
+        #expect(flag.status == 64, "\(flag.standardError)")
+        #expect(flag.standardError.contains("no.such.property"), "librdkafka refused the property it was given: \(flag.standardError)")
+
+        var environment = clear
+        environment["MARQUEE_KAFKA_PROPERTIES"] = "client.rack=a,no.such.property=1"
+        let listed = try await runBuiltExecutable("marquee", ["topics", "list"], environment: environment)
+        #expect(listed.status == 64, "\(listed.standardError)")
+        #expect(listed.standardError.contains("no.such.property"), "\(listed.standardError)")
+
+        let malformed = try await runBuiltExecutable("marquee", ["lag", "-X", "novalue"], environment: clear)
+        #expect(malformed.status == 64)
+        #expect(malformed.standardError.contains("--kafka-property: 'novalue' is not key=value"), "\(malformed.standardError)")
+
+        // A real property, from both: the command works.
+        environment["MARQUEE_KAFKA_PROPERTIES"] = "client.rack=a"
+        let working = try await runBuiltExecutable("marquee", ["topics", "list", "-X", "socket.keepalive.enable=true"], environment: environment)
+        #expect(working.status == 0, "\(working.standardError)")
+    }
+}
