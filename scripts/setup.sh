@@ -26,6 +26,7 @@ debs=(
     libjemalloc-dev  # marquee-fetch's malloc (docs/fetch.md, "Memory allocator")
     postgresql postgresql-contrib
     chromium  # the dashboard's browser test (headless)
+    stunnel4  # the TLS endpoint in front of the test broker (TLSClusterTests)
 )
 missing=()
 for p in "${debs[@]}"; do
