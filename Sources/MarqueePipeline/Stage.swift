@@ -528,7 +528,10 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         do {
             try await Task.sleep(for: backoff)
         } catch {
-            return  // shutting down: the partitions stay paused, the jobs uncommitted
+            // Cancelled: at shutdown (nothing reads any more), or because this job's partition was revoked. The
+            // pause is the stage's, not the job's, so it ends either way: left down, the gate would keep every
+            // later failure from pausing and resuming, and the partitions those failures hand back would stay
+            // paused for good.
         }
         self.gate.retrying()
         consumer.resume(consumer.assignment)

@@ -64,4 +64,56 @@ struct StageRebalanceTests {
         #expect(ends.values.reduce(0, +) == 4, "one output per job; the revoked runs produced nothing: \(ends)")
         #expect(log.all.count >= 8, "each job ran a second time after the revocation")
     }
+
+    /// A job waiting out the stage's pause for a down dependency is cancelled when its partition is revoked; the
+    /// pause still ends. Left down, it kept every later failure from pausing and resuming the stage, and the
+    /// partitions those failures handed back stayed paused for good (found by the multi-host fault run: an
+    /// indexer cut off during a store outage held two partitions paused until the next rebalance).
+    @Test func aPauseCutShortByARevocationStillEnds() async throws {
+        var configuration = testStageConfiguration()
+        configuration.concurrency = 1  // one job at a time: the one waiting out the pause is the one in flight
+        configuration.shutdownTimeout = .seconds(10)
+        configuration.dependencyRetry = .seconds(10) ... .seconds(10)
+        let prefix = configuration.topics.prefix
+        let records = StageTopics(stage: "records", prefix: prefix, tiers: 0)
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        _ = try await StageTopics.createAll([configuration.topics, records], partitions: 2, admin: admin)
+
+        let isUp = Mutex(false)
+        let (firstCalls, firstCall) = AsyncStream.makeStream(of: Void.self)
+        let (laterCalls, laterCall) = AsyncStream.makeStream(of: Void.self)
+        let secondStarted = Mutex(false)
+        func handler(first: Bool) -> ClosureHandler {
+            ClosureHandler { job in
+                if first { (secondStarted.withLock { $0 } ? laterCall : firstCall).yield() }
+                guard isUp.withLock({ $0 }) else { throw StageError.dependencyDown("the store", "connection refused") }
+                return [StageOutput(stage: "records", key: job.envelope.id.rawValue, payload: Array(job.envelope.id.rawValue.utf8))]
+            }
+        }
+        let first = Stage(configuration: configuration, handler: handler(first: true), logger: .marqueeTest)
+        let second = Stage(configuration: configuration, handler: handler(first: false), logger: .marqueeTest)
+        try await whileRunning([first]) {
+            var ids = Set<String>()
+            for index in 1...8 {
+                ids.insert(try await enqueue(.tmdbMovie(id: Int64(index), language: "en-US", follow: .none), to: configuration.topics).id.rawValue)
+            }
+            // The first member's first failure pauses the stage for 10 s; the second member joins meanwhile, and the
+            // revocation cancels the job waiting out the pause.
+            var iterator = firstCalls.makeAsyncIterator()
+            _ = await iterator.next()
+            secondStarted.withLock { $0 = true }
+            try await whileRunning([second]) {
+                // The first member fails again under its new assignment, and hands that job back.
+                try await answer(within: .seconds(60)) {
+                    var later = laterCalls.makeAsyncIterator()
+                    _ = await later.next()
+                }
+                isUp.withLock { $0 = true }
+                let outputs = try await answer(within: .seconds(60)) {
+                    try await read(readingUntilUnique: 8, from: records.main)
+                }
+                #expect(Set(outputs) == ids, "every job ran once the dependency was back")
+            }
+        }
+    }
 }
