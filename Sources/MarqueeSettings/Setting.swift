@@ -60,12 +60,6 @@ public protocol AnySetting: Sendable {
 }
 
 extension AnySetting {
-    /// `--brokers`, or `—` for a setting without a flag.
-    public var flagText: String { self.flag.map { "--\($0)" } ?? "—" }
-
-    /// The help line of its flag: the summary, then where else it comes from and its default.
-    public var flagHelp: String { self.summary }
-
     /// The discussion under its flag's help: the environment variable and the default.
     public var flagDiscussion: String {
         "Env: \(self.name)\(self.isSecret ? " or \(self.name)_FILE" : "") (default: \(self.defaultText))."

@@ -15,23 +15,23 @@ import class Foundation.ProcessInfo
 /// (`--config`, else `MARQUEE_CONFIG`), else its default. ``resolved(environment:)`` reads them all; a malformed
 /// value is refused with the setting's name, where it came from and the form it needs.
 public struct WorkerOptions: ParsableArguments {
-    @Option(help: help(Catalogue.brokers))
+    @Option(help: ArgumentHelp(Catalogue.brokers))
     public var brokers: String?
 
-    @Option(help: help(Catalogue.topicPrefix))
+    @Option(help: ArgumentHelp(Catalogue.topicPrefix))
     public var topicPrefix: String?
 
-    @Option(help: help(Catalogue.group))
+    @Option(help: ArgumentHelp(Catalogue.group))
     public var group: String?
 
-    @Option(help: help(Catalogue.concurrency))
+    @Option(help: ArgumentHelp(Catalogue.concurrency))
     public var concurrency: String?
 
-    @Option(help: help(Catalogue.retryDelays))
+    @Option(help: ArgumentHelp(Catalogue.retryDelays))
     public var retryDelays: String?
 
     @Option(
-        help: help(
+        help: ArgumentHelp(
             Catalogue.shutdownTimeout,
             more: """
                 Then the jobs are cancelled; one that has not ended 5 s later is left behind uncommitted and logged \
@@ -41,11 +41,11 @@ public struct WorkerOptions: ParsableArguments {
     )
     public var shutdownTimeout: String?
 
-    @Option(help: help(Catalogue.sessionTimeout, more: "Kafka's own default is 45s; 10s hands a crashed worker's partitions over sooner."))
+    @Option(help: ArgumentHelp(Catalogue.sessionTimeout, more: "Kafka's own default is 45s; 10s hands a crashed worker's partitions over sooner."))
     public var sessionTimeout: String?
 
     @Option(
-        help: help(
+        help: ArgumentHelp(
             Catalogue.maxMessageBytes,
             more: """
                 Keep it at most the topics' max.message.bytes (Kafka's default 1048588; `marquee topics create` sets \
@@ -57,12 +57,12 @@ public struct WorkerOptions: ParsableArguments {
     )
     public var maxMessageBytes: String?
 
-    @Option(help: help(Catalogue.metricsAddress))
+    @Option(help: ArgumentHelp(Catalogue.metricsAddress))
     public var metricsAddress: String?
 
     @Option(
         name: .customLong("metrics-allowed-host"),
-        help: help(
+        help: ArgumentHelp(
             Catalogue.metricsAllowedHosts,
             more: """
                 Repeatable. Requests naming any other host are refused with 421, so a web page elsewhere cannot read \
@@ -73,13 +73,13 @@ public struct WorkerOptions: ParsableArguments {
     )
     public var metricsAllowedHosts: [String] = []
 
-    @Option(help: help(Catalogue.logLevel))
+    @Option(help: ArgumentHelp(Catalogue.logLevel))
     public var logLevel: String?
 
-    @Option(name: [.customShort("X"), .customLong("kafka-property")], help: help(Catalogue.kafkaProperties, more: "Repeatable."))
+    @Option(name: [.customShort("X"), .customLong("kafka-property")], help: ArgumentHelp(Catalogue.kafkaProperties, more: "Repeatable."))
     public var kafkaProperties: [String] = []
 
-    @Option(help: help(Catalogue.storeTimeout))
+    @Option(help: ArgumentHelp(Catalogue.storeTimeout))
     public var storeTimeout: String?
 
     @Option(
@@ -165,10 +165,6 @@ public struct WorkerOptions: ParsableArguments {
             throw ValidationError(error.description)
         }
     }
-
-    /// What `--max-message-bytes` accepts: room for a dead letter's headers, and at most librdkafka's 100 MB
-    /// fetch limit per partition.
-    static let messageBytesRange = 10_000...100_000_000
 
     /// The `Host` names an observability listener answers: ``HostAllowList/observability`` and `names`, as
     /// `--metrics-allowed-host` takes them.

@@ -101,8 +101,3 @@ extension ArgumentHelp {
         )
     }
 }
-
-/// The help of a setting's flag (``ArgumentHelp/init(_:more:valueName:)``).
-func help(_ setting: some AnySetting, more: String? = nil, valueName: String? = nil) -> ArgumentHelp {
-    ArgumentHelp(setting, more: more, valueName: valueName)
-}
