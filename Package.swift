@@ -199,6 +199,7 @@ let package = Package(
         .executableTarget(
             name: "MarqueeFetch",
             dependencies: [
+                "MarqueeSettings",
                 "Cjemalloc",
                 "MarqueeCore",
                 "MarqueeFetchStage",
@@ -267,6 +268,7 @@ let package = Package(
         .executableTarget(
             name: "MarqueeImages",
             dependencies: [
+                "MarqueeSettings",
                 "MarqueeHTTP",
                 "MarqueeImageStage",
                 "MarqueeImageStore",
@@ -309,6 +311,7 @@ let package = Package(
         .executableTarget(
             name: "MarqueeIndex",
             dependencies: [
+                "MarqueeSettings",
                 "MarqueeIndexStage",
                 "MarqueeStore",
                 "MarqueeWorker",
@@ -335,6 +338,7 @@ let package = Package(
         .executableTarget(
             name: "MarqueeProducer",
             dependencies: [
+                "MarqueeSettings",
                 "MarqueeCore",
                 "MarqueeKafka",
                 "MarqueeObservability",

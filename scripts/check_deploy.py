@@ -43,11 +43,11 @@ except ImportError:  # pragma: no cover
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = [ROOT / ".deps" / "deploy-tools" / "bin"]
 
-# Executable → (stage, consumer group). The indexer's stage is `records`.
+# Executable → stage; its consumer group is <prefix><stage>. The indexer's stage is `records`.
 WORKERS = {
-    "marquee-fetch": ("fetch", "marquee-fetch"),
-    "marquee-images": ("images", "marquee-images"),
-    "marquee-index": ("records", "marquee-records"),
+    "marquee-fetch": "fetch",
+    "marquee-images": "images",
+    "marquee-index": "records",
 }
 LONG_RUNNING = [*WORKERS, "marquee-producer"]
 # Variables of the upstreams and S3, besides MARQUEE_*.
@@ -383,7 +383,8 @@ def check_kubernetes(report: Report, folder: str, resources: list[dict], known: 
         report.check(bool(selected), f"{where}: the ServiceMonitor scrapes it")
 
         if executable in WORKERS:
-            stage, group = WORKERS[executable]
+            stage = WORKERS[executable]
+            group = f"{prefix}{stage}"
             report.check("replicas" not in deployment["spec"], f"{where}: no replicas field (KEDA owns them)")
             scaled_object = scaled.get(name)
             if not report.check(scaled_object is not None, f"{where}: a ScaledObject targets it"):

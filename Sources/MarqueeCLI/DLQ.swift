@@ -3,10 +3,11 @@ import MarqueeCore
 import MarqueeKafka
 import MarqueeOperations
 import MarqueePipeline
+import MarqueeSettings
+import MarqueeWorker
 
 import struct Foundation.Data
 import class Foundation.FileHandle
-import class Foundation.ProcessInfo
 
 /// `marquee dlq`: the dead letters of every stage (docs/dlq.md). `list` and `show` read; `replay` sends letters
 /// back to their stage; `purge` hides them by moving a reader group's committed offsets. Nothing is ever deleted.
@@ -17,7 +18,7 @@ struct DLQ: AsyncParsableCommand {
         discussion: """
             Dead letters live in <prefix><stage>.dlq (fetch, images, records). A letter's id is \
             stage/partition/offset, e.g. fetch/2/17. Purged letters are those before the committed offset of \
-            the reader group (--reader-group, default marquee-dlq-reader): they stop showing, but the topic \
+            the reader group (--reader-group, default <prefix>dlq-reader): they stop showing, but the topic \
             keeps them, and --all shows them again. Replay and purge never delete anything.
 
             Examples:
@@ -45,32 +46,23 @@ struct DLQ: AsyncParsableCommand {
 /// Where the dead letters are: the broker, the pipeline's layout, and the reader group that marks purges.
 struct DLQOptions: ParsableArguments {
     @OptionGroup var kafka: KafkaOptions
-    @OptionGroup var pipeline: PipelineOptions
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The consumer group whose committed offsets mark letters as purged.",
-            discussion: "Default: $MARQUEE_DLQ_READER_GROUP, else marquee-dlq-reader.",
-            valueName: "group"
-        )
-    )
-    var readerGroup: String =
-        ProcessInfo.processInfo.environment["MARQUEE_DLQ_READER_GROUP"]
-        ?? DeadLetterQueue.defaultReaderGroup
+    @Option(name: .long, help: ArgumentHelp(Catalogue.dlqReaderGroup, valueName: "group"))
+    var readerGroup: String?
 
     func validate() throws {
-        guard !self.readerGroup.isEmpty else { throw ValidationError("--reader-group must not be empty") }
+        try WorkerOptions.validate(flags: self.flags, of: [Catalogue.dlqReaderGroup])
     }
+
+    var flags: [String: String] { Settings.flags([(Catalogue.dlqReaderGroup, self.readerGroup)]) }
 
     /// The dead-letter topics of the layout, read with `--timeout` per request.
     func queue() throws -> DeadLetterQueue {
-        let layout = try self.pipeline.layout()
+        let layout = try self.kafka.layout()
         var queue = DeadLetterQueue(
             layout: layout,
             admin: try self.kafka.makeAdmin(),
             reader: try KafkaReader(configuration: self.kafka.configuration, logger: self.kafka.logger),
-            readerGroup: self.readerGroup
+            readerGroup: try? self.kafka.settings(more: self.flags).value(Catalogue.dlqReaderGroup)
         )
         queue.readTimeout = .seconds(self.kafka.timeout)
         return queue
@@ -565,7 +557,7 @@ extension DLQ {
 
 extension DLQ {
     /// Exit status for a dead letter id that is malformed or names no letter (EX_DATAERR).
-    static let badID = ExitCode(65)
+    static let badID = ExitStatus.dataError.exitCode
 
     /// Prints `marquee: message` on standard error and returns `code` to throw.
     static func fail(_ message: String, code: ExitCode) -> ExitCode {

@@ -2,9 +2,10 @@ import ArgumentParser
 import MarqueeDashboard
 import MarqueeKafka
 import MarqueeObservability
+import MarqueeSettings
 import MarqueeStore
+import MarqueeWorker
 
-import class Foundation.ProcessInfo
 
 /// `marquee dashboard`: the web page of lag, workers, dead letters and the store.
 struct Dashboard: AsyncParsableCommand {
@@ -40,32 +41,16 @@ struct Dashboard: AsyncParsableCommand {
 
     @OptionGroup var kafka: KafkaOptions
 
-    @OptionGroup var pipeline: PipelineOptions
-
     @Option(
         name: .long,
         help: ArgumentHelp("Where to listen: host:port (port 0: any free port).", valueName: "host:port")
     )
     var address = "127.0.0.1:8080"
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The store: sqlite:PATH or postgres://user:password@host:port/database.",
-            discussion: "Default: $MARQUEE_STORE, else sqlite:./var/marquee.db.",
-            valueName: "location"
-        )
-    )
+    @Option(name: .long, help: ArgumentHelp(Catalogue.store, valueName: "location"))
     var store: String?
 
-    @Option(
-        name: .customLong("image-store"),
-        help: ArgumentHelp(
-            "The image store the thumbnails come from: file://PATH or s3://bucket/prefix?endpoint=…&region=….",
-            discussion: "Default: $MARQUEE_IMAGE_STORE, else file://./var/images.",
-            valueName: "location"
-        )
-    )
+    @Option(name: .customLong("image-store"), help: ArgumentHelp(Catalogue.imageStore, more: "The thumbnails come from it.", valueName: "location"))
     var imageStore: String?
 
     @Option(
@@ -83,24 +68,23 @@ struct Dashboard: AsyncParsableCommand {
     @Option(name: .long, help: "Samples kept for the charts (default: an hour at the interval).")
     var history: Int?
 
-    @Option(
-        name: .customLong("allowed-host"),
-        help: ArgumentHelp(
-            "A Host name (or address) the dashboard answers besides localhost, 127.0.0.1, [::1] and the --address host (repeatable).",
-            discussion: """
-                Default: $MARQUEE_DASHBOARD_ALLOWED_HOSTS (comma-separated), if set. .example.org answers every name \
-                under example.org; * answers any name (only behind a proxy that checks the name itself).
-                """,
-            valueName: "name"
-        )
-    )
+    @Option(name: .customLong("allowed-host"), help: ArgumentHelp(Catalogue.dashboardAllowedHosts, more: "Repeatable.", valueName: "name"))
     var allowedHosts: [String] = []
 
-    @Option(
-        name: .customLong("grafana-url"),
-        help: ArgumentHelp("A Grafana dashboard to link to.", discussion: "Default: $MARQUEE_GRAFANA_URL, if set.")
-    )
+    @Option(name: .customLong("grafana-url"), help: ArgumentHelp(Catalogue.grafanaURL))
     var grafanaURL: String?
+
+    @Option(name: .long, help: ArgumentHelp(Catalogue.dlqReaderGroup, valueName: "group"))
+    var readerGroup: String?
+
+    /// This subcommand's own flags, by setting name.
+    var flags: [String: String] {
+        Settings.flags([
+            (Catalogue.store, self.store), (Catalogue.imageStore, self.imageStore),
+            (Catalogue.dashboardAllowedHosts, self.allowedHosts.isEmpty ? nil : self.allowedHosts.joined(separator: ",")),
+            (Catalogue.grafanaURL, self.grafanaURL), (Catalogue.dlqReaderGroup, self.readerGroup),
+        ])
+    }
 
     func validate() throws {
         _ = try self.hostAndPort()
@@ -109,27 +93,32 @@ struct Dashboard: AsyncParsableCommand {
         guard self.interval.duration >= .milliseconds(100) else {
             throw ValidationError("--interval must be at least 100ms")
         }
-        _ = try self.pipeline.layout()
-        _ = try self.storeLocation()
+        try WorkerOptions.validate(flags: self.flags, of: Catalogue.marquee)
         do {
-            _ = try HostAllowList.dashboard.adding(self.allowedHostNames())
+            _ = try HostAllowList.dashboard.adding(self.allowedHosts)
         } catch {
             throw ValidationError("--allowed-host (MARQUEE_DASHBOARD_ALLOWED_HOSTS): \(error)")
         }
-    }
-
-    /// `--allowed-host`, else `MARQUEE_DASHBOARD_ALLOWED_HOSTS`.
-    func allowedHostNames() -> [String] {
-        guard self.allowedHosts.isEmpty else { return self.allowedHosts }
-        return HostAllowList.split(ProcessInfo.processInfo.environment["MARQUEE_DASHBOARD_ALLOWED_HOSTS"] ?? "")
+        try ConfigFileOptions.exitingOnSettingError(executable: "marquee") { () throws(SettingError) in
+            _ = try self.kafka.settings(more: self.flags).value(Catalogue.dashboardAllowedHosts) { try HostAllowList.dashboard.adding($0) }
+            _ = try self.kafka.settings(more: self.flags).value(Catalogue.store) { try StoreLocation(parsing: $0) }
+        }
     }
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        var configuration = DashboardConfiguration(layout: try self.pipeline.layout(), kafka: self.kafka.configuration)
-        configuration.store = try self.storeLocation()
-        configuration.imageStore = self.imageStore ?? environment["MARQUEE_IMAGE_STORE"] ?? "file://./var/images"
-        configuration.environment = environment
+        let settings = self.kafka.settings(more: self.flags)
+        var configuration = DashboardConfiguration(layout: try self.kafka.layout(), kafka: self.kafka.configuration)
+        try ConfigFileOptions.exitingOnSettingError(executable: "marquee") { () throws(SettingError) in
+            configuration.store = try settings.value(Catalogue.store) { try StoreLocation(parsing: $0) }
+            configuration.imageStore = try settings.value(Catalogue.imageStore)
+            // The S3 image store's credentials and region, with their `_FILE` forms read.
+            configuration.environment = try settings.texts(Catalogue.aws)
+            // Whose positions mark purged letters, as `marquee dlq`.
+            configuration.deadLetterReaderGroup = try settings.value(Catalogue.dlqReaderGroup)
+            let grafana = try settings.value(Catalogue.grafanaURL)
+            configuration.grafanaURL = grafana.isEmpty ? nil : grafana
+            configuration.allowedHosts = try settings.value(Catalogue.dashboardAllowedHosts)
+        }
         configuration.sampleInterval = self.interval.duration
         configuration.statusSamples = self.samples
         let seconds = max(
@@ -139,18 +128,12 @@ struct Dashboard: AsyncParsableCommand {
         )
         configuration.historyCapacity = self.history ?? max(2, Int((3600 / seconds).rounded(.up)))
         configuration.requestTimeout = .seconds(self.kafka.timeout)
-        if let group = environment["MARQUEE_DLQ_READER_GROUP"], !group.isEmpty {
-            configuration.deadLetterReaderGroup = group  // whose positions mark purged letters, as `marquee dlq`
-        }
-        configuration.grafanaURL =
-            self.grafanaURL ?? environment["MARQUEE_GRAFANA_URL"].flatMap { $0.isEmpty ? nil : $0 }
-        configuration.allowedHosts = self.allowedHostNames()
         let (host, port) = try self.hostAndPort()
         let dashboard: MarqueeDashboard.Dashboard
         do {
             dashboard = try MarqueeDashboard.Dashboard(configuration: configuration, logger: self.kafka.logger)
         } catch {
-            throw Self.fail("\(error)", code: .validationFailure)
+            throw Self.fail("\(error)", code: ExitStatus.configuration.exitCode)
         }
         do {
             let names = dashboard.allowedHosts.adding(bindAddress: host).entries
@@ -165,7 +148,7 @@ struct Dashboard: AsyncParsableCommand {
             }
         } catch {
             await dashboard.close()
-            throw Self.fail("cannot serve on \(self.address): \(error)", code: ExitCode(69))
+            throw Self.fail("cannot serve on \(self.address): \(error)", code: ExitStatus.unavailable.exitCode)
         }
         await dashboard.close()
     }
@@ -178,15 +161,6 @@ struct Dashboard: AsyncParsableCommand {
         var host = String(self.address[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return (host, port)
-    }
-
-    func storeLocation() throws -> StoreLocation {
-        let text = self.store ?? ProcessInfo.processInfo.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
-        do {
-            return try StoreLocation(parsing: text)
-        } catch {
-            throw ValidationError("\(error.message) (--store or MARQUEE_STORE)")
-        }
     }
 
     static func fail(_ message: String, code: ExitCode) -> ExitCode {

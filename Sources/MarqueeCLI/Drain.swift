@@ -33,8 +33,6 @@ struct Drain: AsyncParsableCommand {
     )
 
     @OptionGroup var kafka: KafkaOptions
-    @OptionGroup var pipeline: PipelineOptions
-
     @Option(
         help: ArgumentHelp(
             "The store the indexer writes: sqlite:PATH or postgres://….",
@@ -65,7 +63,7 @@ struct Drain: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let layout = try self.pipeline.layout()
+        let layout = try self.kafka.layout()
         let interval = DurationText.parse(self.interval)!
         let deadline = ContinuousClock.now + DurationText.parse(self.maxWait)!
         let roots = try self.readRoots()

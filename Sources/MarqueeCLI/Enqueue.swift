@@ -1,10 +1,10 @@
 import ArgumentParser
 import MarqueeCore
 import MarqueeKafka
+import MarqueeOperations
 import MarqueePipeline
 
 import class Foundation.FileHandle
-import class Foundation.ProcessInfo
 import struct Foundation.Data
 
 /// `marquee enqueue`: root fetch jobs onto the fetch stage's main topic, from flags or JSON lines.
@@ -97,9 +97,6 @@ struct Enqueue: AsyncParsableCommand {
 struct EnqueueOptions: ParsableArguments {
     @OptionGroup var kafka: KafkaOptions
 
-    @Option(name: .long, help: ArgumentHelp("Prefix of every topic name.", discussion: "Env: MARQUEE_TOPIC_PREFIX."))
-    var topicPrefix: String = ProcessInfo.processInfo.environment["MARQUEE_TOPIC_PREFIX"] ?? "marquee."
-
     @Flag(name: .long, help: "Print the jobs as JSON lines instead of sending them.")
     var dryRun = false
 
@@ -110,7 +107,7 @@ struct EnqueueOptions: ParsableArguments {
             Self.summary(jobs, roots: nil, verb: "would be sent (dry run)")
             return
         }
-        let topic = StageTopics(stage: "fetch", prefix: self.topicPrefix, tiers: 0).main
+        let topic = StageTopics(stage: "fetch", prefix: try self.kafka.layout().prefix, tiers: 0).main
         let envelopes = jobs.map { _ in Envelope.root() }
         let progress = Progress(total: jobs.count)
         try await reportingKafkaErrors {

@@ -1,24 +1,28 @@
 import ArgumentParser
 import Logging
 import MarqueeKafka
+import MarqueeOperations
 import MarqueeSettings
 import MarqueeWorker
 
 import class Foundation.ProcessInfo
 
-/// Options every subcommand that talks to Kafka shares.
+/// Options every subcommand that talks to Kafka shares: the settings file, the cluster, the topic prefix.
+///
+/// Each setting is one of ``Catalogue``: a flag here, else its environment variable, else the settings file
+/// (`--config`, else `MARQUEE_CONFIG`), else its default. `validate()` resolves them all before the command runs:
+/// `--print-config` prints them and exits; a malformed one exits with status 78 and one line saying which.
 struct KafkaOptions: ParsableArguments {
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Bootstrap brokers, comma-separated host:port.",
-            discussion: "Default: $MARQUEE_BROKERS, else 127.0.0.1:19092."
-        )
-    )
-    var brokers: String = ProcessInfo.processInfo.environment["MARQUEE_BROKERS"] ?? "127.0.0.1:19092"
+    @OptionGroup var config: ConfigFileOptions
 
-    @Option(name: .long, help: "Seconds to wait for a broker before giving up.")
-    var timeout: Int = 10
+    @Option(help: ArgumentHelp(Catalogue.brokers))
+    var brokers: String?
+
+    @Option(help: ArgumentHelp(Catalogue.topicPrefix))
+    var topicPrefix: String?
+
+    @Option(name: .customLong("timeout"), help: "Seconds to wait for a broker before giving up (default: 10).")
+    var timeoutSeconds: Int = 10
 
     @Option(name: [.customShort("X"), .customLong("kafka-property")], help: ArgumentHelp(Catalogue.kafkaProperties, more: "Repeatable."))
     var kafkaProperties: [String] = []
@@ -26,28 +30,47 @@ struct KafkaOptions: ParsableArguments {
     @Flag(name: .long, help: "Log the Kafka client's own lines (connections, group membership) to standard error.")
     var verbose = false
 
-    func validate() throws {
-        guard self.timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds") }
-        _ = try self.resolvedProperties()
+    /// The flags given, by setting name.
+    var flags: [String: String] {
+        Settings.flags([(Catalogue.brokers, self.brokers), (Catalogue.topicPrefix, self.topicPrefix)])
     }
 
+    func validate() throws {
+        guard self.timeoutSeconds > 0 else { throw ValidationError("--timeout must be a positive number of seconds") }
+        try WorkerOptions.validate(flags: self.flags, of: Catalogue.marquee)
+        _ = try WorkerOptions.parseKafkaProperties(self.kafkaProperties)
+        let settings = try self.config.settings(executable: "marquee", flags: self.flags, catalogue: Catalogue.marquee)
+        try checkLayout(settings)
+    }
+
+    /// The settings from the flags (these and a subcommand's own, `more`), the environment, the settings file and
+    /// the defaults (checked by `validate()`).
+    func settings(more: [String: String] = [:]) -> Settings {
+        let flags = self.flags.merging(more) { ours, _ in ours }
+        return (try? Settings(flags: flags, environment: ProcessInfo.processInfo.environment, settingsFile: self.config.settingsFile))
+            ?? Settings.defaults
+    }
+
+    /// Seconds to wait for a broker.
+    var timeout: Int { self.timeoutSeconds }
+
     var configuration: KafkaConfiguration {
-        var configuration = KafkaConfiguration(brokers: self.brokers)
+        let settings = self.settings()
+        var configuration = KafkaConfiguration(brokers: (try? settings.value(Catalogue.brokers)) ?? Catalogue.brokers.defaultValue)
         configuration.clientID = "marquee-cli"
-        configuration.connectTimeout = .seconds(self.timeout)
-        // Checked by `validate()`.
-        configuration.additionalProperties = (try? self.resolvedProperties()) ?? [:]
+        configuration.connectTimeout = .seconds(self.timeoutSeconds)
+        // `MARQUEE_KAFKA_PROPERTIES` with the `-X` flags over it, as the workers take them; checked by `validate()`.
+        let flagProperties = (try? WorkerOptions.parseKafkaProperties(self.kafkaProperties)) ?? [:]
+        configuration.additionalProperties =
+            ((try? settings.value(Catalogue.kafkaProperties)) ?? [:]).merging(flagProperties) { _, flag in flag }
         return configuration
     }
 
-    /// `MARQUEE_KAFKA_PROPERTIES` (or the file `MARQUEE_KAFKA_PROPERTIES_FILE` names) with the `-X` flags over it,
-    /// as the workers take them.
-    func resolvedProperties() throws -> [String: String] {
-        let environment = ProcessInfo.processInfo.environment.filter { $0.key != Settings.fileVariable }
+    /// The pipeline's stages, topics, groups and worker addresses (checked by `validate()`).
+    func layout() throws -> PipelineLayout {
         do {
-            let fromEnvironment = try Settings(environment: environment).value(Catalogue.kafkaProperties)
-            return fromEnvironment.merging(try WorkerOptions.parseKafkaProperties(self.kafkaProperties)) { _, flag in flag }
-        } catch let error as SettingError {
+            return try PipelineLayout(source: self.settings())
+        } catch {
             throw ValidationError(error.description)
         }
     }
@@ -65,6 +88,16 @@ struct KafkaOptions: ParsableArguments {
     }
 }
 
+/// Refuses a layout the settings cannot make (such as a malformed `MARQUEE_WORKERS`): one line, exit status 78.
+func checkLayout(_ settings: Settings) throws {
+    do {
+        _ = try PipelineLayout(source: settings)
+    } catch {
+        FileHandleOutput.standardError("marquee: \(error.description)\n")
+        throw ExitStatus.configuration.exitCode
+    }
+}
+
 /// Runs a command's body; a ``KafkaError`` becomes its reason on standard error and a non-zero exit.
 func reportingKafkaErrors(_ body: () async throws -> Void) async throws {
     do {
@@ -75,15 +108,11 @@ func reportingKafkaErrors(_ body: () async throws -> Void) async throws {
 }
 
 extension KafkaError {
-    /// Exits with the error's reason (no stack trace, no internals).
+    /// Exits with the error's reason (no stack trace, no internals) and its ``ExitStatus``.
     var exit: ExitCode {
         var standardError = StandardError()
         print("marquee: \(self.reason)", to: &standardError)
-        switch self.code {
-        case .configuration: return ExitCode.validationFailure
-        case .brokerUnreachable: return ExitCode(69)  // EX_UNAVAILABLE
-        default: return ExitCode.failure
-        }
+        return ExitStatus(self).exitCode
     }
 }
 

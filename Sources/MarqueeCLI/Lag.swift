@@ -1,6 +1,7 @@
 import ArgumentParser
 import MarqueeKafka
 import MarqueeOperations
+import MarqueeWorker
 
 import struct Foundation.Date
 
@@ -48,8 +49,6 @@ struct Lag: AsyncParsableCommand {
     )
 
     @OptionGroup var kafka: KafkaOptions
-
-    @OptionGroup var pipeline: PipelineOptions
 
     @Option(
         name: .long,
@@ -112,11 +111,11 @@ struct Lag: AsyncParsableCommand {
         if let maxLag = self.maxLag, maxLag < 0 { throw ValidationError("--max-lag must be 0 or more") }
         guard self.scanLimit >= 1 else { throw ValidationError("--scan-limit must be at least 1") }
         // Stages, groups and MARQUEE_* settings are checked here, so a mistake shows this command's usage.
-        _ = try self.targets(try self.pipeline.layout())
+        _ = try self.targets(try self.kafka.layout())
     }
 
     func run() async throws {
-        let layout = try self.pipeline.layout()
+        let layout = try self.kafka.layout()
         let targets = try self.targets(layout)
         let samples = self.samples ?? (self.watch ? 10 : 3)
         do {
@@ -188,11 +187,7 @@ struct Lag: AsyncParsableCommand {
                 }
             }
         } catch let error as KafkaError {
-            switch error.code {
-            case .configuration: throw Self.fail(error.reason, code: .validationFailure)
-            case .brokerUnreachable, .timedOut: throw Self.fail(error.reason, code: ExitCode(69))  // EX_UNAVAILABLE
-            default: throw Self.fail(error.reason, code: ExitCode(76))  // EX_PROTOCOL
-            }
+            throw Self.fail(error.reason, code: ExitStatus(error).exitCode)
         }
     }
 

@@ -1,10 +1,11 @@
 import ArgumentParser
 import Logging
+import MarqueeSettings
 import MarqueeStore
+import MarqueeWorker
 
 import class Foundation.FileManager
 import class Foundation.JSONEncoder
-import class Foundation.ProcessInfo
 
 /// `marquee query`: reads the catalogue store (docs/query.md). It never writes: no migration, no file created.
 struct Query: AsyncParsableCommand {
@@ -31,14 +32,9 @@ struct Query: AsyncParsableCommand {
 
 /// The options every `marquee query` subcommand shares: where the store is, and the output form.
 struct QueryOptions: ParsableArguments {
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The store: sqlite:PATH or postgres://user:password@host:port/database.",
-            discussion: "Default: $MARQUEE_STORE, else sqlite:./var/marquee.db.",
-            valueName: "location"
-        )
-    )
+    @OptionGroup var settings: SettingsOptions
+
+    @Option(name: .long, help: ArgumentHelp(Catalogue.store, valueName: "location"))
     var store: String?
 
     @Flag(name: .long, help: "Print one JSON document (snake_case keys) on standard output instead of tables.")
@@ -49,44 +45,47 @@ struct QueryOptions: ParsableArguments {
 
     func validate() throws {
         guard self.timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds") }
+        try WorkerOptions.validate(flags: Settings.flags([(Catalogue.store, self.store)]), of: [Catalogue.store])
     }
 
-    /// `--store`, else `MARQUEE_STORE`, else the embedded default. Read here rather than as the option's default
-    /// value so `--help` never shows a password from the environment.
+    /// `--store`, else `MARQUEE_STORE` (or its `_FILE`), else the settings file, else the embedded default. Read
+    /// here rather than as the option's default value so `--help` never shows a password from the environment.
     var locationText: String {
-        self.store ?? ProcessInfo.processInfo.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
+        (try? self.settings.settings(flags: Settings.flags([(Catalogue.store, self.store)])).value(Catalogue.store))
+            ?? StoreLocation.defaultValue
     }
 
     /// Opens the store read-only in spirit (nothing is migrated or created), checks it has a schema, runs `body`
     /// within `--timeout`, and closes the store.
     ///
-    /// Every failure becomes one line on standard error and exit code 1.
+    /// Every failure becomes one line on standard error and its ``ExitStatus``.
     func withStore(_ body: @escaping @Sendable (Store) async throws -> Void) async throws {
         let location: StoreLocation
         do {
             location = try StoreLocation(parsing: self.locationText)
         } catch {
-            throw Self.fail("\(error.message) (--store or MARQUEE_STORE)")
+            throw Self.fail("\(error.message) (--store or MARQUEE_STORE)", status: .configuration)
         }
         // Opening a missing SQLite file would create it (and its folder): a query must not.
         if case .sqlite(let path) = location.engine, !FileManager.default.fileExists(atPath: path) {
             throw Self.fail(
                 "no store at \(location) (the file does not exist): run marquee-index (or make run) first, "
-                    + "or check --store"
+                    + "or check --store",
+                status: .noInput
             )
         }
         let store: Store
         do {
             store = try Store.open(location, maximumConnections: 1, logger: Self.logger)
         } catch {
-            throw Self.fail(error.message)
+            throw Self.fail(error.message, status: .configuration)
         }
         let timeout = self.timeout
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     guard try await store.schemaVersion() != nil else {
-                        throw Failure("the store at \(location) is empty: run marquee-index (or make run) first")
+                        throw Failure("the store at \(location) is empty: run marquee-index (or make run) first", status: .noInput)
                     }
                     try await body(store)
                 }
@@ -98,14 +97,17 @@ struct QueryOptions: ParsableArguments {
                         location.engineName == "postgres"
                         ? "is PostgreSQL running there, and do the user and database exist?"
                         : "is another process holding a lock on it?"
-                    throw Failure("the store at \(location) did not answer within \(timeout) s (\(hint))")
+                    throw Failure("the store at \(location) did not answer within \(timeout) s (\(hint))", status: .unavailable)
                 }
                 try await group.next()
                 group.cancelAll()
             }
         } catch {
             await store.close()
-            throw Self.fail((error as? Failure)?.message ?? (error as? StoreError)?.message ?? "\(error)")
+            throw Self.fail(
+                (error as? Failure)?.message ?? (error as? StoreError)?.message ?? "\(error)",
+                status: (error as? Failure)?.status ?? .failure
+            )
         }
         await store.close()
     }
@@ -113,13 +115,17 @@ struct QueryOptions: ParsableArguments {
     /// A failure already worded for the operator.
     struct Failure: Error {
         var message: String
-        init(_ message: String) { self.message = message }
+        var status: ExitStatus
+        init(_ message: String, status: ExitStatus = .failure) {
+            self.message = message
+            self.status = status
+        }
     }
 
-    private static func fail(_ message: String) -> ExitCode {
+    private static func fail(_ message: String, status: ExitStatus) -> ExitCode {
         var standardError = StandardError()
         print("marquee: \(message)", to: &standardError)
-        return ExitCode.failure
+        return status.exitCode
     }
 
     private static var logger: Logger {

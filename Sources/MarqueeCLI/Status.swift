@@ -26,7 +26,7 @@ struct Status: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var pipeline: PipelineOptions
+    @OptionGroup var settings: SettingsOptions
 
     @Option(help: "Seconds to wait for each worker.")
     var timeout = 3
@@ -39,7 +39,7 @@ struct Status: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let layout = try self.pipeline.layout()
+        let layout = try self.settings.layout()
         let workers = layout.stages.flatMap { stage in stage.workers.map { (stage.name, $0) } }
         guard !workers.isEmpty else { throw ValidationError("no worker addresses: set MARQUEE_WORKERS, e.g. fetch=127.0.0.1:9101") }
         var configuration = HTTPFetcherConfiguration()

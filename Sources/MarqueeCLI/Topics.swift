@@ -31,9 +31,7 @@ struct Topics: AsyncParsableCommand {
         )
 
         @OptionGroup var kafka: KafkaOptions
-        @OptionGroup var pipeline: PipelineOptions
-
-        @Flag(help: "One line per partition, with its first and end offsets.")
+            @Flag(help: "One line per partition, with its first and end offsets.")
         var partitions = false
 
         @Flag(help: "Only the pipeline's own topics (main, retry tiers, dead letters of each stage).")
@@ -43,7 +41,7 @@ struct Topics: AsyncParsableCommand {
         var json = false
 
         func run() async throws {
-            let layout = try self.pipeline.layout()
+            let layout = try self.kafka.layout()
             try await reportingKafkaErrors {
                 let admin = try self.kafka.makeAdmin()
                 let stageOf = Dictionary(layout.stages.flatMap { stage in stage.topics.all.map { ($0, stage.name) } }) { first, _ in first }
@@ -101,9 +99,7 @@ struct Topics: AsyncParsableCommand {
         )
 
         @OptionGroup var kafka: KafkaOptions
-        @OptionGroup var pipeline: PipelineOptions
-
-        @Option(help: "Partitions per topic (default: MARQUEE_TOPIC_PARTITIONS, else 8).")
+            @Option(help: "Partitions per topic (default: MARQUEE_TOPIC_PARTITIONS, else 8).")
         var partitions: Int?
 
         @Option(help: "Replicas per partition (default: MARQUEE_REPLICATION_FACTOR, else 1).")
@@ -119,7 +115,7 @@ struct Topics: AsyncParsableCommand {
 
         func run() async throws {
             try await createTopics(
-                layout: try self.pipeline.layout(), names: self.names, partitions: self.partitions,
+                layout: try self.kafka.layout(), names: self.names, partitions: self.partitions,
                 replicationFactor: self.replicationFactor, kafka: self.kafka
             )
         }
@@ -134,13 +130,11 @@ struct Topics: AsyncParsableCommand {
         )
 
         @OptionGroup var kafka: KafkaOptions
-        @OptionGroup var pipeline: PipelineOptions
-
-        @Option(help: "Partitions per topic.")
+            @Option(help: "Partitions per topic.")
         var partitions: Int?
 
         func run() async throws {
-            try await createTopics(layout: try self.pipeline.layout(), names: [], partitions: self.partitions, replicationFactor: nil, kafka: self.kafka)
+            try await createTopics(layout: try self.kafka.layout(), names: [], partitions: self.partitions, replicationFactor: nil, kafka: self.kafka)
         }
     }
 }

@@ -36,8 +36,8 @@ public struct DashboardConfiguration: Sendable {
     /// through a browser (DNS rebinding). Default: none.
     public var allowedHosts: [String] = []
     /// The reader group whose committed offsets mark purged dead letters (``DeadLetterQueue``).
-    /// Default: ``DeadLetterQueue/defaultReaderGroup``.
-    public var deadLetterReaderGroup = DeadLetterQueue.defaultReaderGroup
+    /// `nil`: ``DeadLetterQueue/defaultReaderGroup(prefix:)``.
+    public var deadLetterReaderGroup: String?
 
     /// - Parameters:
     ///   - layout: The pipeline's layout.

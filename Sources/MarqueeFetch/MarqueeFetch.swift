@@ -11,9 +11,9 @@ import MarqueeObservability
 import MarqueePipeline
 import MarqueeSources
 import MarqueeStore
+import MarqueeSettings
 import MarqueeWorker
 
-import class Foundation.ProcessInfo
 
 /// `marquee-fetch`: the fetch worker (DESIGN §5). Wiring only; the logic is in MarqueeFetchStage.
 @main
@@ -41,143 +41,101 @@ struct MarqueeFetch: AsyncParsableCommand {
             """
     )
 
-    private static var environment: [String: String] { ProcessInfo.processInfo.environment }
-
     @OptionGroup var worker: WorkerOptions
 
-    @Option(
-        help: ArgumentHelp(
-            "Requests per second per source for the whole pipeline, as source=rate, comma-separated (0 = no limit).",
-            discussion: "Env: MARQUEE_FETCH_RATE_LIMITS."
-        )
-    )
-    var rateLimits: String = Self.environment["MARQUEE_FETCH_RATE_LIMITS"] ?? "tmdb=40,kofic=10,kakao=10,openlibrary=1"
+    @Option(help: ArgumentHelp(Catalogue.fetchRateLimits))
+    var rateLimits: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "Requests in flight at once per source.",
-            discussion: "Env: MARQUEE_FETCH_PER_SOURCE_CONCURRENCY."
-        )
-    )
-    var perSourceConcurrency: Int = Self.environment["MARQUEE_FETCH_PER_SOURCE_CONCURRENCY"].flatMap { Int($0) } ?? 16
+    @Option(help: ArgumentHelp(Catalogue.perSourceConcurrency))
+    var perSourceConcurrency: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "The KOFIC key's daily call budget for the whole pipeline (0 = none): when spent, KOFIC jobs wait in the retry tiers until midnight in Korea.",
-            discussion: "Env: KOFIC_DAILY_BUDGET."
-        )
-    )
-    var koficDailyBudget: Int = Self.environment["KOFIC_DAILY_BUDGET"].flatMap { Int($0) } ?? 3000
+    @Option(help: ArgumentHelp(Catalogue.koficDailyBudget))
+    var koficDailyBudget: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "Image hosts allowed in image jobs, comma-separated (exact hosts or *.suffix; empty: the real image hosts: image.tmdb.org, covers.openlibrary.org, Kakao's thumbnail CDNs).",
-            discussion: "Env: MARQUEE_IMAGE_HOSTS."
-        )
-    )
-    var imageHosts: String = Self.environment["MARQUEE_IMAGE_HOSTS"] ?? ""
+    @Option(help: ArgumentHelp(Catalogue.imageHosts))
+    var imageHosts: String?
 
-    @Flag(
-        inversion: .prefixedNo,
-        help: ArgumentHelp(
-            "Allow image URLs that resolve to loopback or private addresses (for the local emulator only).",
-            discussion: "Env: MARQUEE_ALLOW_PRIVATE_ADDRESSES=1."
-        )
-    )
-    var allowPrivateAddresses = Self.environment["MARQUEE_ALLOW_PRIVATE_ADDRESSES"] == "1"
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(Catalogue.allowPrivateAddresses))
+    var allowPrivateAddresses: Bool?
 
-    @Option(
-        help: ArgumentHelp(
-            "Where ETag/Last-Modified validators are kept: memory (this process) or store (the shared cache in MARQUEE_STORE, kept across restarts and shared by workers).",
-            discussion: "Env: MARQUEE_VALIDATOR_CACHE."
-        )
-    )
-    var validatorCache: String = Self.environment["MARQUEE_VALIDATOR_CACHE"] ?? "memory"
+    @Option(help: ArgumentHelp(Catalogue.validatorCache))
+    var validatorCache: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "Where the limits are held: store (shared by every worker on MARQUEE_STORE) or local (this process alone: one worker only).",
-            discussion: "Env: MARQUEE_SHARED_LIMITS."
-        )
-    )
-    var sharedLimits: String = Self.environment["MARQUEE_SHARED_LIMITS"] ?? "store"
+    @Option(help: ArgumentHelp(Catalogue.sharedLimits))
+    var sharedLimits: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "How long a paused source waits before its first probe; it doubles after each failed probe, up to 12 times this.",
-            discussion: "Env: MARQUEE_SOURCE_PROBE_INTERVAL."
-        )
-    )
-    var probeInterval: String = Self.environment["MARQUEE_SOURCE_PROBE_INTERVAL"] ?? "5s"
+    @Option(help: ArgumentHelp(Catalogue.probeInterval))
+    var probeInterval: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "The store holding the shared limits (with --shared-limits store) and the validator cache (with --validator-cache store).",
-            discussion: "Env: MARQUEE_STORE."
-        )
-    )
-    var store: String = Self.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
+    @Option(help: ArgumentHelp(Catalogue.store, more: "Read with --shared-limits store or --validator-cache store."))
+    var store: String?
+
+    /// This executable's own flags, by setting name.
+    var flags: [String: String] {
+        Settings.flags([
+            (Catalogue.fetchRateLimits, self.rateLimits), (Catalogue.perSourceConcurrency, self.perSourceConcurrency),
+            (Catalogue.koficDailyBudget, self.koficDailyBudget), (Catalogue.imageHosts, self.imageHosts),
+            (Catalogue.allowPrivateAddresses, self.allowPrivateAddresses.map { $0 ? "1" : "0" }),
+            (Catalogue.validatorCache, self.validatorCache), (Catalogue.sharedLimits, self.sharedLimits),
+            (Catalogue.probeInterval, self.probeInterval), (Catalogue.store, self.store),
+        ])
+    }
 
     func validate() throws {
-        guard ["memory", "store"].contains(self.validatorCache) else {
-            throw ValidationError("--validator-cache must be memory or store, not '\(self.validatorCache)'")
-        }
-        guard ["store", "local"].contains(self.sharedLimits) else {
-            throw ValidationError("--shared-limits must be store or local, not '\(self.sharedLimits)'")
-        }
-        guard let probe = DurationText.parse(self.probeInterval), probe >= .milliseconds(100), probe <= .seconds(3600) else {
-            throw ValidationError("--probe-interval: '\(self.probeInterval)' is not a duration between 100ms and 1h")
-        }
-        if self.validatorCache == "store" || self.sharedLimits == "store" {
-            do {
-                _ = try StoreLocation(parsing: self.store)
-            } catch {
-                throw ValidationError("--store: \(error.message)")
-            }
-        }
-        _ = try FetchWorkerSettings.parseRateLimits(self.rateLimits)
-        guard self.perSourceConcurrency >= 1 else { throw ValidationError("--per-source-concurrency must be at least 1") }
-        guard self.koficDailyBudget >= 0 else { throw ValidationError("--kofic-daily-budget cannot be negative") }
+        try WorkerOptions.validate(flags: self.flags, of: Catalogue.fetchWorker)
     }
 
     func run() async throws {
-        let common = try self.worker.resolvedForRun(executable: "marquee-fetch")
+        let common = try self.worker.resolvedForRun(executable: "marquee-fetch", more: Catalogue.fetchWorker, flags: self.flags)
         let logger = WorkerRunner.bootstrapLogging(label: "marquee.fetch", level: common.logLevel)
-        let sources: SourceConfiguration
-        do {
-            sources = try SourceConfiguration.fromEnvironment(Self.environment)
-        } catch {
-            throw ValidationError("\(error)")
+        let read = common.settings
+        var settings = try ConfigFileOptions.exitingOnSettingError(executable: "marquee-fetch") { () throws(SettingError) in
+            var http = HTTPFetcherConfiguration()
+            http.allowsPrivateAddresses = try read.value(Catalogue.allowPrivateAddresses)
+            let hosts = try read.value(Catalogue.imageHosts)
+            if !hosts.isEmpty { http.imageHostAllowlist = hosts }
+            // The rates are the shared limits' (MarqueeLimits); the HTTP client only bounds each source's requests
+            // in flight.
+            let perSource = try read.value(Catalogue.perSourceConcurrency)
+            for source in Source.allCases {
+                http.hostLimits[source.rawValue] = HostLimit(requestsPerSecond: .infinity, burst: 1, maxConcurrent: perSource)
+            }
+            let budget = try read.value(Catalogue.koficDailyBudget)
+            let sources: SourceConfiguration
+            do {
+                sources = try SourceConfiguration.fromEnvironment(try read.texts(Catalogue.sources))
+            } catch {
+                throw SettingError("\(error)")
+            }
+            var settings = FetchWorkerSettings(
+                sources: sources,
+                http: http,
+                koficDailyBudget: budget == 0 ? nil : budget
+            )
+            settings.rateLimits = try read.value(Catalogue.fetchRateLimits) { rates in
+                Dictionary(uniqueKeysWithValues: rates.compactMap { name, rate in rate > 0 ? Source(rawValue: name).map { ($0, rate) } : nil })
+            }
+            return settings
         }
-        var http = HTTPFetcherConfiguration()
-        http.allowsPrivateAddresses = self.allowPrivateAddresses
-        if !self.imageHosts.isEmpty {
-            http.imageHostAllowlist = self.imageHosts.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }
-        }
-        // The rates are the shared limits' (MarqueeLimits); the HTTP client only bounds each source's requests in flight.
-        for source in Source.allCases {
-            http.hostLimits[source.rawValue] = HostLimit(requestsPerSecond: .infinity, burst: 1, maxConcurrent: self.perSourceConcurrency)
-        }
-        var settings = FetchWorkerSettings(
-            sources: sources,
-            http: http,
-            koficDailyBudget: self.koficDailyBudget == 0 ? nil : self.koficDailyBudget
-        )
-        settings.rateLimits = Dictionary(try FetchWorkerSettings.parseRateLimits(self.rateLimits)) { _, last in last }
-        var store: Store?
-        if self.validatorCache == "store" || self.sharedLimits == "store" {
-            store = try Store.open(
-                try StoreLocation(parsing: self.store), maximumConnections: 3, timeout: common.storeDeadline, logger: logger
+        let (validatorCache, sharedLimits, probeInterval, location) = try ConfigFileOptions.exitingOnSettingError(
+            executable: "marquee-fetch"
+        ) { () throws(SettingError) in
+            (
+                try read.value(Catalogue.validatorCache), try read.value(Catalogue.sharedLimits),
+                try read.value(Catalogue.probeInterval), try read.value(Catalogue.store) { try StoreLocation(parsing: $0) }
             )
         }
-        if self.validatorCache == "store", let store {
+        var store: Store?
+        if validatorCache == "store" || sharedLimits == "store" {
+            store = try Store.open(location, maximumConnections: 3, timeout: common.storeDeadline, logger: logger)
+        }
+        if validatorCache == "store", let store {
             settings.validatorCache = StoreValidatorCache(store: store, logger: logger)
         }
-        if self.sharedLimits == "store", let store {
+        if sharedLimits == "store", let store {
             settings.coordination = StoreCoordination(store: store)
         }
         let sessionTimeout = common.sessionTimeout
-        let probeInterval = DurationText.parse(self.probeInterval) ?? .seconds(5)
         settings.limitsTuning = { limits in
             limits.memberExpiry = sessionTimeout
             limits.probeInterval = probeInterval

@@ -8,9 +8,9 @@ import MarqueeImaging
 import MarqueeLimits
 import MarqueePipeline
 import MarqueeStore
+import MarqueeSettings
 import MarqueeWorker
 
-import class Foundation.ProcessInfo
 
 /// `marquee-images`: the image worker (DESIGN §5). Wiring only; the logic is in MarqueeImageStage.
 @main
@@ -31,117 +31,87 @@ struct MarqueeImages: AsyncParsableCommand {
             """
     )
 
-    private static var environment: [String: String] { ProcessInfo.processInfo.environment }
-
     @OptionGroup var worker: WorkerOptions
 
-    @Option(help: ArgumentHelp("Where variants are stored.", discussion: "Env: MARQUEE_IMAGE_STORE."))
-    var imageStore: String = Self.environment["MARQUEE_IMAGE_STORE"] ?? "file://./var/images"
+    @Option(help: ArgumentHelp(Catalogue.imageStore))
+    var imageStore: String?
 
-    @Option(help: ArgumentHelp("Variant widths in pixels, comma-separated (never upscaled).", discussion: "Env: MARQUEE_IMAGE_WIDTHS."))
-    var widths: String = Self.environment["MARQUEE_IMAGE_WIDTHS"] ?? "92,185,342,500"
+    @Option(help: ArgumentHelp(Catalogue.imageWidths))
+    var widths: String?
 
-    @Option(help: ArgumentHelp("WebP quality, 1–100.", discussion: "Env: MARQUEE_WEBP_QUALITY."))
-    var webpQuality: Int = Self.environment["MARQUEE_WEBP_QUALITY"].flatMap { Int($0) } ?? 80
+    @Option(help: ArgumentHelp(Catalogue.webpQuality))
+    var webpQuality: String?
 
-    @Option(help: ArgumentHelp("Largest download in bytes.", discussion: "Env: MARQUEE_IMAGE_MAX_BYTES."))
-    var maxBytes: Int = Self.environment["MARQUEE_IMAGE_MAX_BYTES"].flatMap { Int($0) } ?? 20 * 1024 * 1024
+    @Option(help: ArgumentHelp(Catalogue.imageMaxBytes))
+    var maxBytes: String?
 
-    @Option(help: ArgumentHelp("Largest image in pixels (width × height), checked from the header before decoding.", discussion: "Env: MARQUEE_IMAGE_MAX_PIXELS."))
-    var maxPixels: Int = Self.environment["MARQUEE_IMAGE_MAX_PIXELS"].flatMap { Int($0) } ?? 50_000_000
+    @Option(help: ArgumentHelp(Catalogue.imageMaxPixels))
+    var maxPixels: String?
 
-    @Flag(
-        inversion: .prefixedNo,
-        help: ArgumentHelp("Download originals instead of the smallest rendition covering the largest width.", discussion: "Env: MARQUEE_IMAGE_ORIGINALS=1.")
-    )
-    var originals = Self.environment["MARQUEE_IMAGE_ORIGINALS"] == "1"
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(Catalogue.imageOriginals))
+    var originals: Bool?
 
-    @Option(
-        help: ArgumentHelp(
-            "Image hosts allowed, comma-separated (exact hosts or *.suffix; empty: the real image hosts).",
-            discussion: "Env: MARQUEE_IMAGE_HOSTS."
-        )
-    )
-    var imageHosts: String = Self.environment["MARQUEE_IMAGE_HOSTS"] ?? ""
+    @Option(help: ArgumentHelp(Catalogue.imageHosts))
+    var imageHosts: String?
 
-    @Flag(
-        inversion: .prefixedNo,
-        help: ArgumentHelp(
-            "Allow image URLs that resolve to loopback or private addresses (for the local emulator only).",
-            discussion: "Env: MARQUEE_ALLOW_PRIVATE_ADDRESSES=1."
-        )
-    )
-    var allowPrivateAddresses = Self.environment["MARQUEE_ALLOW_PRIVATE_ADDRESSES"] == "1"
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(Catalogue.allowPrivateAddresses))
+    var allowPrivateAddresses: Bool?
 
-    @Option(
-        help: ArgumentHelp(
-            "Downloads per second per image host for the whole pipeline, as host=rate, comma-separated (none by default).",
-            discussion: "Env: MARQUEE_IMAGE_RATE_LIMITS. Shared by every image worker on MARQUEE_STORE (docs/limits.md)."
-        )
-    )
-    var rateLimits: String = Self.environment["MARQUEE_IMAGE_RATE_LIMITS"] ?? ""
+    @Option(help: ArgumentHelp(Catalogue.imageRateLimits))
+    var rateLimits: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "Where the rate limits are held: store (shared by every image worker on MARQUEE_STORE) or local (this process alone).",
-            discussion: "Env: MARQUEE_SHARED_LIMITS."
-        )
-    )
-    var sharedLimits: String = Self.environment["MARQUEE_SHARED_LIMITS"] ?? "store"
+    @Option(help: ArgumentHelp(Catalogue.sharedLimits))
+    var sharedLimits: String?
 
-    @Option(help: ArgumentHelp("The store holding the shared rate limits (with --rate-limits and --shared-limits store).", discussion: "Env: MARQUEE_STORE."))
-    var store: String = Self.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
+    @Option(help: ArgumentHelp(Catalogue.store, more: "Read with --rate-limits and --shared-limits store."))
+    var store: String?
 
-    func validate() throws {
-        do {
-            _ = try ImageLimits.parse(self.rateLimits)
-        } catch {
-            throw ValidationError("--rate-limits: \(error)")
-        }
-        guard ["store", "local"].contains(self.sharedLimits) else {
-            throw ValidationError("--shared-limits must be store or local, not '\(self.sharedLimits)'")
-        }
-        if self.sharedLimits == "store" {
-            do {
-                _ = try StoreLocation(parsing: self.store)
-            } catch {
-                throw ValidationError("--store: \(error.message)")
-            }
-        }
-        _ = try self.parsedWidths()
-        guard (1...100).contains(self.webpQuality) else { throw ValidationError("--webp-quality must be 1…100") }
-        guard self.maxBytes > 0, self.maxPixels > 0 else { throw ValidationError("--max-bytes and --max-pixels must be positive") }
+    /// This executable's own flags, by setting name.
+    var flags: [String: String] {
+        Settings.flags([
+            (Catalogue.imageStore, self.imageStore), (Catalogue.imageWidths, self.widths),
+            (Catalogue.webpQuality, self.webpQuality), (Catalogue.imageMaxBytes, self.maxBytes),
+            (Catalogue.imageMaxPixels, self.maxPixels), (Catalogue.imageOriginals, self.originals.map { $0 ? "1" : "0" }),
+            (Catalogue.imageHosts, self.imageHosts),
+            (Catalogue.allowPrivateAddresses, self.allowPrivateAddresses.map { $0 ? "1" : "0" }),
+            (Catalogue.imageRateLimits, self.rateLimits), (Catalogue.sharedLimits, self.sharedLimits),
+            (Catalogue.store, self.store),
+        ])
     }
 
-    func parsedWidths() throws -> [Int] {
-        let widths = self.widths.split(separator: ",").map { Int($0.filter { !$0.isWhitespace }) }
-        guard !widths.isEmpty, widths.allSatisfy({ ($0 ?? 0) > 0 && ($0 ?? 0) <= 4000 }) else {
-            throw ValidationError("--widths: '\(self.widths)' is not a list of widths between 1 and 4000")
-        }
-        return widths.compactMap { $0 }
+    func validate() throws {
+        try WorkerOptions.validate(flags: self.flags, of: Catalogue.imageWorker)
     }
 
     func run() async throws {
-        let common = try self.worker.resolvedForRun(executable: "marquee-images")
+        let common = try self.worker.resolvedForRun(executable: "marquee-images", more: Catalogue.imageWorker, flags: self.flags)
         let logger = WorkerRunner.bootstrapLogging(label: "marquee.images", level: common.logLevel)
-        var imaging = ImagingConfiguration()
-        imaging.widths = try self.parsedWidths()
-        imaging.webpQuality = self.webpQuality
-        imaging.maxBytes = self.maxBytes
-        imaging.maxPixels = self.maxPixels
-        var http = HTTPFetcherConfiguration()
-        http.allowsPrivateAddresses = self.allowPrivateAddresses
-        if !self.imageHosts.isEmpty {
-            http.imageHostAllowlist = self.imageHosts.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }
-        }
-        var settings = ImageWorkerSettings(imaging: imaging, http: http, storeLocation: self.imageStore)
-        settings.handler.prefersOriginals = self.originals
-        settings.rateLimits = try ImageLimits.parse(self.rateLimits)
-        var coordinationStore: Store?
-        if !settings.rateLimits.isEmpty, self.sharedLimits == "store" {
-            let opened = try Store.open(
-                try StoreLocation(parsing: self.store), maximumConnections: 2, timeout: common.storeDeadline, logger: logger
+        let read = common.settings
+        var (settings, sharedLimits, location, environment) = try ConfigFileOptions.exitingOnSettingError(
+            executable: "marquee-images"
+        ) { () throws(SettingError) in
+            var imaging = ImagingConfiguration()
+            imaging.widths = try read.value(Catalogue.imageWidths)
+            imaging.webpQuality = try read.value(Catalogue.webpQuality)
+            imaging.maxBytes = try read.value(Catalogue.imageMaxBytes)
+            imaging.maxPixels = try read.value(Catalogue.imageMaxPixels)
+            var http = HTTPFetcherConfiguration()
+            http.allowsPrivateAddresses = try read.value(Catalogue.allowPrivateAddresses)
+            let hosts = try read.value(Catalogue.imageHosts)
+            if !hosts.isEmpty { http.imageHostAllowlist = hosts }
+            var settings = ImageWorkerSettings(imaging: imaging, http: http, storeLocation: try read.value(Catalogue.imageStore))
+            settings.handler.prefersOriginals = try read.value(Catalogue.imageOriginals)
+            settings.rateLimits = try read.value(Catalogue.imageRateLimits) { rates in
+                rates.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { (host: $0.key, rate: $0.value) }
+            }
+            return (
+                settings, try read.value(Catalogue.sharedLimits), try read.value(Catalogue.store) { try StoreLocation(parsing: $0) },
+                try read.texts(Catalogue.aws)
             )
+        }
+        var coordinationStore: Store?
+        if !settings.rateLimits.isEmpty, sharedLimits == "store" {
+            let opened = try Store.open(location, maximumConnections: 2, timeout: common.storeDeadline, logger: logger)
             settings.coordination = StoreCoordination(store: opened)
             coordinationStore = opened
         }
@@ -149,7 +119,7 @@ struct MarqueeImages: AsyncParsableCommand {
         settings.limitsTuning = { $0.memberExpiry = sessionTimeout }
         let metrics = StageMetrics(stage: "images")
         settings.handler.onBytes = { direction, count in metrics.recordImageBytes(direction: direction, count: count) }
-        let worker = try ImageWorker(settings: settings, environment: Self.environment, logger: logger)
+        let worker = try ImageWorker(settings: settings, environment: environment, logger: logger)
         var configuration = common.stageConfiguration(stage: "images", defaultConcurrency: 4)
         configuration.keepOversized = { name, bytes in try await worker.keepOversized(name: name, bytes: bytes) }
         try await WorkerRunner.run(

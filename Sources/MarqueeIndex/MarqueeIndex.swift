@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import MarqueeIndexStage
 import MarqueeStore
+import MarqueeSettings
 import MarqueeWorker
 
 import class Foundation.ProcessInfo
@@ -30,63 +31,63 @@ struct MarqueeIndex: AsyncParsableCommand {
 
     @OptionGroup var worker: WorkerOptions
 
-    @Option(help: ArgumentHelp("Where the catalogue is stored.", discussion: "Env: MARQUEE_STORE."))
-    var store: String = Self.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
+    @Option(help: ArgumentHelp(Catalogue.store))
+    var store: String?
 
-    @Option(help: ArgumentHelp("The most records in one store transaction.", discussion: "Env: MARQUEE_INDEX_BATCH_SIZE."))
-    var batchSize: Int = Self.environment["MARQUEE_INDEX_BATCH_SIZE"].flatMap { Int($0) } ?? 500
+    @Option(help: ArgumentHelp(Catalogue.indexBatchSize))
+    var batchSize: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "How long a record waits for others before a partial batch is written, in milliseconds.",
-            discussion: "Env: MARQUEE_INDEX_BATCH_WAIT_MS."
-        )
-    )
-    var batchWait: Int = Self.environment["MARQUEE_INDEX_BATCH_WAIT_MS"].flatMap { Int($0) } ?? 200
+    @Option(help: ArgumentHelp(Catalogue.indexBatchWait))
+    var batchWait: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "Batches written at once, each in its own transaction (SQLite writes one at a time).",
-            discussion: "Env: MARQUEE_INDEX_WRITERS."
-        )
-    )
-    var writers: Int = Self.environment["MARQUEE_INDEX_WRITERS"].flatMap { Int($0) } ?? 2
+    @Option(help: ArgumentHelp(Catalogue.indexWriters))
+    var writers: String?
 
-    @Option(help: ArgumentHelp("PostgreSQL connections (ignored for SQLite; at least --writers).", discussion: "Env: MARQUEE_STORE_CONNECTIONS."))
-    var connections: Int = Self.environment["MARQUEE_STORE_CONNECTIONS"].flatMap { Int($0) } ?? 4
+    @Option(help: ArgumentHelp(Catalogue.storeConnections))
+    var connections: String?
 
     /// Test fault injection (the kill between the store commit and the offset commit; 0: off): hidden.
     @Option(help: .hidden)
     var crashAfterCommits: Int = Self.environment["MARQUEE_INDEX_CRASH_AFTER_COMMITS"].flatMap { Int($0) } ?? 0
 
+    /// This executable's own flags, by setting name.
+    var flags: [String: String] {
+        Settings.flags([
+            (Catalogue.store, self.store), (Catalogue.indexBatchSize, self.batchSize), (Catalogue.indexBatchWait, self.batchWait),
+            (Catalogue.indexWriters, self.writers), (Catalogue.storeConnections, self.connections),
+        ])
+    }
+
     func validate() throws {
-        guard (1...10_000).contains(self.batchSize) else { throw ValidationError("--batch-size must be 1…10000") }
-        guard (0...60_000).contains(self.batchWait) else { throw ValidationError("--batch-wait must be 0…60000 ms") }
-        guard (1...16).contains(self.writers) else { throw ValidationError("--writers must be 1…16") }
-        guard (1...100).contains(self.connections) else { throw ValidationError("--connections must be 1…100") }
-        do {
-            _ = try StoreLocation(parsing: self.store)
-        } catch {
-            throw ValidationError("--store: \(error.message)")
-        }
+        try WorkerOptions.validate(flags: self.flags, of: Catalogue.indexWorker)
     }
 
     func run() async throws {
-        let common = try self.worker.resolvedForRun(executable: "marquee-index")
+        let common = try self.worker.resolvedForRun(executable: "marquee-index", more: Catalogue.indexWorker, flags: self.flags)
         let logger = WorkerRunner.bootstrapLogging(label: "marquee.index", level: common.logLevel)
+        let read = common.settings
+        let (location, batchSize, batchWait, writers, connections) = try ConfigFileOptions.exitingOnSettingError(
+            executable: "marquee-index"
+        ) { () throws(SettingError) in
+            (
+                try read.value(Catalogue.store) { try StoreLocation(parsing: $0) }, try read.value(Catalogue.indexBatchSize),
+                try read.value(Catalogue.indexBatchWait), try read.value(Catalogue.indexWriters),
+                try read.value(Catalogue.storeConnections)
+            )
+        }
         // Enough jobs in flight for every writer's batch and the next one gathering.
-        let configuration = common.stageConfiguration(stage: "records", defaultConcurrency: (self.writers + 1) * self.batchSize)
+        let configuration = common.stageConfiguration(stage: "records", defaultConcurrency: (writers + 1) * batchSize)
         let metricsAddress = common.metricsAddress(defaultPort: 9103)
         let store = try Store.open(
-            try StoreLocation(parsing: self.store),
-            maximumConnections: max(self.connections, self.writers),
+            location,
+            maximumConnections: max(connections, writers),
             timeout: common.storeDeadline,
             logger: logger
         )
         var settings = IndexSettings()
-        settings.batchSize = self.batchSize
-        settings.maxWait = .milliseconds(self.batchWait)
-        settings.writers = self.writers
+        settings.batchSize = batchSize
+        settings.maxWait = .milliseconds(batchWait)
+        settings.writers = writers
         settings.crashAfterCommits = self.crashAfterCommits > 0 ? self.crashAfterCommits : nil
         let handler = IndexHandler(store: store, settings: settings, logger: logger)
         try await WorkerRunner.run(

@@ -5,12 +5,13 @@ import MarqueePipeline
 /// dashboard show.
 ///
 /// **Purged** letters are those before the committed offset of a consumer group that only operator tools use
-/// (``readerGroup``, default `marquee-dlq-reader`) on each dead-letter partition. Purging moves that offset
+/// (``readerGroup``, default `<prefix>dlq-reader`) on each dead-letter partition. Purging moves that offset
 /// forward (``commit(_:)``); nothing is ever deleted, so ``DeadLetterFilter/includesPurged`` shows every letter the
 /// topic still holds.
 public struct DeadLetterQueue: Sendable {
-    /// The consumer group whose committed offsets mark letters as purged, unless configured otherwise.
-    public static let defaultReaderGroup = "marquee-dlq-reader"
+    /// The consumer group whose committed offsets mark letters as purged, unless configured otherwise: named
+    /// after the topic prefix, as the workers' groups are.
+    public static func defaultReaderGroup(prefix: String) -> String { "\(prefix)dlq-reader" }
 
     /// The pipeline's stages and topic names.
     public let layout: PipelineLayout
@@ -27,14 +28,13 @@ public struct DeadLetterQueue: Sendable {
     ///   - layout: The pipeline's stages and topic names.
     ///   - admin: Reads watermarks and the reader group's offsets, and commits them when purging.
     ///   - reader: Reads the dead-letter records by offset.
-    ///   - readerGroup: The group whose committed offsets mark letters as purged.
-    public init(
-        layout: PipelineLayout, admin: KafkaAdmin, reader: KafkaReader, readerGroup: String = Self.defaultReaderGroup
-    ) {
+    ///   - readerGroup: The group whose committed offsets mark letters as purged; `nil` or empty:
+    ///     ``defaultReaderGroup(prefix:)``.
+    public init(layout: PipelineLayout, admin: KafkaAdmin, reader: KafkaReader, readerGroup: String? = nil) {
         self.layout = layout
         self.admin = admin
         self.reader = reader
-        self.readerGroup = readerGroup
+        self.readerGroup = readerGroup.flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultReaderGroup(prefix: layout.prefix)
     }
 
     /// One partition of a stage's dead-letter topic and the positions that matter in it.

@@ -94,7 +94,7 @@ public struct PipelineLayout: Sendable, Hashable {
         self.stages = Self.stageNames.map { name in
             Stage(
                 topics: StageTopics(stage: name, prefix: prefix, tiers: tiers),
-                group: groups[name] ?? "marquee-\(name)",
+                group: groups[name] ?? "\(prefix)\(name)",
                 workers: workers[name] ?? []
             )
         }

@@ -6,7 +6,7 @@ public struct StageConfiguration: Sendable {
     public var topics: StageTopics
     /// The Kafka settings the stage's consumer and producer share.
     public var kafka: KafkaConfiguration
-    /// The consumer group. Default: `marquee-<stage>`.
+    /// The consumer group. Default: `<prefix><stage>` (`marquee.fetch`).
     public var groupID: String
     /// Default: 10 s, 1 min, 10 min with ±10 % jitter.
     public var retry: RetryPolicy {
@@ -62,7 +62,8 @@ public struct StageConfiguration: Sendable {
     public init(stage: String, kafka: KafkaConfiguration, prefix: String = "marquee.", retry: RetryPolicy = RetryPolicy()) {
         self.topics = StageTopics(stage: stage, prefix: prefix, tiers: retry.delays.count)
         self.kafka = kafka
-        self.groupID = "marquee-\(stage)"
+        // Named after the topic prefix, so two pipelines on one cluster never share a group.
+        self.groupID = "\(prefix)\(stage)"
         self.retry = retry
     }
 

@@ -4,6 +4,7 @@ import MarqueeCore
 import MarqueeKafka
 import MarqueeObservability
 import MarqueeScheduler
+import MarqueeSettings
 import MarqueeWorker
 import ServiceLifecycle
 import UnixSignals
@@ -41,8 +42,10 @@ struct MarqueeProducer: AsyncParsableCommand {
 
     private static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
-    @Option(help: ArgumentHelp("The schedule file (YAML, docs/producer.md).", discussion: "Env: MARQUEE_SCHEDULE."))
-    var schedule: String = Self.environment["MARQUEE_SCHEDULE"] ?? ""
+    @OptionGroup var config: ConfigFileOptions
+
+    @Option(help: ArgumentHelp(Catalogue.schedule))
+    var schedule: String?
 
     @Option(help: ArgumentHelp("Check a schedule file, print each schedule's next windows and job counts, and exit.", valueName: "file"))
     var check: String?
@@ -53,94 +56,60 @@ struct MarqueeProducer: AsyncParsableCommand {
     @Flag(help: "With --check: print the jobs of each schedule's next window as JSON lines on standard output.")
     var jobs = false
 
-    @Option(help: ArgumentHelp("Bootstrap brokers, comma-separated host:port.", discussion: "Env: MARQUEE_BROKERS."))
-    var brokers: String = Self.environment["MARQUEE_BROKERS"] ?? "127.0.0.1:19092"
+    @Option(help: ArgumentHelp(Catalogue.brokers))
+    var brokers: String?
 
-    @Option(help: ArgumentHelp("Prefix of every topic name.", discussion: "Env: MARQUEE_TOPIC_PREFIX."))
-    var topicPrefix: String = Self.environment["MARQUEE_TOPIC_PREFIX"] ?? "marquee."
+    @Option(help: ArgumentHelp(Catalogue.topicPrefix))
+    var topicPrefix: String?
 
-    @Option(help: ArgumentHelp("The replicas' consumer group (empty: <prefix>producer).", discussion: "Env: MARQUEE_PRODUCER_GROUP."))
-    var group: String = Self.environment["MARQUEE_PRODUCER_GROUP"] ?? ""
+    @Option(help: ArgumentHelp(Catalogue.producerGroup))
+    var group: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "How long a silent leader keeps the leadership before a standby takes over.",
-            discussion: "Env: MARQUEE_SESSION_TIMEOUT."
-        )
-    )
-    var sessionTimeout: String = Self.environment["MARQUEE_SESSION_TIMEOUT"] ?? "10s"
+    @Option(help: ArgumentHelp(Catalogue.sessionTimeout, more: "A silent leader keeps the leadership this long before a standby takes over."))
+    var sessionTimeout: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "How long a window's claim may stay unconfirmed before the leader sends the window again (same job ids).",
-            discussion: "Env: MARQUEE_PRODUCER_CLAIM_TIMEOUT."
-        )
-    )
-    var claimTimeout: String = Self.environment["MARQUEE_PRODUCER_CLAIM_TIMEOUT"] ?? "60s"
+    @Option(help: ArgumentHelp(Catalogue.claimTimeout))
+    var claimTimeout: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "Replicas of the state topic when it is created (-1: the brokers' default; use 3 in production).",
-            discussion: "Env: MARQUEE_PRODUCER_STATE_REPLICATION."
-        )
-    )
-    var stateReplication: Int = Self.environment["MARQUEE_PRODUCER_STATE_REPLICATION"].flatMap { Int($0) } ?? -1
+    @Option(help: ArgumentHelp(Catalogue.stateReplication))
+    var stateReplication: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "Address of /metrics, /healthz and /readyz, host:port (port 0 picks a free one).",
-            discussion: "Env: MARQUEE_METRICS_ADDRESS."
-        )
-    )
-    var metricsAddress: String = Self.environment["MARQUEE_METRICS_ADDRESS"] ?? "127.0.0.1:9104"
+    @Option(help: ArgumentHelp(Catalogue.metricsAddress))
+    var metricsAddress: String?
 
     @Option(
         name: .customLong("metrics-allowed-host"),
-        help: ArgumentHelp(
-            "A Host name the metrics address answers besides localhost, IP addresses and names without a dot (repeatable).",
-            discussion: "Env: MARQUEE_METRICS_ALLOWED_HOSTS (comma-separated). Other names are refused with 421 (DNS rebinding).",
-            valueName: "name"
-        )
+        help: ArgumentHelp(Catalogue.metricsAllowedHosts, more: "Repeatable. Other names are refused with 421 (DNS rebinding).", valueName: "name")
     )
-    var metricsAllowedHosts: [String] = HostAllowList.split(Self.environment["MARQUEE_METRICS_ALLOWED_HOSTS"] ?? "")
+    var metricsAllowedHosts: [String] = []
 
-    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", discussion: "Env: MARQUEE_LOG_LEVEL."))
-    var logLevel: String = Self.environment["MARQUEE_LOG_LEVEL"] ?? "info"
+    @Option(help: ArgumentHelp(Catalogue.logLevel))
+    var logLevel: String?
 
-    @Option(
-        name: [.customShort("X"), .customLong("kafka-property")],
-        help: ArgumentHelp(
-            "A librdkafka property passed through as key=value (repeatable).",
-            discussion: "Env: MARQUEE_KAFKA_PROPERTIES (comma-separated key=value)."
-        )
-    )
-    var kafkaProperties: [String] = (Self.environment["MARQUEE_KAFKA_PROPERTIES"] ?? "").split(separator: ",").map(String.init)
+    @Option(name: [.customShort("X"), .customLong("kafka-property")], help: ArgumentHelp(Catalogue.kafkaProperties, more: "Repeatable."))
+    var kafkaProperties: [String] = []
+
+    /// The flags given, by setting name.
+    var flags: [String: String] {
+        Settings.flags([
+            (Catalogue.schedule, self.schedule), (Catalogue.brokers, self.brokers), (Catalogue.topicPrefix, self.topicPrefix),
+            (Catalogue.producerGroup, self.group), (Catalogue.sessionTimeout, self.sessionTimeout),
+            (Catalogue.claimTimeout, self.claimTimeout), (Catalogue.stateReplication, self.stateReplication),
+            (Catalogue.metricsAddress, self.metricsAddress),
+            (Catalogue.metricsAllowedHosts, self.metricsAllowedHosts.isEmpty ? nil : self.metricsAllowedHosts.joined(separator: ",")),
+            (Catalogue.logLevel, self.logLevel),
+        ])
+    }
 
     /// Test fault (`claimed:N` or `sent:N`: kill the process at that point of its Nth winning claim): hidden.
     @Option(help: .hidden)
     var crashAt: String = Self.environment["MARQUEE_PRODUCER_CRASH_AT"] ?? ""
 
     func validate() throws {
-        if self.check == nil, self.schedule.isEmpty {
-            throw ValidationError("name the schedule file: --schedule FILE (or MARQUEE_SCHEDULE), or --check FILE")
-        }
         guard (1...100).contains(self.windows) else { throw ValidationError("--windows must be 1…100") }
-        guard let session = DurationText.parse(self.sessionTimeout), session >= .seconds(1), session <= .seconds(3600) else {
-            throw ValidationError("--session-timeout: '\(self.sessionTimeout)' is not a duration between 1s and 1h")
-        }
-        guard let claim = DurationText.parse(self.claimTimeout), claim >= .seconds(4), claim <= .seconds(86_400) else {
-            throw ValidationError("--claim-timeout: '\(self.claimTimeout)' is not a duration between 4s and 24h")
-        }
-        guard Logger.Level(rawValue: self.logLevel) != nil else {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical; got '\(self.logLevel)'")
-        }
-        _ = try self.parsedMetricsAddress()
-        _ = try WorkerOptions.parseMetricsAllowedHosts(self.metricsAllowedHosts)
-        _ = try self.parsedKafkaProperties()
+        try WorkerOptions.validate(flags: self.flags, of: Catalogue.producer)
+        _ = try WorkerOptions.parseKafkaProperties(self.kafkaProperties)
         _ = try self.parsedCrashPoint()
-        guard self.stateReplication == -1 || (1...32).contains(self.stateReplication) else {
-            throw ValidationError("--state-replication must be -1 (the brokers' default) or 1…32")
-        }
     }
 
     func parsedCrashPoint() throws -> WindowProducerConfiguration.CrashPoint? {
@@ -158,23 +127,27 @@ struct MarqueeProducer: AsyncParsableCommand {
 
     func run() async throws {
         let now = Int64(JobID.nowMilliseconds())
+        let read = try self.config.settings(executable: "marquee-producer", flags: self.flags, catalogue: Catalogue.producer)
         if let check = self.check {
             let file = try Self.load(check, now: now)
             self.printCheck(file, now: now)
             return
         }
-        let file = try Self.load(self.schedule, now: now)
-        let logger = WorkerRunner.bootstrapLogging(label: "marquee.producer", level: self.logLevel)
-        var kafka = KafkaConfiguration(brokers: self.brokers)
+        let values = try ConfigFileOptions.exitingOnSettingError(executable: "marquee-producer") { () throws(SettingError) in
+            try ProducerSettings(read, flagProperties: self.kafkaProperties)
+        }
+        let file = try Self.load(values.schedule, now: now)
+        let logger = WorkerRunner.bootstrapLogging(label: "marquee.producer", level: values.logLevel)
+        var kafka = KafkaConfiguration(brokers: values.brokers)
         kafka.clientID = "marquee-producer"
-        kafka.additionalProperties = try self.parsedKafkaProperties()
+        kafka.additionalProperties = values.kafkaProperties
         var settings = WindowProducerConfiguration(kafka: kafka, owner: Self.owner())
-        settings.prefix = self.topicPrefix
-        settings.groupID = self.group.isEmpty ? nil : self.group
-        settings.sessionTimeout = DurationText.parse(self.sessionTimeout)!
-        settings.claimTimeout = DurationText.parse(self.claimTimeout)!
+        settings.prefix = values.topicPrefix
+        settings.groupID = values.group.isEmpty ? nil : values.group
+        settings.sessionTimeout = values.sessionTimeout
+        settings.claimTimeout = values.claimTimeout
         settings.crashPoint = try self.parsedCrashPoint()
-        settings.stateReplicationFactor = self.stateReplication
+        settings.stateReplicationFactor = values.stateReplication
         let configuration = settings
         let metrics = ProducerMetrics()
         let producer = WindowProducer(schedules: file.schedules, configuration: configuration, metrics: metrics, logger: logger)
@@ -183,13 +156,13 @@ struct MarqueeProducer: AsyncParsableCommand {
         } catch {
             var standardError = StandardError()
             print("marquee-producer: \(error)", to: &standardError)
-            throw ExitCode(69)  // EX_UNAVAILABLE
+            throw ExitStatus.unavailable.exitCode
         }
-        let (host, port) = try self.parsedMetricsAddress()
+        let (host, port) = values.metricsAddress
         let server = ObservabilityServer(
             host: host,
             port: port,
-            allowedHosts: try WorkerOptions.parseMetricsAllowedHosts(self.metricsAllowedHosts),
+            allowedHosts: values.allowedHosts,
             metrics: {
                 metrics.update(producer.status)
                 return metrics.render()
@@ -226,7 +199,7 @@ struct MarqueeProducer: AsyncParsableCommand {
             var standardError = StandardError()
             print("marquee-producer: \(error)", to: &standardError)
             print("marquee-producer: the schedule file is invalid: nothing was sent", to: &standardError)
-            throw ExitCode(78)
+            throw ExitStatus.configuration.exitCode
         }
     }
 
@@ -267,13 +240,42 @@ struct MarqueeProducer: AsyncParsableCommand {
         let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         return "\(host)/\(getpid())/\(random)"
     }
+}
 
-    func parsedMetricsAddress() throws -> (String, Int) {
-        try WorkerOptions.parseMetricsAddress(self.metricsAddress)
-    }
+/// The scheduler's settings, resolved and typed.
+struct ProducerSettings {
+    var schedule: String
+    var brokers: String
+    var topicPrefix: String
+    var group: String
+    var sessionTimeout: Duration
+    var claimTimeout: Duration
+    var stateReplication: Int
+    var logLevel: String
+    var metricsAddress: (host: String, port: Int)
+    var allowedHosts: HostAllowList
+    /// `MARQUEE_KAFKA_PROPERTIES` with the `-X` flags over it.
+    var kafkaProperties: [String: String]
 
-    func parsedKafkaProperties() throws -> [String: String] {
-        try WorkerOptions.parseKafkaProperties(self.kafkaProperties)
+    init(_ settings: Settings, flagProperties: [String]) throws(SettingError) {
+        self.schedule = try settings.value(Catalogue.schedule)
+        guard !self.schedule.isEmpty else {
+            throw SettingError("name the schedule file: --schedule FILE (or MARQUEE_SCHEDULE), or --check FILE")
+        }
+        self.brokers = try settings.value(Catalogue.brokers)
+        self.topicPrefix = try settings.value(Catalogue.topicPrefix)
+        self.group = try settings.value(Catalogue.producerGroup)
+        self.sessionTimeout = try settings.value(Catalogue.sessionTimeout)
+        self.claimTimeout = try settings.value(Catalogue.claimTimeout)
+        self.stateReplication = try settings.value(Catalogue.stateReplication)
+        self.logLevel = try settings.value(Catalogue.logLevel)
+        self.metricsAddress = try settings.value(Catalogue.metricsAddress) { text in
+            try WorkerOptions.parseMetricsAddress(text.isEmpty ? "127.0.0.1:9104" : text)
+        }
+        self.allowedHosts = try settings.value(Catalogue.metricsAllowedHosts) { try HostAllowList.observability.adding($0) }
+        // The `-X` flags were checked by `validate()`.
+        let flags = (try? WorkerOptions.parseKafkaProperties(flagProperties)) ?? [:]
+        self.kafkaProperties = try settings.value(Catalogue.kafkaProperties).merging(flags) { _, flag in flag }
     }
 }
 

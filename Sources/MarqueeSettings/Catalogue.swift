@@ -36,7 +36,7 @@ public enum Catalogue {
     )
 
     public static let logLevel = Setting<String>(
-        "MARQUEE_LOG_LEVEL", flag: "log-level", readers: "workers",
+        "MARQUEE_LOG_LEVEL", flag: "log-level", readers: "workers, marquee-producer",
         summary: "Log level.",
         expected: "one of trace, debug, info, notice, warning, error, critical",
         default: "info", defaultText: "info",
@@ -47,9 +47,9 @@ public enum Catalogue {
 
     public static let group = Setting<String>(
         "MARQUEE_GROUP", flag: "group", readers: "workers",
-        summary: "The worker's consumer group (empty: marquee-<stage>).",
+        summary: "The worker's consumer group (empty: <prefix><stage>, such as marquee.fetch).",
         expected: "a consumer group name",
-        default: "", defaultText: "marquee-<stage>",
+        default: "", defaultText: "<prefix><stage>",
         parse: SettingParsers.text
     )
 
@@ -70,7 +70,7 @@ public enum Catalogue {
     )
 
     public static let sessionTimeout = Setting<Duration>(
-        "MARQUEE_SESSION_TIMEOUT", flag: "session-timeout", readers: "workers",
+        "MARQUEE_SESSION_TIMEOUT", flag: "session-timeout", readers: "workers, marquee-producer",
         summary: "Consumer-group session timeout: how long a silent member keeps its partitions (heartbeats every third of it, at most 3 s).",
         expected: "a duration from 1s to 1h, such as 10s",
         default: .seconds(10), defaultText: "10s",
@@ -86,15 +86,15 @@ public enum Catalogue {
     )
 
     public static let metricsAddress = Setting<String>(
-        "MARQUEE_METRICS_ADDRESS", flag: "metrics-address", readers: "workers",
+        "MARQUEE_METRICS_ADDRESS", flag: "metrics-address", readers: "workers, marquee-producer",
         summary: "Address of /metrics, /healthz and /readyz (port 0 picks a free one).",
         expected: "host:port, such as 0.0.0.0:9101",
-        default: "", defaultText: "127.0.0.1 and the worker's own port (fetch 9101, images 9102, index 9103)",
+        default: "", defaultText: "127.0.0.1 and the executable's own port (fetch 9101, images 9102, index 9103, producer 9104)",
         parse: { SettingParsers.isHostPort($0) ? $0 : nil }
     )
 
     public static let metricsAllowedHosts = Setting<[String]>(
-        "MARQUEE_METRICS_ALLOWED_HOSTS", flag: "metrics-allowed-host", readers: "workers",
+        "MARQUEE_METRICS_ALLOWED_HOSTS", flag: "metrics-allowed-host", readers: "workers, marquee-producer",
         summary: "Host names the metrics address answers besides localhost, IP addresses and names without a dot (.example.org: every name under it).",
         expected: "host names, comma-separated",
         default: [], defaultText: "none",
@@ -143,7 +143,7 @@ public enum Catalogue {
                 "MARQUEE_GROUP_\(stage.uppercased())", readers: "marquee",
                 summary: "The consumer group of the \(stage) stage's workers, when they were given another (`MARQUEE_GROUP`).",
                 expected: "a consumer group name",
-                default: "", defaultText: "marquee-\(stage)",
+                default: "", defaultText: "<prefix>\(stage)",
                 parse: SettingParsers.text
             )
         )
@@ -153,9 +153,15 @@ public enum Catalogue {
     public static let all: [any AnySetting] = [
         brokers, kafkaProperties, topicPrefix, retryDelays, logLevel,
         group, concurrency, shutdownTimeout, sessionTimeout, maxMessageBytes, metricsAddress, metricsAllowedHosts,
-        storeTimeout,
+        storeTimeout, store, sharedLimits, imageHosts, allowPrivateAddresses,
+        fetchRateLimits, perSourceConcurrency, koficDailyBudget, validatorCache, probeInterval,
+    ] + sources + [
+        imageStore, imageWidths, webpQuality, imageMaxBytes, imageMaxPixels, imageOriginals, imageRateLimits,
+    ] + aws + [
+        indexBatchSize, indexBatchWait, indexWriters, storeConnections,
+        schedule, producerGroup, claimTimeout, stateReplication,
         topicPartitions, replicationFactor, workers,
-    ] + stageGroups.map(\.setting)
+    ] + stageGroups.map(\.setting) + [dlqReaderGroup, dashboardAllowedHosts, grafanaURL]
 
     /// The settings a worker executable reads through ``Settings``.
     public static let worker: [any AnySetting] = [

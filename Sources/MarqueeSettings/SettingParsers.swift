@@ -76,3 +76,59 @@ public enum SettingParsers {
         return (0...65535).contains(port)
     }
 }
+
+extension SettingParsers {
+    /// `1`, `true`, `yes` or `on`; `0`, `false`, `no` or `off`.
+    public static func bool(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": true
+        case "0", "false", "no", "off": false
+        default: nil
+        }
+    }
+
+    /// `name=rate` pairs, comma-separated, each rate a number of requests per second from 0 (0: no limit); with
+    /// `names`, only those names. Empty text is no pair.
+    public static func rates(names: [String]? = nil) -> @Sendable (String) -> [String: Double]? {
+        { text in
+            var rates: [String: Double] = [:]
+            for item in Self.list(text) {
+                let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingWhitespace() }
+                guard pair.count == 2, !pair[0].isEmpty, !pair[0].contains("/"), !pair[0].contains(":"),
+                    names.map({ $0.contains(pair[0]) }) ?? true,
+                    let rate = Double(pair[1]), rate >= 0, rate.isFinite
+                else { return nil }
+                rates[pair[0].lowercased()] = rate
+            }
+            return rates
+        }
+    }
+
+    /// Text of one line: no control character.
+    public static func line(_ text: String) -> String? {
+        text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) ? nil : text
+    }
+
+    /// An `http` or `https` URL with a host.
+    public static func httpURL(_ text: String) -> String? {
+        let lowered = text.lowercased()
+        guard let scheme = ["http://", "https://"].first(where: { lowered.hasPrefix($0) }),
+            text.count > scheme.count, !text.contains(where: \.isWhitespace)
+        else { return nil }
+        return text
+    }
+
+    /// A store location: `sqlite:PATH` or a `postgres://` / `postgresql://` URL (the store checks the rest).
+    public static func storeLocation(_ text: String) -> String? {
+        ["sqlite:", "postgres://", "postgresql://"].contains(where: { text.hasPrefix($0) }) ? text : nil
+    }
+
+    /// Comma-separated whole numbers, each within `range`, at least one.
+    public static func integers(in range: ClosedRange<Int>) -> @Sendable (String) -> [Int]? {
+        { text in
+            let items = Self.list(text).map { Int($0) }
+            guard !items.isEmpty, items.allSatisfy({ $0.map(range.contains) ?? false }) else { return nil }
+            return items.compactMap { $0 }
+        }
+    }
+}

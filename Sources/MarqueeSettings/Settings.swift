@@ -24,6 +24,14 @@ public struct Settings: Sendable {
     /// The settings file read, if any.
     public let settingsFile: String?
 
+    /// Every setting at its default: no flag, no environment, no file.
+    public static var defaults: Settings { Settings(layers: [], settingsFile: nil) }
+
+    private init(layers: [Layer], settingsFile: String?) {
+        self.layers = layers
+        self.settingsFile = settingsFile
+    }
+
     /// - Parameters:
     ///   - flags: Values given on the command line, by setting name; flags not given are absent.
     ///   - environment: The process's environment.
@@ -83,6 +91,38 @@ public struct Settings: Sendable {
             }
         }
         return nil
+    }
+
+    /// The value of a setting made into what its reader needs by `transform`, whose error becomes a
+    /// ``SettingError`` naming the setting and where its value came from.
+    public func value<Value, Result>(
+        _ setting: Setting<Value>,
+        _ transform: (Value) throws -> Result
+    ) throws(SettingError) -> Result {
+        let (value, origin) = try self.resolved(setting)
+        do {
+            return try transform(value)
+        } catch {
+            let flag = setting.flag.map { " (--\($0))" } ?? ""
+            throw SettingError("\(setting.name)\(flag) from \(origin): \(error)")
+        }
+    }
+
+    /// The texts of the settings of `catalogue` that are set, by name, a secret's file read: for a reader that
+    /// takes its settings as environment variables.
+    public func texts(_ catalogue: [any AnySetting]) throws(SettingError) -> [String: String] {
+        var texts: [String: String] = [:]
+        for setting in catalogue {
+            if let (text, _) = try self.text(of: setting) { texts[setting.name] = text }
+        }
+        return texts
+    }
+
+    /// The flags given, by setting name, from each setting and its flag's value (`nil`: not given).
+    public static func flags(_ given: [(any AnySetting, String?)]) -> [String: String] {
+        var flags: [String: String] = [:]
+        for (setting, value) in given { if let value { flags[setting.name] = value } }
+        return flags
     }
 
     /// Checks every setting of `catalogue` that is set, so a malformed one is refused at start whether or not this

@@ -5,14 +5,12 @@ public import MarqueeSettings
 
 import Logging
 
-import struct Foundation.Data
-import class Foundation.FileHandle
 import class Foundation.ProcessInfo
 
 /// The options every worker executable (`marquee-fetch`, `marquee-images`, `marquee-index`) shares.
 ///
 /// Each is a setting of ``Catalogue``: a flag here, else its environment variable, else the settings file
-/// (`--config`, else `MARQUEE_CONFIG`), else its default. ``resolved(environment:)`` reads them all; a malformed
+/// (`--config`, else `MARQUEE_CONFIG`), else its default. ``resolved(environment:flags:)`` reads them all; a malformed
 /// value is refused with the setting's name, where it came from and the form it needs.
 public struct WorkerOptions: ParsableArguments {
     @Option(help: ArgumentHelp(Catalogue.brokers))
@@ -82,34 +80,20 @@ public struct WorkerOptions: ParsableArguments {
     @Option(help: ArgumentHelp(Catalogue.storeTimeout))
     public var storeTimeout: String?
 
-    @Option(
-        name: .customLong("config"),
-        help: ArgumentHelp(
-            "A settings file of NAME=value lines (an .env file): below flags and the environment, above the defaults.",
-            discussion: "Default: $MARQUEE_CONFIG, if set.",
-            valueName: "file"
-        )
-    )
-    public var settingsFile: String?
-
-    @Flag(help: "Print the effective settings, each with where it came from (secrets redacted), and exit.")
-    public var printConfig = false
+    @OptionGroup public var config: ConfigFileOptions
 
     public init() {}
 
     /// The flags given, by setting name.
     var flags: [String: String] {
-        var flags: [String: String] = [:]
-        let given: [(any AnySetting, String?)] = [
+        Settings.flags([
             (Catalogue.brokers, self.brokers), (Catalogue.topicPrefix, self.topicPrefix), (Catalogue.group, self.group),
             (Catalogue.concurrency, self.concurrency), (Catalogue.retryDelays, self.retryDelays),
             (Catalogue.shutdownTimeout, self.shutdownTimeout), (Catalogue.sessionTimeout, self.sessionTimeout),
             (Catalogue.maxMessageBytes, self.maxMessageBytes), (Catalogue.metricsAddress, self.metricsAddress),
             (Catalogue.logLevel, self.logLevel), (Catalogue.storeTimeout, self.storeTimeout),
             (Catalogue.metricsAllowedHosts, self.metricsAllowedHosts.isEmpty ? nil : self.metricsAllowedHosts.joined(separator: ",")),
-        ]
-        for (setting, value) in given { if let value { flags[setting.name] = value } }
-        return flags
+        ])
     }
 
     /// A flag given with a malformed value is refused here, with the usage.
@@ -119,14 +103,19 @@ public struct WorkerOptions: ParsableArguments {
         _ = try Self.parseKafkaProperties(self.kafkaProperties)
     }
 
-    /// The settings from the flags, the environment, the settings file and the defaults.
+    /// The settings from the flags (these and the executable's own, `more`), the environment, the settings file and
+    /// the defaults.
     ///
     /// `-X` is kept apart from the other flags: each is one `key=value` whose value may hold commas (`debug=cgrp,topic`),
     /// where `MARQUEE_KAFKA_PROPERTIES` is a comma-separated list; the flags' properties win over its.
     ///
     /// - Throws: ``SettingError`` naming the setting, where its value came from and the form it needs.
-    public func resolved(environment: [String: String]) throws(SettingError) -> WorkerSettings {
-        let settings = try Settings(flags: self.flags, environment: environment, settingsFile: self.settingsFile)
+    public func resolved(environment: [String: String], flags more: [String: String] = [:]) throws(SettingError) -> WorkerSettings {
+        let settings = try Settings(
+            flags: self.flags.merging(more) { ours, _ in ours },
+            environment: environment,
+            settingsFile: self.config.settingsFile
+        )
         let flagProperties: [String: String]
         do {
             flagProperties = try Self.parseKafkaProperties(self.kafkaProperties)
@@ -136,26 +125,34 @@ public struct WorkerOptions: ParsableArguments {
         return try WorkerSettings(settings, flagProperties: flagProperties)
     }
 
-    /// ``resolved(environment:)`` for an executable's `run()`: prints the settings and exits for `--print-config`
-    /// (with `more`, the executable's own settings); a malformed setting exits with status 78 (EX_CONFIG) and
-    /// one line saying which.
-    public func resolvedForRun(executable: String, more: [any AnySetting] = []) throws -> WorkerSettings {
-        do {
-            let resolved = try self.resolved(environment: ProcessInfo.processInfo.environment)
-            if self.printConfig {
-                print(try resolved.settings.printed(Catalogue.worker + more))
-                if !self.kafkaProperties.isEmpty {
-                    print("# and \(self.kafkaProperties.count) -X properties from the command line (values redacted): "
-                        + resolved.flagProperties.keys.sorted().joined(separator: ", "))
-                }
-                throw ExitCode.success
-            }
-            try resolved.settings.validate(more)
-            return resolved
-        } catch let error as SettingError {
-            FileHandle.standardError.write(Data("\(executable): \(error.description)\n".utf8))
-            throw ExitCode(78)
+    /// ``resolved(environment:flags:)`` for an executable's `run()`, with the executable's own settings (`more`)
+    /// and their flags (`flags`, by setting name): prints the settings and exits for `--print-config`; a malformed
+    /// setting exits with status 78 (EX_CONFIG) and one line saying which.
+    public func resolvedForRun(executable: String, more: [any AnySetting] = [], flags: [String: String] = [:]) throws -> WorkerSettings {
+        let resolved = try ConfigFileOptions.exitingOnSettingError(executable: executable) { () throws(SettingError) in
+            try self.resolved(environment: ProcessInfo.processInfo.environment, flags: flags)
         }
+        if self.config.printConfig {
+            let printed = try ConfigFileOptions.exitingOnSettingError(executable: executable) { () throws(SettingError) in
+                try resolved.settings.printed(Catalogue.worker + more)
+            }
+            print(printed)
+            if !self.kafkaProperties.isEmpty {
+                print("# and \(self.kafkaProperties.count) -X properties from the command line (values redacted): "
+                    + resolved.flagProperties.keys.sorted().joined(separator: ", "))
+            }
+            throw ExitCode.success
+        }
+        try ConfigFileOptions.exitingOnSettingError(executable: executable) { () throws(SettingError) in
+            try resolved.settings.validate(more)
+        }
+        return resolved
+    }
+
+    /// Refuses, with the usage, an executable's own flag given with a malformed value.
+    public static func validate(flags: [String: String], of catalogue: [any AnySetting]) throws {
+        let settings = try Self.validation { () throws(SettingError) in try Settings(flags: flags, environment: [:]) }
+        try Self.validation { () throws(SettingError) in try settings.validate(catalogue) }
     }
 
     private static func validation<T>(_ body: () throws(SettingError) -> T) throws -> T {

@@ -89,9 +89,11 @@ struct StatusCLITests {
         await down.stop()
     }
 
-    @Test func aBadWorkersSettingIsAUsageError() async throws {
+    /// A malformed setting is a configuration error (EX_CONFIG), as in every executable; a malformed flag is a
+    /// usage error.
+    @Test func aBadWorkersSettingIsAConfigurationError() async throws {
         let run = try await runBuiltExecutable("marquee", ["status"], environment: ["MARQUEE_WORKERS": "index=h:1", "MARQUEE_CONFIG": nil])
-        #expect(run.status == 64)
+        #expect(run.status == 78)
         #expect(run.standardError.contains("MARQUEE_WORKERS: 'index=h:1' from the environment is not stage=host:port"), "\(run.standardError)")
     }
 }

@@ -61,14 +61,16 @@ extension TopicsCLITests {
     /// `MARQUEE_KAFKA_PROPERTIES` (or its `_FILE`) as a list, the flags over the list.
     @Test func librdkafkaPropertiesPassThroughFromFlagsAndTheEnvironment() async throws {
         let clear: [String: String?] = ["MARQUEE_KAFKA_PROPERTIES": nil, "MARQUEE_KAFKA_PROPERTIES_FILE": nil]
+        // A property librdkafka refuses is a configuration error (78) wherever it came from; a flag that is not
+        // key=value at all is a usage error (64).
         let flag = try await runBuiltExecutable("marquee", ["topics", "list", "-X", "no.such.property=1"], environment: clear)
-        #expect(flag.status == 64, "\(flag.standardError)")
+        #expect(flag.status == 78, "\(flag.standardError)")
         #expect(flag.standardError.contains("no.such.property"), "librdkafka refused the property it was given: \(flag.standardError)")
 
         var environment = clear
         environment["MARQUEE_KAFKA_PROPERTIES"] = "client.rack=a,no.such.property=1"
         let listed = try await runBuiltExecutable("marquee", ["topics", "list"], environment: environment)
-        #expect(listed.status == 64, "\(listed.standardError)")
+        #expect(listed.status == 78, "\(listed.standardError)")
         #expect(listed.standardError.contains("no.such.property"), "\(listed.standardError)")
 
         let malformed = try await runBuiltExecutable("marquee", ["lag", "-X", "novalue"], environment: clear)

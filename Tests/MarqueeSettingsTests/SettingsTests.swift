@@ -102,17 +102,17 @@ import Testing
         #expect(lines.count == Catalogue.worker.count)
     }
 
-    /// docs/configuration.md holds the table of every setting as the declarations make it.
+    /// docs/operating.md holds the table of every setting as the declarations make it.
     @Test func theDocumentedTableIsTheDeclarations() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let text = try String(contentsOf: root.appendingPathComponent("docs/operating.md"), encoding: .utf8)
         let begin = "<!-- settings table: generated from Catalogue.all; swift test --filter theDocumentedTableIsTheDeclarations -->\n"
         let end = "\n<!-- end of the settings table -->"
-        let start = try #require(text.range(of: begin), "docs/configuration.md has the table's opening marker")
+        let start = try #require(text.range(of: begin), "docs/operating.md has the table's opening marker")
         let stop = try #require(text.range(of: end, range: start.upperBound..<text.endIndex))
         let documented = String(text[start.upperBound..<stop.lowerBound])
         let generated = Catalogue.markdownTable(Catalogue.all)
-        #expect(documented == generated, "docs/configuration.md's table differs from the declarations; it should read:\n\(generated)")
+        #expect(documented == generated, "docs/operating.md's table differs from the declarations; it should read:\n\(generated)")
     }
 
     @Test func everySettingIsDeclaredOnceAndWrittenDefaultsReadAsTheDefaults() {

@@ -772,17 +772,20 @@ struct StoreQueryCLITests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
 
+        // A malformed flag is a usage error (64); the same value from the environment is a malformed setting (78).
+        // Neither shows the value, which may hold a password.
         let unknown = try await Self.query(["counts", "--store", "mysql://root:secret@db/x"])
-        #expect(unknown.status == 1)
-        #expect(unknown.stderr.hasPrefix("marquee: '"))
-        #expect(unknown.stderr.contains("is not a store location"))
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("MARQUEE_STORE (--store) from the command line: expected sqlite:PATH or postgres://"), "\(unknown.stderr)")
         #expect(!unknown.stderr.contains("secret"))
-        #expect(unknown.stderr.split(separator: "\n").count == 1)
+        let unknownSetting = try await Self.query(["counts"], environmentStore: "mysql://root:secret@db/x")
+        #expect(unknownSetting.status == 78)
+        #expect(unknownSetting.stderr == "marquee: MARQUEE_STORE (--store) from the environment: expected sqlite:PATH or postgres://user:password@host:port/database\n")
 
         // A missing file is not created: a query never writes.
         let missing = folder.appendingPathComponent("nothing/here.db").path
         let absent = try await Self.query(["counts", "--store", "sqlite:\(missing)"])
-        #expect(absent.status == 1)
+        #expect(absent.status == 66)
         #expect(absent.stderr.contains("the file does not exist"))
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("nothing").path))
 
@@ -790,7 +793,7 @@ struct StoreQueryCLITests {
         let emptyPath = folder.appendingPathComponent("empty.db").path
         await (try Store.open(StoreLocation(engine: .sqlite(path: emptyPath)), logger: .marqueeTest)).close()
         let empty = try await Self.query(["movies", "parasite", "--store", "sqlite:\(emptyPath)"])
-        #expect(empty.status == 1)
+        #expect(empty.status == 66)
         #expect(
             empty.stderr
                 == "marquee: the store at sqlite:\(emptyPath) is empty: run marquee-index (or make run) first\n"
@@ -801,7 +804,7 @@ struct StoreQueryCLITests {
         let unreachable = try await Self.query([
             "counts", "--store", "postgres://marquee:hunter2@127.0.0.1:1/marquee?sslmode=disable", "--timeout", "2",
         ])
-        #expect(unreachable.status == 1)
+        #expect(unreachable.status == 69)
         #expect(unreachable.stderr.hasPrefix("marquee: "))
         #expect(unreachable.stderr.contains("postgres://marquee:***@127.0.0.1:1/marquee"))
         #expect(!unreachable.stderr.contains("hunter2"))

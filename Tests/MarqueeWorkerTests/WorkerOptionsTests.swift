@@ -38,7 +38,7 @@ extension WorkerOptions {
     @Test func defaultsComeFromTheWorker() throws {
         let options = try WorkerOptions.parse(["--group", "", "--concurrency", "0", "--metrics-address", ""])
         let configuration = try options.alone.stageConfiguration(stage: "images", defaultConcurrency: 8)
-        #expect(configuration.groupID == "marquee-images")
+        #expect(configuration.groupID == "marquee.images", "named after the topic prefix")
         #expect(configuration.concurrency == 8)
         #expect(try options.alone.metricsAddress(defaultPort: 9102) == MetricsAddress(host: "127.0.0.1", port: 9102))
     }
