@@ -364,7 +364,7 @@ import Testing
     @Test func aTargetOfAStageConsumesItsMainTopicAndRetryTiersButNotItsDeadLetters() throws {
         let layout = try PipelineLayout(settings: ["MARQUEE_TOPIC_PREFIX": "t.", "MARQUEE_RETRY_DELAYS": "1s,2s"])
         let target = LagTarget(stage: try #require(layout.stage("images")))
-        #expect(target.group == "marquee-images")
+        #expect(target.group == "t.images")
         #expect(
             target.topics == [
                 .init(name: "t.images"), .init(name: "t.images.retry.1", tier: 1),
