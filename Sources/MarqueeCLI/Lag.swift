@@ -1,7 +1,10 @@
 import ArgumentParser
 import MarqueeKafka
+import MarqueeObservability
 import MarqueeOperations
 import MarqueeWorker
+import ServiceLifecycle
+import UnixSignals
 
 import struct Foundation.Date
 
@@ -26,7 +29,7 @@ struct Lag: AsyncParsableCommand {
               OK       nothing due, or the group keeps up
               LAGGING  commits move, but the due lag grew from sample to sample across the window
               STALLED  messages were due in every sample and the committed offset did not move
-              STOPPED  the group has no member
+              STOPPED  the group has no member and messages are due (no member, nothing due: OK)
             A single sample cannot show movement: its status is OK or STOPPED.
 
             --watch redraws every interval (in place on a terminal), judging the last --samples samples \
@@ -60,7 +63,7 @@ struct Lag: AsyncParsableCommand {
         name: .long,
         help: ArgumentHelp(
             "The consumer group of a stage: stage=group, or a group name when one stage is shown. Repeatable.",
-            discussion: "Default: $MARQUEE_GROUP_<STAGE>, else marquee-<stage>.",
+            discussion: "Default: $MARQUEE_GROUP_<STAGE>, else <prefix><stage>.",
             valueName: "group"
         )
     )
@@ -70,10 +73,11 @@ struct Lag: AsyncParsableCommand {
         name: .long,
         help: ArgumentHelp(
             "Time between samples: 500ms, 1s, 1.5s, 2m (a bare number is seconds).",
+            discussion: "Default: 1s, or 15s with --serve.",
             valueName: "duration"
         )
     )
-    var interval: IntervalArgument = IntervalArgument(duration: .seconds(1))
+    var interval: IntervalArgument?
 
     @Option(
         name: .long,
@@ -86,6 +90,25 @@ struct Lag: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Refresh every interval until interrupted.")
     var watch = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve the lag on /metrics at this address (Prometheus; kafka-lag-exporter's names), sampling every --interval until stopped.",
+            discussion: "Also /healthz and /readyz. Default --interval with --serve: 15s; --samples: 6.",
+            valueName: "host:port"
+        )
+    )
+    var serve: String?
+
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "With --serve: a Host name answered besides localhost, IP addresses and names without a dot (repeatable).",
+            valueName: "name"
+        )
+    )
+    var allowedHosts: [String] = []
 
     @Flag(name: .long, help: "Print JSON (one document per report) instead of tables.")
     var json = false
@@ -110,6 +133,15 @@ struct Lag: AsyncParsableCommand {
         if let samples = self.samples, samples < 1 { throw ValidationError("--samples must be at least 1") }
         if let maxLag = self.maxLag, maxLag < 0 { throw ValidationError("--max-lag must be 0 or more") }
         guard self.scanLimit >= 1 else { throw ValidationError("--scan-limit must be at least 1") }
+        if let serve = self.serve {
+            guard !self.watch, !self.json, self.maxLag == nil else {
+                throw ValidationError("--serve runs until stopped: it takes no --watch, --json or --max-lag")
+            }
+            _ = try WorkerOptions.parseMetricsAddress(serve)
+            _ = try Self.allowList(self.allowedHosts)
+        } else if !self.allowedHosts.isEmpty {
+            throw ValidationError("--allowed-host goes with --serve")
+        }
         // Stages, groups and MARQUEE_* settings are checked here, so a mistake shows this command's usage.
         _ = try self.targets(try self.kafka.layout())
     }
@@ -117,6 +149,10 @@ struct Lag: AsyncParsableCommand {
     func run() async throws {
         let layout = try self.kafka.layout()
         let targets = try self.targets(layout)
+        if let serve = self.serve {
+            try await self.serve(serve, targets: targets)
+            return
+        }
         let samples = self.samples ?? (self.watch ? 10 : 3)
         do {
             let admin = try self.kafka.makeAdmin()
@@ -141,7 +177,7 @@ struct Lag: AsyncParsableCommand {
                         guard window.observationCount > 0, error.isRetriable else { throw error }
                         // A broker that went away after the first round: say so, keep the window, try again.
                         let line =
-                            "broker unreachable, trying again every \(LagFormat.duration(self.interval.duration)): "
+                            "broker unreachable, trying again every \(LagFormat.duration(self.sampleInterval)): "
                             + error.reason
                         if terminal && !self.json {
                             Self.write("\u{1B}[H\u{1B}[2J" + line + "\n")
@@ -149,7 +185,7 @@ struct Lag: AsyncParsableCommand {
                             var standardError = StandardError()
                             print("marquee: \(line)", to: &standardError)
                         }
-                        next = max(next + self.interval.duration, clock.now)
+                        next = max(next + self.sampleInterval, clock.now)
                         try await clock.sleep(until: next)
                         continue
                     }
@@ -159,20 +195,20 @@ struct Lag: AsyncParsableCommand {
                         Self.write(report.json() + "\n")
                     } else {
                         let heading =
-                            "marquee lag — every \(LagFormat.duration(self.interval.duration)), status over "
+                            "marquee lag — every \(LagFormat.duration(self.sampleInterval)), status over "
                             + "the last \(samples) samples (\(window.observationCount) so far) — Ctrl-C to stop"
                         let frame =
                             heading + "\n\n" + LagFormat.render(report, allPartitions: self.allPartitions) + "\n"
                         // Home and clear, then the whole frame in one write: no flicker, no scrolling.
                         Self.write(terminal ? "\u{1B}[H\u{1B}[2J" + frame : frame + "\n")
                     }
-                    next = max(next + self.interval.duration, clock.now)
+                    next = max(next + self.sampleInterval, clock.now)
                     try await clock.sleep(until: next)
                 }
             } else {
                 for round in 0..<samples {
                     if round > 0 {
-                        next = next + self.interval.duration
+                        next = next + self.sampleInterval
                         try await clock.sleep(until: next)
                     }
                     window.append(try await sampler.sample())
@@ -223,6 +259,70 @@ struct Lag: AsyncParsableCommand {
             }
         }
         return stages.map { LagTarget(stage: $0, group: groups[$0.name]) }
+    }
+
+    /// `--serve`: the lag exporter and its listener, until SIGTERM or SIGINT.
+    func serve(_ address: String, targets: [LagTarget]) async throws {
+        let (host, port) = try WorkerOptions.parseMetricsAddress(address)
+        let interval = self.sampleInterval
+        let logger = self.kafka.logger
+        let exporter: LagExporter
+        do {
+            exporter = LagExporter(
+                sampler: LagSampler(
+                    admin: try self.kafka.makeAdmin(),
+                    reader: try KafkaReader(configuration: self.kafka.configuration, logger: logger),
+                    targets: targets,
+                    scanLimit: self.scanLimit,
+                    readTimeout: .seconds(self.kafka.timeout)
+                ),
+                samples: self.samples ?? 6,
+                interval: interval,
+                logger: logger
+            )
+        } catch {
+            throw Self.fail(error.reason, code: ExitStatus(error).exitCode)
+        }
+        let server = ObservabilityServer(
+            host: host,
+            port: port,
+            allowedHosts: try Self.allowList(self.allowedHosts),
+            metrics: { exporter.metrics() },
+            readiness: { exporter.notReadyReason.map { .notReady($0) } ?? .ready },
+            logger: logger
+        ) { port in
+            var standardError = StandardError()
+            let shown = host.contains(":") ? "[\(host)]" : host
+            print(
+                "marquee lag: serving http://\(shown):\(port)/metrics, sampling every \(LagFormat.duration(interval)) (Ctrl-C to stop)",
+                to: &standardError
+            )
+        }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: server), .init(service: exporter)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        do {
+            try await group.run()
+        } catch {
+            throw Self.fail("cannot serve on \(address): \(error)", code: ExitStatus.unavailable.exitCode)
+        }
+    }
+
+    /// `--interval`, else 1 s, or 15 s for an exporter, which samples less often than a person watching.
+    private var sampleInterval: Duration {
+        self.interval?.duration ?? (self.serve == nil ? .seconds(1) : .seconds(15))
+    }
+
+    static func allowList(_ names: [String]) throws -> HostAllowList {
+        do {
+            return try HostAllowList.observability.adding(names)
+        } catch {
+            throw ValidationError("--allowed-host: \(error)")
+        }
     }
 
     static func write(_ text: String) {

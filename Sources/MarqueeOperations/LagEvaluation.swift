@@ -10,7 +10,7 @@ public enum LagStatus: String, Sendable, Hashable, CaseIterable, Comparable, Cus
     case lagging = "LAGGING"
     /// Messages were due throughout the window and the committed offset did not move.
     case stalled = "STALLED"
-    /// The group has no member: nobody consumes.
+    /// The group has no member and messages are due: nobody consumes what waits.
     case stopped = "STOPPED"
 
     private var severity: Int {
@@ -117,7 +117,9 @@ public struct GroupLag: Sendable, Hashable {
 /// With `W` the window of one group's observations, oldest first, and for each partition its samples `s₁ … sₙ`
 /// in `W` (a partition that appeared during the window has fewer):
 ///
-/// - **stopped**: the latest observation has no member, whatever the lag.
+/// - **stopped**: the latest observation has no member and messages are due (``LagTotals/dueLag`` above zero). A
+///   group without members and nothing due is **ok**: an idle pipeline whose workers were scaled away (or
+///   never started) is caught up, not stopped.
 /// - **stalled** (a partition): `n ≥ 2`, messages were due in every sample (``LagSample/hasDueWork``: lag on a
 ///   main topic; on a retry tier, its first unconsumed message past its not-before), and the committed offset
 ///   of `sₙ` equals that of `s₁`.
@@ -261,9 +263,8 @@ public enum LagEvaluation {
     ) -> (LagStatus, String) {
         let notYetDue = totals.notYetDue > 0 ? " (\(totals.notYetDue) more not yet due)" : ""
         if latest.members == 0 {
-            let due = totals.dueLag > 0 ? "\(Self.count(totals.dueLag, "message")) due" : "nothing due"
-            let waiting = due + notYetDue
-            return (.stopped, "no member in group \(latest.group); \(waiting)")
+            guard totals.dueLag > 0 else { return (.ok, "no member in group \(latest.group); nothing due\(notYetDue)") }
+            return (.stopped, "no member in group \(latest.group); \(Self.count(totals.dueLag, "message")) due\(notYetDue)")
         }
         let worst = partitions.map(\.status).max() ?? .ok
         switch worst {
