@@ -63,7 +63,7 @@ import class Foundation.NSNull
         #expect(!below.rows[1].isClamped)
         let beyond = try Self.plan(.offset(1_000))
         #expect(Self.news(beyond) == [50, 20])
-        #expect(beyond.rows.allSatisfy(\.isClamped))
+        #expect(beyond.rows.allSatisfy { $0.isClamped })
         // The end offset itself is a valid position (nothing left to read).
         #expect(Self.news(try Self.plan(.offset(50), [Self.p0])) == [50])
         #expect(Self.news(try Self.plan(.offset(-7))) == [10, 0])
@@ -93,7 +93,7 @@ import class Foundation.NSNull
         let plan = try Self.plan(
             .dateTime(milliseconds: 1_795_000_000_000),
             [Self.p0, Self.p1, Self.p2],
-            offsetsForTime: [Self.p0: 12, Self.p1: .some(nil), Self.p2: .some(nil)]
+            offsetsForTime: [Self.p0: 12, Self.p1: nil, Self.p2: nil]
         )
         #expect(Self.news(plan) == [12, 20, 100])
         // An answer outside the range (a broker's mistake, or retention since) is kept within it.
