@@ -129,11 +129,15 @@ extension Groups {
                 ])
                 for member in report.members {
                     members.append([
-                        member.memberID, member.host, member.clientID, "\(member.assignment.count)",
+                        member.memberID, member.host.isEmpty ? "-" : member.host,
+                        member.clientID.isEmpty ? "-" : member.clientID, "\(member.assignment.count)",
                         Groups.assignment(member.assignment),
                     ])
                 }
                 lines += ["", members.render()]
+                if report.members.allSatisfy({ $0.assignment.isEmpty }) {
+                    lines.append("(The broker reported no partitions assigned to any member.)")
+                }
             }
             if report.partitions.isEmpty {
                 lines += ["", "No committed offsets and no assigned partitions."]
@@ -147,8 +151,8 @@ extension Groups {
                     partitions.append([
                         partition.partition.topic, "\(partition.partition.partition)",
                         partition.committed.map(String.init) ?? "-", partition.end.map(String.init) ?? "-",
-                        partition.lag.map(String.init) ?? "-", partition.owner?.clientID ?? "-",
-                        partition.owner?.host ?? "-",
+                        partition.lag.map(String.init) ?? "-", Groups.dash(partition.owner?.clientID),
+                        Groups.dash(partition.owner?.host),
                     ])
                 }
                 lines += ["", partitions.render(), "", "Total lag: \(report.totalLag)"]
@@ -175,6 +179,12 @@ extension Groups {
             }
         }
         return GroupReport(description: description, committed: committed, endOffsets: ends)
+    }
+
+    /// The text, or `-` for none or empty.
+    static func dash(_ text: String?) -> String {
+        guard let text, !text.isEmpty else { return "-" }
+        return text
     }
 
     /// `orders:0,1,2 audit:3`.
@@ -423,6 +433,11 @@ extension Groups {
             do {
                 try await body()
             } catch let error as KafkaError where error.code == .admin || error.code == .commit {
+                // An admin result can carry librdkafka's own timeout or transport error: no broker answered.
+                let unreachable: [RDKafkaCode] = [.timedOut, .transport, .allBrokersDown, .resolve]
+                if let code = error.rdKafkaCode, unreachable.contains(code) {
+                    throw Self.fail(error.reason, code: ExitCode(69))  // EX_UNAVAILABLE
+                }
                 throw Self.fail(error.reason, code: Self.brokerRefused)
             }
         }

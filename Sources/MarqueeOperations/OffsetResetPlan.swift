@@ -348,11 +348,13 @@ public struct OffsetResetPlan: Sendable, Hashable {
         let active: Set<KafkaConsumerGroupState> = [.stable, .preparingRebalance, .completingRebalance]
         guard !description.members.isEmpty || active.contains(description.state) else { return nil }
         let count = description.members.count
-        let clients = Array(Set(description.members.map(\.clientID))).sorted().joined(separator: ", ")
+        // Each member by its client id, or by its member id where the broker reports no client id (tansu 0.6
+        // does not; Kafka's member ids begin with the client id).
+        let names = Array(Set(description.members.map { $0.clientID.isEmpty ? $0.memberID : $0.clientID })).sorted()
         let who =
             count == 0
             ? "is \(description.state)"
-            : "has \(count) member\(count == 1 ? "" : "s") (client id\(count == 1 ? "" : "s") \(clients))"
+            : "has \(count) member\(count == 1 ? "" : "s") (\(names.joined(separator: ", ")))"
         return "group '\(description.group)' \(who); stop its workers first: offsets are reset only while a group "
             + "has no members"
     }

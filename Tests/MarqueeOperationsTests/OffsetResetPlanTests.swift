@@ -220,7 +220,11 @@ import class Foundation.NSNull
     @Test func aGroupWithMembersOrRebalancingIsRefused() throws {
         let member = KafkaConsumerGroupMember(memberID: "m-1", clientID: "fetch-worker", host: "/10.0.0.5", assignment: [])
         let busy = OffsetResetPlan.refusal(.init(group: "g", state: .stable, members: [member]))
-        #expect(busy == "group 'g' has 1 member (client id fetch-worker); stop its workers first: offsets are reset only while a group has no members")
+        #expect(busy == "group 'g' has 1 member (fetch-worker); stop its workers first: offsets are reset only while a group has no members")
+        // Without a client id from the broker, the member id names the member.
+        let anonymous = KafkaConsumerGroupMember(memberID: "fetch-worker-1f2e", clientID: "", host: "", assignment: [])
+        let two = OffsetResetPlan.refusal(.init(group: "g", state: .stable, members: [member, anonymous]))
+        #expect(two?.hasPrefix("group 'g' has 2 members (fetch-worker, fetch-worker-1f2e); ") == true, "\(String(describing: two))")
         #expect(OffsetResetPlan.refusal(.init(group: "g", state: .preparingRebalance, members: []))?.contains("is PreparingRebalance") == true)
         #expect(OffsetResetPlan.refusal(.init(group: "g", state: .empty, members: [])) == nil)
         #expect(OffsetResetPlan.refusal(.init(group: "g", state: .dead, members: [])) == nil)
