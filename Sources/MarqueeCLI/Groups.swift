@@ -16,8 +16,9 @@ struct Groups: AsyncParsableCommand {
             Examples:
               marquee groups list
               marquee groups describe marquee-fetch
-              marquee groups reset-offsets marquee-fetch --topic marquee.fetch --to-datetime 2026-11-27T06:00:00Z
-              marquee groups reset-offsets marquee-fetch --topic marquee.fetch:0,2 --shift-by -100 --execute
+              marquee groups reset-offsets marquee-fetch --to-datetime 2026-11-27T06:00:00Z
+              marquee groups reset-offsets marquee-fetch --topic marquee.fetch:0,2 --to-latest
+              marquee groups reset-offsets marquee-records --shift-by -100 --execute
 
             Exit status: 0 done; 1 another failure; 64 bad arguments (or a topic, partition or group that gives \
             nothing to reset); 69 no broker answered; 75 --execute refused because the group has members; \
@@ -61,7 +62,9 @@ extension Groups {
                     print("no consumer groups")
                     return
                 }
-                var table = TextTable([.init(header: "GROUP", maxWidth: 100), .init(header: "STATE"), .init(header: "TYPE")])
+                var table = TextTable([
+                    .init(header: "GROUP", maxWidth: 100), .init(header: "STATE"), .init(header: "TYPE"),
+                ])
                 for group in groups {
                     table.append([group.group, group.state.rawValue, group.isSimple ? "simple" : "consumer"])
                 }
@@ -144,7 +147,8 @@ extension Groups {
             } else {
                 var partitions = TextTable([
                     .init(header: "TOPIC", maxWidth: 80), .init(header: "PARTITION", alignment: .right),
-                    .init(header: "CURRENT-OFFSET", alignment: .right), .init(header: "LOG-END-OFFSET", alignment: .right),
+                    .init(header: "CURRENT-OFFSET", alignment: .right),
+                    .init(header: "LOG-END-OFFSET", alignment: .right),
                     .init(header: "LAG", alignment: .right), .init(header: "CLIENT-ID"), .init(header: "HOST"),
                 ])
                 for partition in report.partitions {
@@ -214,7 +218,7 @@ extension Groups {
                 --to-datetime T (first offset whose message is from T or later; the end offset where none is), \
                 --to-offset N, or --shift-by N (the committed offset plus N; negative reads messages again). \
                 As kafka-consumer-groups does, a new offset outside a partition's range is moved to its edge \
-                (CLAMPED in --json).
+                (the plan marks it "(first)" or "(end)"; "clamped" in --json).
 
                 Which partitions: each --topic T (every partition) or T:0,2,5 (those), repeatable; without \
                 --topic, every partition the group committed on.
@@ -226,9 +230,9 @@ extension Groups {
 
                 Examples:
                   marquee groups reset-offsets marquee-fetch --to-latest
-                  marquee groups reset-offsets marquee-fetch --topic marquee.fetch --to-earliest --execute
+                  marquee groups reset-offsets marquee-fetch --to-earliest --execute
                   marquee groups reset-offsets marquee-images --to-datetime 2026-11-27T15:00:00+09:00
-                  marquee groups reset-offsets marquee-records --topic marquee.records:0,2 --shift-by -50 --execute
+                  marquee groups reset-offsets marquee-records --topic marquee.records:0,2 --shift-by -50
                   marquee groups reset-offsets marquee-fetch --topic marquee.fetch:3 --to-offset 1200 --json
 
                 Exit status: 0 planned, or applied with --execute; 1 another failure (the offsets read back \
@@ -269,7 +273,11 @@ extension Groups {
         )
         var toDatetime: String?
 
-        @Option(name: .customLong("to-offset"), parsing: .unconditional, help: ArgumentHelp("Reset to this offset.", valueName: "N"))
+        @Option(
+            name: .customLong("to-offset"),
+            parsing: .unconditional,
+            help: ArgumentHelp("Reset to this offset.", valueName: "N")
+        )
         var toOffset: Int64?
 
         @Option(
@@ -282,7 +290,10 @@ extension Groups {
         @Flag(name: .long, help: "Commit the plan (only while the group has no members).")
         var execute = false
 
-        @Flag(name: .customLong("dry-run"), help: "Only print the plan (the default; for kafka-consumer-groups' habit).")
+        @Flag(
+            name: .customLong("dry-run"),
+            help: "Only print the plan (the default; for kafka-consumer-groups' habit)."
+        )
         var dryRun = false
 
         @Flag(name: .long, help: "Print the plan as JSON.")
@@ -378,9 +389,13 @@ extension Groups {
                 }
                 guard differing.isEmpty else {
                     let what = differing.map { row in
-                        "\(row.partition) is at \((now[row.partition] ?? nil).map(String.init) ?? "none"), not \(row.new)"
+                        let held = (now[row.partition] ?? nil).map(String.init) ?? "none"
+                        return "\(row.partition) is at \(held), not \(row.new)"
                     }
-                    throw Groups.fail("the committed offsets differ from the plan: " + what.joined(separator: "; "), code: .failure)
+                    throw Groups.fail(
+                        "the committed offsets differ from the plan: " + what.joined(separator: "; "),
+                        code: .failure
+                    )
                 }
             }
         }

@@ -48,7 +48,11 @@ extension KafkaAdmin {
             var offsets: [KafkaTopicPartition: Int64?] = [:]
             for entry in RDKafkaTopicPartitionList.entries(list.pointer) {
                 guard entry.error == .noError else {
-                    throw .rdKafka(.admin, entry.error, context: "could not look up an offset for a time on \(entry.partition)")
+                    throw .rdKafka(
+                        .admin,
+                        entry.error,
+                        context: "could not look up an offset for a time on \(entry.partition)"
+                    )
                 }
                 offsets[entry.partition] = entry.offset >= 0 ? entry.offset : nil
             }

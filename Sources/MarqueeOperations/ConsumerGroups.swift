@@ -126,7 +126,9 @@ public struct GroupReport: Sendable, Hashable, Encodable {
         self.group = description.group
         self.state = description.state
         self.members = description.members
-            .map { Member(memberID: $0.memberID, clientID: $0.clientID, host: $0.host, assignment: $0.assignment.sorted()) }
+            .map {
+                Member(memberID: $0.memberID, clientID: $0.clientID, host: $0.host, assignment: $0.assignment.sorted())
+            }
             .sorted { $0.memberID < $1.memberID }
         var owners: [KafkaTopicPartition: Member] = [:]
         for member in self.members {

@@ -127,11 +127,13 @@ public struct TopicSelection: Sendable, Hashable, CustomStringConvertible {
         let topic = String(parts[0])
         guard !topic.isEmpty else { throw OffsetResetError("--topic '\(text)': the topic name is empty") }
         // Kafka's rule for topic names: letters, digits, '.', '_' and '-', at most 249 of them.
-        let isLegal = topic.utf8.count <= 249 && topic.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII
-                && (("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
-                    || scalar == "." || scalar == "_" || scalar == "-")
-        }
+        let isLegal =
+            topic.utf8.count <= 249
+            && topic.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII
+                    && (("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                        || scalar == "." || scalar == "_" || scalar == "-")
+            }
         guard isLegal else {
             throw OffsetResetError(
                 "--topic '\(text)': '\(topic)' is not a topic name (letters, digits, '.', '_' and '-' only)"
@@ -202,7 +204,13 @@ public struct OffsetResetPlan: Sendable, Hashable {
         public var watermarks: KafkaWatermarks
 
         /// A row, e.g. for tests of code that prints one.
-        public init(partition: KafkaTopicPartition, current: Int64?, new: Int64, requested: Int64, watermarks: KafkaWatermarks) {
+        public init(
+            partition: KafkaTopicPartition,
+            current: Int64?,
+            new: Int64,
+            requested: Int64,
+            watermarks: KafkaWatermarks
+        ) {
             self.partition = partition
             self.current = current
             self.new = new
@@ -369,7 +377,8 @@ extension OffsetResetPlan: Encodable {
         let row: Row
 
         private enum Keys: String, CodingKey {
-            case topic, partition, current = "current_offset", new = "new_offset", change, requested = "requested_offset"
+            case topic, partition, current = "current_offset", new = "new_offset", change, requested =
+                "requested_offset"
             case start = "start_offset", end = "end_offset", isClamped = "clamped"
         }
 

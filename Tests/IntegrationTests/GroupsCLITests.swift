@@ -25,7 +25,10 @@ struct GroupsCLITests {
         try await fixture.expectCommitted([0: 7, 1: 4, 2: nil])
 
         let run = try await fixture.execute(["--to-earliest"])
-        #expect(run.standardOutput.contains("Applied: group '\(fixture.group)' reset on 2 partitions."), "\(run.standardOutput)")
+        #expect(
+            run.standardOutput.contains("Applied: group '\(fixture.group)' reset on 2 partitions."),
+            "\(run.standardOutput)"
+        )
         try await fixture.expectCommitted([0: 0, 1: 0, 2: nil])
     }
 
@@ -33,7 +36,9 @@ struct GroupsCLITests {
         let fixture = try await Fixture.make(messages: [10, 6, 3], committed: [0: 2, 1: 6])
         let plan = try await fixture.plan(["--to-latest", "--topic", fixture.topic])
         // Partition 2 has no committed offset: it is planned too, from none to its end offset.
-        #expect(plan.rows == [.init(0, current: 2, new: 10), .init(1, current: 6, new: 6), .init(2, current: nil, new: 3)])
+        #expect(
+            plan.rows == [.init(0, current: 2, new: 10), .init(1, current: 6, new: 6), .init(2, current: nil, new: 3)]
+        )
         try await fixture.expectCommitted([0: 2, 1: 6, 2: nil])
 
         // The text plan, in kafka-consumer-groups' columns, and the promise that nothing changed.
@@ -66,7 +71,9 @@ struct GroupsCLITests {
         let fixture = try await Fixture.make(messages: [10, 10, 10], committed: [0: 7, 1: 2, 2: 10])
         // A negative value after a space, as kafka-consumer-groups takes it.
         let back = try await fixture.plan(["--shift-by", "-3"])
-        #expect(back.rows == [.init(0, current: 7, new: 4), .init(1, current: 2, new: 0), .init(2, current: 10, new: 7)])
+        #expect(
+            back.rows == [.init(0, current: 7, new: 4), .init(1, current: 2, new: 0), .init(2, current: 10, new: 7)]
+        )
         #expect(back.partitions.map(\.change) == [-3, -2, -3])
         try await fixture.expectCommitted([0: 7, 1: 2, 2: 10])
 
@@ -96,7 +103,9 @@ struct GroupsCLITests {
         try await fixture.expectCommitted([0: 5, 1: 2])
 
         // The same instant in another zone plans the same.
-        let tokyo = try await fixture.plan(["--to-datetime", Self.iso8601(milliseconds: Int64(cut), zone: "+09:00"), "--topic", "\(fixture.topic):0"])
+        let tokyo = try await fixture.plan([
+            "--to-datetime", Self.iso8601(milliseconds: Int64(cut), zone: "+09:00"), "--topic", "\(fixture.topic):0",
+        ])
         #expect(tokyo.rows == plan.rows)
 
         _ = try await fixture.execute(["--to-datetime", time, "--topic", "\(fixture.topic):0"])
@@ -106,7 +115,10 @@ struct GroupsCLITests {
         // The test broker (tansu 0.6) answers offset 0 for a time after a partition's last message instead
         // (measured; see KafkaAdmin.offsets(atOrAfter:partitions:)).
         let none = try await fixture.plan(["--to-datetime", time, "--topic", "\(fixture.topic):1"])
-        withKnownIssue("tansu answers ListOffsets for a time after the last message with 0, not -1", isIntermittent: true) {
+        withKnownIssue(
+            "tansu answers ListOffsets for a time after the last message with 0, not -1",
+            isIntermittent: true
+        ) {
             #expect(none.rows == [.init(1, current: 2, new: ends[1]!)])
         }
     }
@@ -193,7 +205,10 @@ struct GroupsCLITests {
         let group = TestEnvironment.uniqueName("groups-nobody")
         let run = try await runGroups(["describe", group])
         #expect(run.status == 0, "\(run.standardError)")
-        #expect(run.standardOutput.contains("Consumer group '\(group)' has no members and no committed offsets"), "\(run.standardOutput)")
+        #expect(
+            run.standardOutput.contains("Consumer group '\(group)' has no members and no committed offsets"),
+            "\(run.standardOutput)"
+        )
         let json = try GroupDocument.decode(try await runGroups(["describe", group, "--json"]).standardOutput)
         #expect(json.members.isEmpty && json.partitions.isEmpty)
         #expect(["Dead", "Empty"].contains(json.state))
@@ -220,7 +235,10 @@ struct GroupsCLITests {
     }
 
     @Test func noBrokerExits69() async throws {
-        let run = try await runBuiltExecutable("marquee", ["groups", "list", "--brokers", "127.0.0.1:1", "--timeout", "2"])
+        let run = try await runBuiltExecutable(
+            "marquee",
+            ["groups", "list", "--brokers", "127.0.0.1:1", "--timeout", "2"]
+        )
         #expect(run.status == 69, "\(run.standardError)")
     }
 
@@ -270,7 +288,9 @@ private struct Fixture {
     /// broker).
     func produce(_ counts: [Int]) async throws {
         let messages = counts.enumerated().flatMap { partition, count in
-            (0..<count).map { KafkaProducerMessage(topic: self.topic, partition: Int32(partition), value: Array("m\($0)".utf8)) }
+            (0..<count).map {
+                KafkaProducerMessage(topic: self.topic, partition: Int32(partition), value: Array("m\($0)".utf8))
+            }
         }
         guard !messages.isEmpty else { return }
         _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { try await $0.send(messages) }
@@ -298,7 +318,10 @@ private struct Fixture {
         let planned = try await self.plan(arguments)
         let run = try await self.groups(["reset-offsets", self.group, "--execute"] + arguments)
         #expect(run.status == 0, "\(arguments): \(run.standardError)")
-        let now = try await self.admin.committedOffsets(group: self.group, partitions: planned.partitions.map { self.partition($0.partition) })
+        let now = try await self.admin.committedOffsets(
+            group: self.group,
+            partitions: planned.partitions.map { self.partition($0.partition) }
+        )
         for row in planned.partitions {
             #expect(now[self.partition(row.partition)] == .some(row.newOffset), "\(arguments): \(row.partition)")
         }
@@ -347,7 +370,9 @@ private struct Fixture {
             let description = try await self.admin.describeGroups([self.group])[self.group]
             if description?.state == .stable && description?.members.count == members { return }
             guard ContinuousClock.now < deadline else {
-                Issue.record("group \(self.group) not stable with \(members) members: \(String(describing: description))")
+                Issue.record(
+                    "group \(self.group) not stable with \(members) members: \(String(describing: description))"
+                )
                 return
             }
             try await Task.sleep(for: .milliseconds(100))

@@ -13,9 +13,17 @@ import class Foundation.NSNull
     static let gone = KafkaTopicPartition(topic: "deleted", partition: 0)
 
     static let worker = KafkaConsumerGroupMember(
-        memberID: "worker-b", clientID: "fetch-1", host: "/10.0.0.5", assignment: [p1, p0]
+        memberID: "worker-b",
+        clientID: "fetch-1",
+        host: "/10.0.0.5",
+        assignment: [p1, p0]
     )
-    static let idle = KafkaConsumerGroupMember(memberID: "worker-a", clientID: "fetch-2", host: "/10.0.0.6", assignment: [])
+    static let idle = KafkaConsumerGroupMember(
+        memberID: "worker-a",
+        clientID: "fetch-2",
+        host: "/10.0.0.6",
+        assignment: []
+    )
 
     @Test func partitionsAreTheCommittedAndTheAssignedOnesWithLagAndOwner() {
         let report = GroupReport(
@@ -34,23 +42,37 @@ import class Foundation.NSNull
         #expect(report.partitions.map { $0.owner?.clientID } == [nil, "fetch-1", "fetch-1", nil])
         #expect(report.totalLag == 3)
         #expect(!report.isUnknown)
-        #expect(GroupReport.partitions(of: .init(group: "g", state: .stable, members: [Self.worker]), committed: [:]) == [Self.p0, Self.p1])
+        #expect(
+            GroupReport.partitions(of: .init(group: "g", state: .stable, members: [Self.worker]), committed: [:]) == [
+                Self.p0, Self.p1,
+            ]
+        )
     }
 
     @Test func lagIsNotClampedSoALowEndOffsetShows() {
         let report = GroupReport(
-            description: .init(group: "g", state: .empty, members: []), committed: [Self.p0: 12], endOffsets: [Self.p0: 10]
+            description: .init(group: "g", state: .empty, members: []),
+            committed: [Self.p0: 12],
+            endOffsets: [Self.p0: 10]
         )
         #expect(report.partitions.first?.lag == -2)
     }
 
     @Test func aGroupTheBrokerDoesNotKnowIsReportedAsSuch() {
         for state in [KafkaConsumerGroupState.dead, .empty] {
-            let report = GroupReport(description: .init(group: "nobody", state: state, members: []), committed: [:], endOffsets: [:])
+            let report = GroupReport(
+                description: .init(group: "nobody", state: state, members: []),
+                committed: [:],
+                endOffsets: [:]
+            )
             #expect(report.isUnknown)
             #expect(report.partitions.isEmpty && report.members.isEmpty && report.totalLag == 0)
         }
-        let withOffsets = GroupReport(description: .init(group: "g", state: .empty, members: []), committed: [Self.p0: 1], endOffsets: [:])
+        let withOffsets = GroupReport(
+            description: .init(group: "g", state: .empty, members: []),
+            committed: [Self.p0: 1],
+            endOffsets: [:]
+        )
         #expect(!withOffsets.isUnknown)
     }
 
@@ -72,7 +94,9 @@ import class Foundation.NSNull
             committed: [Self.p0: 7],
             endOffsets: [Self.p0: 10, Self.p1: 5]
         )
-        let object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any]
+        )
         #expect(object["group"] as? String == "g")
         #expect(object["state"] as? String == "Stable")
         #expect(object["total_lag"] as? Int == 3)

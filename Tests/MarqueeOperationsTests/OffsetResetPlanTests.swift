@@ -112,13 +112,29 @@ import class Foundation.NSNull
     // MARK: Choosing the mode
 
     @Test func exactlyOneModeIsRequired() throws {
-        #expect(try OffsetResetMode.choosing(earliest: true, latest: false, dateTime: nil, offset: nil, shiftBy: nil) == .earliest)
-        #expect(try OffsetResetMode.choosing(earliest: false, latest: true, dateTime: nil, offset: nil, shiftBy: nil) == .latest)
-        #expect(try OffsetResetMode.choosing(earliest: false, latest: false, dateTime: nil, offset: 7, shiftBy: nil) == .offset(7))
-        #expect(try OffsetResetMode.choosing(earliest: false, latest: false, dateTime: nil, offset: nil, shiftBy: -3) == .shift(by: -3))
+        #expect(
+            try OffsetResetMode.choosing(earliest: true, latest: false, dateTime: nil, offset: nil, shiftBy: nil)
+                == .earliest
+        )
+        #expect(
+            try OffsetResetMode.choosing(earliest: false, latest: true, dateTime: nil, offset: nil, shiftBy: nil)
+                == .latest
+        )
+        #expect(
+            try OffsetResetMode.choosing(earliest: false, latest: false, dateTime: nil, offset: 7, shiftBy: nil)
+                == .offset(7)
+        )
+        #expect(
+            try OffsetResetMode.choosing(earliest: false, latest: false, dateTime: nil, offset: nil, shiftBy: -3)
+                == .shift(by: -3)
+        )
         #expect(
             try OffsetResetMode.choosing(
-                earliest: false, latest: false, dateTime: "1970-01-01T00:00:01Z", offset: nil, shiftBy: nil
+                earliest: false,
+                latest: false,
+                dateTime: "1970-01-01T00:00:01Z",
+                offset: nil,
+                shiftBy: nil
             ) == .dateTime(milliseconds: 1000)
         )
         let none = #expect(throws: OffsetResetError.self) {
@@ -140,7 +156,10 @@ import class Foundation.NSNull
             let error = #expect(throws: OffsetResetError.self, "\(bad)") { try OffsetResetMode.parseDateTime(bad) }
             #expect(error?.reason.contains("ISO 8601") == true)
         }
-        #expect(OffsetResetMode.dateTime(milliseconds: 1_795_759_200_250).description == "--to-datetime 2026-11-27T06:00:00.250Z")
+        #expect(
+            OffsetResetMode.dateTime(milliseconds: 1_795_759_200_250).description
+                == "--to-datetime 2026-11-27T06:00:00.250Z"
+        )
     }
 
     // MARK: Which partitions
@@ -170,7 +189,12 @@ import class Foundation.NSNull
 
     @Test func withoutTopicsTheGroupsCommittedPartitionsAreReset() throws {
         let topics: [String: [Int32]] = ["orders": [0, 1, 2], "audit": [0]]
-        let partitions = try OffsetResetPlan.partitions(selecting: [], topics: topics, committed: Self.committed, group: "g")
+        let partitions = try OffsetResetPlan.partitions(
+            selecting: [],
+            topics: topics,
+            committed: Self.committed,
+            group: "g"
+        )
         #expect(partitions == [Self.p0, Self.p1])
         let error = #expect(throws: OffsetResetError.self) {
             try OffsetResetPlan.partitions(selecting: [], topics: topics, committed: [:], group: "g")
@@ -182,7 +206,10 @@ import class Foundation.NSNull
     @Test func topicsSelectEveryPartitionOrTheOnesNamed() throws {
         let topics: [String: [Int32]] = ["orders": [2, 0, 1], "audit": [0]]
         let every = try OffsetResetPlan.partitions(
-            selecting: [.init(topic: "orders")], topics: topics, committed: [:], group: "g"
+            selecting: [.init(topic: "orders")],
+            topics: topics,
+            committed: [:],
+            group: "g"
         )
         #expect(every == [Self.p0, Self.p1, Self.p2])
         let some = try OffsetResetPlan.partitions(
@@ -193,12 +220,20 @@ import class Foundation.NSNull
         )
         #expect(some == [Self.audit, Self.p0, Self.p2])
         let unknown = #expect(throws: OffsetResetError.self) {
-            try OffsetResetPlan.partitions(selecting: [.init(topic: "nope")], topics: topics, committed: [:], group: "g")
+            try OffsetResetPlan.partitions(
+                selecting: [.init(topic: "nope")],
+                topics: topics,
+                committed: [:],
+                group: "g"
+            )
         }
         #expect(unknown?.reason == "--topic nope: the cluster has no such topic")
         let missing = #expect(throws: OffsetResetError.self) {
             try OffsetResetPlan.partitions(
-                selecting: [.init(topic: "orders", partitions: [1, 7, 9])], topics: topics, committed: [:], group: "g"
+                selecting: [.init(topic: "orders", partitions: [1, 7, 9])],
+                topics: topics,
+                committed: [:],
+                group: "g"
             )
         }
         #expect(missing?.reason == "--topic orders:1,7,9: orders has 3 partitions (0,1,2), not 7,9")
@@ -218,14 +253,30 @@ import class Foundation.NSNull
     // MARK: Refusal
 
     @Test func aGroupWithMembersOrRebalancingIsRefused() throws {
-        let member = KafkaConsumerGroupMember(memberID: "m-1", clientID: "fetch-worker", host: "/10.0.0.5", assignment: [])
+        let member = KafkaConsumerGroupMember(
+            memberID: "m-1",
+            clientID: "fetch-worker",
+            host: "/10.0.0.5",
+            assignment: []
+        )
         let busy = OffsetResetPlan.refusal(.init(group: "g", state: .stable, members: [member]))
-        #expect(busy == "group 'g' has 1 member (fetch-worker); stop its workers first: offsets are reset only while a group has no members")
+        #expect(
+            busy
+                == "group 'g' has 1 member (fetch-worker); stop its workers first: offsets are reset only while "
+                + "a group has no members"
+        )
         // Without a client id from the broker, the member id names the member.
         let anonymous = KafkaConsumerGroupMember(memberID: "fetch-worker-1f2e", clientID: "", host: "", assignment: [])
         let two = OffsetResetPlan.refusal(.init(group: "g", state: .stable, members: [member, anonymous]))
-        #expect(two?.hasPrefix("group 'g' has 2 members (fetch-worker, fetch-worker-1f2e); ") == true, "\(String(describing: two))")
-        #expect(OffsetResetPlan.refusal(.init(group: "g", state: .preparingRebalance, members: []))?.contains("is PreparingRebalance") == true)
+        #expect(
+            two?.hasPrefix("group 'g' has 2 members (fetch-worker, fetch-worker-1f2e); ") == true,
+            "\(String(describing: two))"
+        )
+        #expect(
+            OffsetResetPlan.refusal(.init(group: "g", state: .preparingRebalance, members: []))?.contains(
+                "is PreparingRebalance"
+            ) == true
+        )
         #expect(OffsetResetPlan.refusal(.init(group: "g", state: .empty, members: [])) == nil)
         #expect(OffsetResetPlan.refusal(.init(group: "g", state: .dead, members: [])) == nil)
     }
