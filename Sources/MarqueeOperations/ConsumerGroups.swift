@@ -28,6 +28,7 @@ public struct GroupListing: Sendable, Hashable, Encodable {
 
     private enum Keys: String, CodingKey { case group, state, isSimple = "simple" }
 
+    /// `{"group", "state", "simple"}`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(self.group, forKey: .group)
@@ -56,6 +57,7 @@ public struct GroupReport: Sendable, Hashable, Encodable {
 
         private enum Keys: String, CodingKey { case memberID = "member_id", clientID = "client_id", host, assignment }
 
+        /// `{"member_id", "client_id", "host", "assignment": [{"topic", "partition"}]}`.
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode(self.memberID, forKey: .memberID)
@@ -89,6 +91,8 @@ public struct GroupReport: Sendable, Hashable, Encodable {
             case clientID = "client_id", host
         }
 
+        /// `topic`, `partition`, `committed_offset`, `end_offset`, `lag` and the owner's `member_id`, `client_id`
+        /// and `host` (`null` where unknown).
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode(self.partition.topic, forKey: .topic)
@@ -163,6 +167,7 @@ public struct GroupReport: Sendable, Hashable, Encodable {
 
     private enum Keys: String, CodingKey { case group, state, members, partitions, totalLag = "total_lag" }
 
+    /// `group`, `state`, `members`, `partitions` and `total_lag`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(self.group, forKey: .group)

@@ -415,5 +415,6 @@ public struct OffsetResetError: Error, Sendable, Hashable, CustomStringConvertib
     /// An error with this reason.
     public init(_ reason: String) { self.reason = reason }
 
+    /// The reason.
     public var description: String { self.reason }
 }

@@ -149,6 +149,16 @@ struct GroupsCLITests {
         try await fixture.awaitNoMembers()
         _ = try await fixture.execute(["--to-earliest"])
         try await fixture.expectCommitted([0: 0, 1: 0])
+
+        // A consumer joining the group afterwards starts from the reset offsets: it reads every message again.
+        var first: [Int32: Int64] = [:]
+        try await withConsumer(TestEnvironment.consumer(group: fixture.group, topics: [fixture.topic])) { consumer in
+            for try await message in consumer.messages {
+                if first[message.partition] == nil { first[message.partition] = message.offset }
+                if first.count == 2 { break }
+            }
+        }
+        #expect(first == [0: 0, 1: 0])
     }
 
     // MARK: list and describe
