@@ -9,10 +9,11 @@ extension KafkaAdmin {
     /// A partition with no message at or after the time gets `nil` (Kafka answers offset -1); a reset then goes to
     /// the partition's end offset.
     ///
-    /// The test broker (tansu 0.6) answers this request, but not always right. Measured with one record per batch,
-    /// CreateTime timestamps kept: a time at or before the first record, on a record's timestamp, or in a gap after
-    /// the second record gives the right offset; a time between the first and the second record gives 0, and a
-    /// time after the last record gives 0 instead of -1. Apache Kafka answers each as described above.
+    /// The test broker (tansu 0.6) answers this request, but by its own clock: measured with one record per batch,
+    /// it finds the first record that *arrived* at or after the time, not the first whose timestamp is (records
+    /// produced with 2023 timestamps were all found at offset 0 for any 2023 time; a time between a record's
+    /// timestamp and its arrival gave that record's offset), and a time after the last record gives 0 instead of
+    /// -1. Apache Kafka answers by the records' timestamps, as described above.
     ///
     /// - Parameters:
     ///   - milliseconds: The time, in milliseconds since 1970-01-01T00:00:00Z.
