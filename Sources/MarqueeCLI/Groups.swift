@@ -367,6 +367,10 @@ extension Groups {
                 } catch let error as OffsetResetError {
                     throw Groups.fail(error.reason, code: .validationFailure)
                 }
+                if selections.isEmpty && !self.json {
+                    print("No --topic: every partition group '\(self.group)' committed on.")
+                    print("")
+                }
                 guard self.execute else {
                     if self.json { return try printJSON(PlanOutput(plan: plan, executed: false)) }
                     print(Self.table(plan))

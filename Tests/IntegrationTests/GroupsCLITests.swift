@@ -24,6 +24,8 @@ struct GroupsCLITests {
         #expect(plan.rows == [.init(0, current: 7, new: 0), .init(1, current: 4, new: 0)])
         try await fixture.expectCommitted([0: 7, 1: 4, 2: nil])
 
+        let text = try await fixture.groups(["reset-offsets", fixture.group, "--to-earliest"])
+        #expect(text.standardOutput.hasPrefix("No --topic: every partition group '\(fixture.group)' committed on."))
         let run = try await fixture.execute(["--to-earliest"])
         #expect(
             run.standardOutput.contains("Applied: group '\(fixture.group)' reset on 2 partitions."),
