@@ -301,4 +301,11 @@ public struct KafkaConsumerGroupListing: Sendable, Hashable {
     public var state: KafkaConsumerGroupState
     /// Whether the group only stores offsets (no group membership protocol).
     public var isSimple: Bool
+
+    /// A listing, e.g. for tests of code that reads one.
+    public init(group: String, state: KafkaConsumerGroupState, isSimple: Bool) {
+        self.group = group
+        self.state = state
+        self.isSimple = isSimple
+    }
 }

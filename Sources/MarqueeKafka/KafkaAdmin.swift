@@ -211,6 +211,12 @@ public struct KafkaWatermarks: Hashable, Sendable {
     public var start: Int64
     /// The offset the next message will get (high watermark).
     public var end: Int64
+
+    /// A range, e.g. for tests of code that reads one.
+    public init(start: Int64, end: Int64) {
+        self.start = start
+        self.end = end
+    }
 }
 
 /// The lag of one consumer group on one partition.

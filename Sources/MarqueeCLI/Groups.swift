@@ -1,0 +1,471 @@
+import ArgumentParser
+import MarqueeKafka
+import MarqueeOperations
+
+/// `marquee groups`: consumer groups in the idioms of `kafka-consumer-groups` (docs/groups.md). What the
+/// commands compute (the describe report, the reset plan) lives in `MarqueeOperations` (`GroupReport`,
+/// `OffsetResetPlan`); this parses arguments and prints.
+struct Groups: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "groups",
+        abstract: "List and describe consumer groups; reset their committed offsets.",
+        discussion: """
+            The operations of kafka-consumer-groups, for any group of the cluster (the stages' groups are \
+            marquee-fetch, marquee-images and marquee-records unless MARQUEE_GROUP_<STAGE> says otherwise).
+
+            Examples:
+              marquee groups list
+              marquee groups describe marquee-fetch
+              marquee groups reset-offsets marquee-fetch --to-datetime 2026-11-27T06:00:00Z
+              marquee groups reset-offsets marquee-fetch --topic marquee.fetch:0,2 --to-latest
+              marquee groups reset-offsets marquee-records --shift-by -100 --execute
+
+            Exit status: 0 done; 1 another failure; 64 bad arguments (or a topic, partition or group that gives \
+            nothing to reset); 69 no broker answered; 75 --execute refused because the group has members; \
+            76 the broker refused a request.
+            """,
+        subcommands: [List.self, Describe.self, ResetOffsets.self]
+    )
+}
+
+// MARK: - list
+
+extension Groups {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the consumer groups of the cluster with their state.",
+            discussion: """
+                STATE is the coordinator's: Stable (members consuming), PreparingRebalance or \
+                CompletingRebalance (members joining or leaving), Empty (no members; committed offsets kept), \
+                Dead (nothing left). TYPE is "simple" for a group that only stores offsets (never had members). \
+                --json prints an array of {group, state, simple}.
+
+                Examples:
+                  marquee groups list
+                  marquee groups list --json | jq -r '.[] | select(.state == "Empty") | .group'
+
+                Exit status: 0; 64 bad arguments; 69 no broker answered; 76 the broker refused the request.
+                """
+        )
+
+        @OptionGroup var kafka: KafkaOptions
+
+        @Flag(name: .long, help: "Print JSON instead of a table.")
+        var json = false
+
+        func run() async throws {
+            try await Groups.reportingErrors {
+                let admin = try self.kafka.makeAdmin()
+                let groups = GroupListing.listings(try await admin.listGroups())
+                if self.json { return try printJSON(groups) }
+                guard !groups.isEmpty else {
+                    print("no consumer groups")
+                    return
+                }
+                var table = TextTable([
+                    .init(header: "GROUP", maxWidth: 100), .init(header: "STATE"), .init(header: "TYPE"),
+                ])
+                for group in groups {
+                    table.append([group.group, group.state.rawValue, group.isSimple ? "simple" : "consumer"])
+                }
+                print(table.render())
+            }
+        }
+    }
+}
+
+// MARK: - describe
+
+extension Groups {
+    struct Describe: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a group's state, members and, per partition, committed offset, end offset and lag.",
+            discussion: """
+                As kafka-consumer-groups --describe: the state and each member (MEMBER-ID, HOST, CLIENT-ID and the \
+                partitions assigned to it), then a line per partition the group committed on or has assigned: \
+                CURRENT-OFFSET (committed), LOG-END-OFFSET, LAG (their difference; - when either is unknown) and \
+                the CLIENT-ID of the member that owns it. A group the broker does not know is reported as such \
+                (no members, no offsets), not as an error. --json prints one object (docs/groups.md).
+
+                Examples:
+                  marquee groups describe marquee-fetch
+                  marquee groups describe marquee-images --json | jq '.partitions[] | select(.lag > 0)'
+
+                Exit status: 0; 64 bad arguments; 69 no broker answered; 76 the broker refused a request.
+                """
+        )
+
+        @OptionGroup var kafka: KafkaOptions
+
+        @Argument(help: ArgumentHelp("The consumer group.", valueName: "group"))
+        var group: String
+
+        @Flag(name: .long, help: "Print JSON instead of tables.")
+        var json = false
+
+        func validate() throws {
+            guard !self.group.isEmpty else { throw ValidationError("the group name is empty") }
+        }
+
+        func run() async throws {
+            try await Groups.reportingErrors {
+                let admin = try self.kafka.makeAdmin()
+                let report = try await Groups.report(self.group, admin: admin)
+                if self.json { return try printJSON(report) }
+                print(Self.text(report))
+            }
+        }
+
+        static func text(_ report: GroupReport) -> String {
+            if report.isUnknown {
+                return "Consumer group '\(report.group)' has no members and no committed offsets "
+                    + "(state \(report.state)): the broker does not know it, or it never committed."
+            }
+            let count = report.members.count
+            var lines = [
+                "Consumer group '\(report.group)': state \(report.state), \(count) member\(count == 1 ? "" : "s")"
+            ]
+            if !report.members.isEmpty {
+                var members = TextTable([
+                    .init(header: "MEMBER-ID", maxWidth: 80), .init(header: "HOST"), .init(header: "CLIENT-ID"),
+                    .init(header: "#PARTITIONS", alignment: .right), .init(header: "ASSIGNMENT", maxWidth: 100),
+                ])
+                for member in report.members {
+                    members.append([
+                        member.memberID, member.host.isEmpty ? "-" : member.host,
+                        member.clientID.isEmpty ? "-" : member.clientID, "\(member.assignment.count)",
+                        Groups.assignment(member.assignment),
+                    ])
+                }
+                lines += ["", members.render()]
+                if report.members.allSatisfy({ $0.assignment.isEmpty }) {
+                    lines.append("(The broker reported no partitions assigned to any member.)")
+                }
+            }
+            if report.partitions.isEmpty {
+                lines += ["", "No committed offsets and no assigned partitions."]
+            } else {
+                var partitions = TextTable([
+                    .init(header: "TOPIC", maxWidth: 80), .init(header: "PARTITION", alignment: .right),
+                    .init(header: "CURRENT-OFFSET", alignment: .right),
+                    .init(header: "LOG-END-OFFSET", alignment: .right),
+                    .init(header: "LAG", alignment: .right), .init(header: "CLIENT-ID"), .init(header: "HOST"),
+                ])
+                for partition in report.partitions {
+                    partitions.append([
+                        partition.partition.topic, "\(partition.partition.partition)",
+                        partition.committed.map(String.init) ?? "-", partition.end.map(String.init) ?? "-",
+                        partition.lag.map(String.init) ?? "-", Groups.dash(partition.owner?.clientID),
+                        Groups.dash(partition.owner?.host),
+                    ])
+                }
+                lines += ["", partitions.render(), "", "Total lag: \(report.totalLag)"]
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    /// The describe report of a group: its description, committed offsets and the end offsets of its partitions.
+    static func report(_ group: String, admin: KafkaAdmin) async throws(KafkaError) -> GroupReport {
+        let description =
+            try await admin.describeGroups([group])[group]
+            ?? KafkaConsumerGroupDescription(group: group, state: .dead, members: [])
+        let committed = try await admin.committedOffsets(group: group)
+        let partitions = GroupReport.partitions(of: description, committed: committed)
+        var ends: [KafkaTopicPartition: Int64] = [:]
+        for topic in Set(partitions.map(\.topic)).sorted() {
+            do {
+                let marks = try await admin.watermarks(partitions: partitions.filter { $0.topic == topic })
+                for (partition, mark) in marks { ends[partition] = mark.end }
+            } catch where error.code == .admin {
+                // A topic deleted since the group committed on it: shown without end offsets, not a failure.
+                continue
+            }
+        }
+        return GroupReport(description: description, committed: committed, endOffsets: ends)
+    }
+
+    /// The text, or `-` for none or empty.
+    static func dash(_ text: String?) -> String {
+        guard let text, !text.isEmpty else { return "-" }
+        return text
+    }
+
+    /// `orders:0,1,2 audit:3`.
+    static func assignment(_ partitions: [KafkaTopicPartition]) -> String {
+        var byTopic: [(topic: String, partitions: [Int32])] = []
+        for partition in partitions.sorted() {
+            if byTopic.last?.topic == partition.topic {
+                byTopic[byTopic.count - 1].partitions.append(partition.partition)
+            } else {
+                byTopic.append((partition.topic, [partition.partition]))
+            }
+        }
+        return byTopic.map { "\($0.topic):" + $0.partitions.map(String.init).joined(separator: ",") }
+            .joined(separator: " ")
+    }
+}
+
+// MARK: - reset-offsets
+
+extension Groups {
+    struct ResetOffsets: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-offsets",
+            abstract: "Plan, and with --execute commit, new offsets for a group without members.",
+            discussion: """
+                Exactly one mode: --to-earliest (first retained offset), --to-latest (end offset), \
+                --to-datetime T (first offset whose message is from T or later; the end offset where none is), \
+                --to-offset N, or --shift-by N (the committed offset plus N; negative reads messages again). \
+                As kafka-consumer-groups does, a new offset outside a partition's range is moved to its edge \
+                (the plan marks it "(first)" or "(end)"; "clamped" in --json).
+
+                Which partitions: each --topic T (every partition) or T:0,2,5 (those), repeatable; without \
+                --topic, every partition the group committed on.
+
+                By default it prints the plan (GROUP, TOPIC, PARTITION, CURRENT-OFFSET, NEW-OFFSET, CHANGE) and \
+                changes nothing. --execute commits the plan, and refuses (exit 75) while the group has members: \
+                stop its workers first, or they would go on from their own positions. --json prints the plan \
+                as one object with "executed" (docs/groups.md).
+
+                Examples:
+                  marquee groups reset-offsets marquee-fetch --to-latest
+                  marquee groups reset-offsets marquee-fetch --to-earliest --execute
+                  marquee groups reset-offsets marquee-images --to-datetime 2026-11-27T15:00:00+09:00
+                  marquee groups reset-offsets marquee-records --topic marquee.records:0,2 --shift-by -50
+                  marquee groups reset-offsets marquee-fetch --topic marquee.fetch:3 --to-offset 1200 --json
+
+                Exit status: 0 planned, or applied with --execute; 1 another failure (the offsets read back \
+                differ from the plan); 64 bad arguments, a topic or partition the cluster lacks, or nothing to \
+                reset; 69 no broker answered; 75 --execute refused: the group has members; 76 the broker refused \
+                a request.
+                """
+        )
+
+        @OptionGroup var kafka: KafkaOptions
+
+        @Argument(help: ArgumentHelp("The consumer group.", valueName: "group"))
+        var group: String
+
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "A topic, or some of its partitions as topic:0,2,5. Repeatable.",
+                discussion: "Default: every partition the group committed on.",
+                valueName: "topic[:partitions]"
+            )
+        )
+        var topic: [String] = []
+
+        @Flag(name: .customLong("to-earliest"), help: "Reset to each partition's first retained offset.")
+        var toEarliest = false
+
+        @Flag(name: .customLong("to-latest"), help: "Reset to each partition's end offset (skip everything there).")
+        var toLatest = false
+
+        @Option(
+            name: .customLong("to-datetime"),
+            help: ArgumentHelp(
+                "Reset to the first offset whose message is from this time or later.",
+                discussion: "ISO 8601 with its zone: 2026-11-27T06:00:00Z, 2026-11-27T15:00:00+09:00.",
+                valueName: "time"
+            )
+        )
+        var toDatetime: String?
+
+        @Option(
+            name: .customLong("to-offset"),
+            parsing: .unconditional,
+            help: ArgumentHelp("Reset to this offset.", valueName: "N")
+        )
+        var toOffset: Int64?
+
+        @Option(
+            name: .customLong("shift-by"),
+            parsing: .unconditional,
+            help: ArgumentHelp("Move each committed offset by N (negative: back).", valueName: "N")
+        )
+        var shiftBy: Int64?
+
+        @Flag(name: .long, help: "Commit the plan (only while the group has no members).")
+        var execute = false
+
+        @Flag(
+            name: .customLong("dry-run"),
+            help: "Only print the plan (the default; for kafka-consumer-groups' habit)."
+        )
+        var dryRun = false
+
+        @Flag(name: .long, help: "Print the plan as JSON.")
+        var json = false
+
+        func validate() throws {
+            guard !self.group.isEmpty else { throw ValidationError("the group name is empty") }
+            guard !(self.execute && self.dryRun) else { throw ValidationError("--execute and --dry-run contradict") }
+            do {
+                _ = try self.mode()
+                _ = try self.selections()
+            } catch {
+                throw ValidationError(error.reason)
+            }
+        }
+
+        func mode() throws(OffsetResetError) -> OffsetResetMode {
+            try OffsetResetMode.choosing(
+                earliest: self.toEarliest,
+                latest: self.toLatest,
+                dateTime: self.toDatetime,
+                offset: self.toOffset,
+                shiftBy: self.shiftBy
+            )
+        }
+
+        func selections() throws(OffsetResetError) -> [TopicSelection] {
+            var selections: [TopicSelection] = []
+            for text in self.topic { selections.append(try TopicSelection(parsing: text)) }
+            return selections
+        }
+
+        func run() async throws {
+            let mode = try self.mode()
+            let selections = try self.selections()
+            try await Groups.reportingErrors {
+                let admin = try self.kafka.makeAdmin()
+                let description =
+                    try await admin.describeGroups([self.group])[self.group]
+                    ?? KafkaConsumerGroupDescription(group: self.group, state: .dead, members: [])
+                let refusal = OffsetResetPlan.refusal(description)
+                if self.execute, let refusal {
+                    throw Groups.fail(refusal, code: Groups.groupHasMembers)
+                }
+                let committed = try await admin.committedOffsets(group: self.group)
+                var topics: [String: [Int32]] = [:]
+                if !selections.isEmpty {
+                    for topic in try await admin.listTopics() { topics[topic.name] = topic.partitions }
+                }
+                let plan: OffsetResetPlan
+                do {
+                    let partitions = try OffsetResetPlan.partitions(
+                        selecting: selections,
+                        topics: topics,
+                        committed: committed,
+                        group: self.group
+                    )
+                    let watermarks = try await admin.watermarks(partitions: partitions)
+                    var forTime: [KafkaTopicPartition: Int64?] = [:]
+                    if case .dateTime(let milliseconds) = mode {
+                        forTime = try await admin.offsets(atOrAfter: milliseconds, partitions: partitions)
+                    }
+                    plan = try OffsetResetPlan(
+                        group: self.group,
+                        mode: mode,
+                        partitions: partitions,
+                        committed: committed,
+                        watermarks: watermarks,
+                        offsetsForTime: forTime
+                    )
+                } catch let error as OffsetResetError {
+                    throw Groups.fail(error.reason, code: .validationFailure)
+                }
+                if selections.isEmpty && !self.json {
+                    print("No --topic: every partition group '\(self.group)' committed on.")
+                    print("")
+                }
+                guard self.execute else {
+                    if self.json { return try printJSON(PlanOutput(plan: plan, executed: false)) }
+                    print(Self.table(plan))
+                    print("")
+                    print("Nothing changed; add --execute to apply.")
+                    if let refusal { print("Note: --execute would refuse now: \(refusal).") }
+                    return
+                }
+                try await admin.commitOffsets(group: self.group, plan.offsets)
+                // Read back what the broker holds now, so "applied" is what it says, not what was sent.
+                let now = try await admin.committedOffsets(group: self.group, partitions: plan.rows.map(\.partition))
+                let differing = plan.rows.filter { now[$0.partition] != .some($0.new) }
+                if self.json {
+                    try printJSON(PlanOutput(plan: plan, executed: differing.isEmpty))
+                } else {
+                    print(Self.table(plan))
+                    print("")
+                    let count = plan.rows.count
+                    print("Applied: group '\(self.group)' reset on \(count) partition\(count == 1 ? "" : "s").")
+                }
+                guard differing.isEmpty else {
+                    let what = differing.map { row in
+                        let held = (now[row.partition] ?? nil).map(String.init) ?? "none"
+                        return "\(row.partition) is at \(held), not \(row.new)"
+                    }
+                    throw Groups.fail(
+                        "the committed offsets differ from the plan: " + what.joined(separator: "; "),
+                        code: .failure
+                    )
+                }
+            }
+        }
+
+        static func table(_ plan: OffsetResetPlan) -> String {
+            var table = TextTable([
+                .init(header: "GROUP", maxWidth: 60), .init(header: "TOPIC", maxWidth: 80),
+                .init(header: "PARTITION", alignment: .right), .init(header: "CURRENT-OFFSET", alignment: .right),
+                .init(header: "NEW-OFFSET", alignment: .right), .init(header: "CHANGE", alignment: .right),
+            ])
+            for row in plan.rows {
+                var new = "\(row.new)"
+                if row.isClamped { new += row.requested < row.new ? " (first)" : " (end)" }
+                table.append([
+                    plan.group, row.partition.topic, "\(row.partition.partition)", row.current.map(String.init) ?? "-",
+                    new, row.change.map { $0 > 0 ? "+\($0)" : "\($0)" } ?? "-",
+                ])
+            }
+            return table.render()
+        }
+    }
+
+    /// The JSON of `reset-offsets`: the plan and whether it was applied.
+    struct PlanOutput: Encodable {
+        var plan: OffsetResetPlan
+        var executed: Bool
+
+        private enum Keys: String, CodingKey { case plan, executed }
+
+        func encode(to encoder: any Encoder) throws {
+            try self.plan.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(self.executed, forKey: .executed)
+        }
+    }
+}
+
+// MARK: - Helpers
+
+extension Groups {
+    /// `--execute` refused while the group has members (EX_TEMPFAIL: try again once its workers are stopped).
+    static let groupHasMembers = ExitCode(75)
+    /// The broker refused a request (EX_PROTOCOL).
+    static let brokerRefused = ExitCode(76)
+
+    /// Runs a command's body as ``reportingKafkaErrors(_:)`` does, except that a request the broker refused exits
+    /// 76, apart from other failures.
+    static func reportingErrors(_ body: () async throws -> Void) async throws {
+        try await reportingKafkaErrors {
+            do {
+                try await body()
+            } catch let error as KafkaError where error.code == .admin || error.code == .commit {
+                // An admin result can carry librdkafka's own timeout or transport error: no broker answered.
+                let unreachable: [RDKafkaCode] = [.timedOut, .transport, .allBrokersDown, .resolve]
+                if let code = error.rdKafkaCode, unreachable.contains(code) {
+                    throw Self.fail(error.reason, code: ExitCode(69))  // EX_UNAVAILABLE
+                }
+                throw Self.fail(error.reason, code: Self.brokerRefused)
+            }
+        }
+    }
+
+    /// Prints `marquee: message` on standard error and returns `code` to throw.
+    static func fail(_ message: String, code: ExitCode) -> ExitCode {
+        var standardError = StandardError()
+        print("marquee: \(message)", to: &standardError)
+        return code
+    }
+}
