@@ -228,16 +228,12 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         consumer: KafkaConsumer,
         producer: KafkaProducer
     ) async throws {
+        let job = StageJob(
+            envelope: envelope, key: message.key, payload: message.value, source: message.source, context: context,
+            stageLogger: self.logger
+        )
         // Built only when something is logged about the job (the success path logs nothing above debug).
-        var logger: Logger {
-            var logger = self.logger
-            logger[metadataKey: MarqueeLoggingKeys.jobID] = "\(envelope.id)"
-            logger[metadataKey: MarqueeLoggingKeys.attempt] = "\(envelope.attempt)"
-            logger[metadataKey: MarqueeLoggingKeys.source] = "\(message.source)"
-            logger[metadataKey: MarqueeLoggingKeys.kind] = "\(PayloadKind.peek(message.value))"
-            return logger
-        }
-        let job = StageJob(envelope: envelope, key: message.key, payload: message.value, source: message.source, context: context)
+        var logger: Logger { job.logger }
         let started = context.started
         let result: Result<[StageOutput], any Error>
         do {
@@ -560,7 +556,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let record = envelope.flatMap { self.outcomeMessage(.deadLettered(.poison, error: errorText), of: message, envelope: $0, kind: kind) }
         try await self.deliverLetter(letter, of: message, outcome: record, consumer: consumer, producer: producer)
         self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .deadLettered(.poison), duration: .zero, jobID: envelope?.id))
-        self.logger.warning(
+        let logger = envelope.map { self.logger.job($0, source: message.source, kind: kind) } ?? self.logger
+        logger.warning(
             "poison message dead-lettered",
             metadata: [MarqueeLoggingKeys.source: "\(message.source)", MarqueeLoggingKeys.error: "\(reason)"]
         )
@@ -684,6 +681,23 @@ public enum MarqueeLoggingKeys {
     public static let phaseDuration = "marquee.job.phase_duration"
     /// How long the job had been running.
     public static let jobDuration = "marquee.job.duration"
+    /// The trace id of the job's `traceparent` (``Envelope/traceID``). Named as OpenTelemetry's log data model
+    /// names it, so log pipelines correlate the lines of a job with its trace without a mapping.
+    public static let traceID = "trace_id"
+}
+
+extension Logger {
+    /// This logger with the metadata every line about one job carries: its id, attempt, source and kind, and its
+    /// trace id when its envelope has a `traceparent`.
+    func job(_ envelope: Envelope, source: String, kind: String) -> Logger {
+        var logger = self
+        logger[metadataKey: MarqueeLoggingKeys.jobID] = "\(envelope.id)"
+        logger[metadataKey: MarqueeLoggingKeys.attempt] = "\(envelope.attempt)"
+        logger[metadataKey: MarqueeLoggingKeys.source] = "\(source)"
+        logger[metadataKey: MarqueeLoggingKeys.kind] = "\(kind)"
+        if let traceID = envelope.traceID { logger[metadataKey: MarqueeLoggingKeys.traceID] = "\(traceID)" }
+        return logger
+    }
 }
 
 /// Whether a dependency every job needs is down, and how long to wait before trying again.
