@@ -78,18 +78,23 @@ struct Job: AsyncParsableCommand {
 
     func validate() throws {
         guard JobID.isWellFormed(self.id) else {
-            throw ValidationError("'\(self.id.prefix(80))' is not a job id (1 to 64 letters, digits, '-' or '_', such as a ULID)")
+            throw ValidationError(
+                "'\(self.id.prefix(80))' is not a job id (1 to 64 letters, digits, '-' or '_', such as a ULID)"
+            )
         }
         guard (1...JobLineage.maximumLimit).contains(self.limit) else {
             throw ValidationError("--limit must be from 1 to \(JobLineage.maximumLimit)")
         }
-        guard self.storeTimeout > 0 else { throw ValidationError("--store-timeout must be a positive number of seconds") }
+        guard self.storeTimeout > 0 else {
+            throw ValidationError("--store-timeout must be a positive number of seconds")
+        }
     }
 
     func run() async throws {
         let id = JobID(rawValue: self.id)
         let (limit, timeout) = (self.limit, self.storeTimeout)
-        let locationText = self.store ?? ProcessInfo.processInfo.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
+        let locationText =
+            self.store ?? ProcessInfo.processInfo.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
         try await reportingKafkaErrors {
             let queue = try self.noDLQ ? nil : self.deadLetterQueue()
             let readLetters: ((Set<String>, Set<String>) async throws -> [DeadLetter])? = queue.map { queue in

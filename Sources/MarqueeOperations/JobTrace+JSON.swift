@@ -7,15 +7,16 @@ extension JobTrace {
     /// The trace as one JSON object with snake_case keys: what `marquee job --json` prints (docs/job.md).
     ///
     /// Keys: `job_id` (asked about), `root_id`, `found`, `jobs_in_store`, `jobs_not_shown` (of the store's jobs
-    /// under the root, those not read because the tree is over the limit), `dead_letters_read` (`true`, `false`
-    /// when the topics could not be read, `null` with `--no-dlq`), `dead_letters_error`, `store_error`, `counts`
-    /// (jobs by status) and `tree`: the root's tree, then any piece not reachable from it (``tops``). Each node:
-    /// `job_id`, `parent_id`, `root_id`, `kind`, `stage`, `outcome` (`done`, `retried`, `dead-lettered`,
-    /// `pending`), `attempts`, `tier`, `error_kind`, `error`, `source` (`topic/partition/offset` the outcome's run
-    /// read it from), `first_at`, `last_at` (ISO 8601, UTC) with `first_at_ms`, `last_at_ms`, `outputs`,
-    /// `spawned`, `dead_letters` (each `id` as `stage/partition/offset`, `topic`, `partition`, `offset`,
-    /// `error_kind`, `error`, `attempt`, `time`, `purged`), `requested` and `children`; a node cut at
-    /// ``maximumDepth`` has `children_not_shown`. `null` where a fact is unknown.
+    /// under the root, those not read because the tree is over the limit), `dead_letters_not_shown` (the letters
+    /// of those jobs), `dead_letters_read` (`true`, `false` when the topics could not be read, `null` with
+    /// `--no-dlq`), `dead_letters_error`, `store_error`, `counts` (jobs by status) and `tree`: the root's tree,
+    /// then any piece not reachable from it (``tops``). Each node: `job_id`, `parent_id`, `root_id`, `kind`,
+    /// `stage`, `outcome` (`done`, `retried`, `dead-lettered`, `pending`), `attempts`, `tier`, `error_kind`,
+    /// `error`, `source` (`topic/partition/offset` the outcome's run read it from), `first_at`, `last_at` (ISO
+    /// 8601, UTC) with `first_at_ms`, `last_at_ms`, `outputs`, `spawned`, `dead_letters` (each `id` as
+    /// `stage/partition/offset`, `topic`, `partition`, `offset`, `error_kind`, `error`, `attempt`, `time`,
+    /// `purged`), `requested` and `children`; a node cut at ``maximumDepth`` has `children_not_shown`. `null`
+    /// where a fact is unknown.
     public var json: JSONValue {
         var drawn: Set<JobID> = []
         func node(_ id: JobID, depth: Int) -> JSONValue? {
@@ -47,6 +48,7 @@ extension JobTrace {
             "found": .bool(self.isFound),
             "jobs_in_store": .integer(Int64(self.jobsInStore)),
             "jobs_not_shown": .integer(Int64(self.jobsNotRead)),
+            "dead_letters_not_shown": .integer(Int64(self.deadLettersNotShown)),
             "dead_letters_read": deadLettersRead,
             "dead_letters_error": deadLettersError,
             "store_error": self.storeFailure.map(JSONValue.string) ?? .null,
@@ -59,7 +61,9 @@ extension JobTrace {
     static func fields(of job: Job) -> JSONObject {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
         func integer(_ value: Int?) -> JSONValue { value.map { .integer(Int64($0)) } ?? .null }
-        func time(_ value: Int64?) -> JSONValue { value.map { .string(DeadLetterFilter.format(milliseconds: $0)) } ?? .null }
+        func time(_ value: Int64?) -> JSONValue {
+            value.map { .string(DeadLetterFilter.format(milliseconds: $0)) } ?? .null
+        }
         let letters: [JSONValue] = job.deadLetters.map { letter in
             .object([
                 "id": .string(letter.id.description),

@@ -54,7 +54,8 @@ extension JobTrace {
             var line = ""
             for (column, cell) in row.enumerated() {
                 if column > 0 { line += "  " }
-                line += column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count)
+                line +=
+                    column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count)
             }
             while line.last == " " { line.removeLast() }
             lines.append(line)
@@ -79,7 +80,15 @@ extension JobTrace {
             }
             lines.append("\(Self.count(self.jobs.count, "job")): \(parts.joined(separator: ", ")); times in UTC")
         } else {
-            lines.append("no job \(self.requestedID) in the store\(self.deadLetterReading == .read ? " or the dead-letter topics" : "")")
+            let searched = [
+                self.storeFailure == nil ? "the store" : nil,
+                self.deadLetterReading == .read ? "the dead-letter topics" : nil,
+            ].compactMap { $0 }
+            lines.append(
+                searched.isEmpty
+                    ? "job \(self.requestedID): neither the store nor the dead-letter topics could be read"
+                    : "no job \(self.requestedID) in \(searched.joined(separator: " or "))"
+            )
         }
         if self.jobsNotRead > 0 {
             lines.append(
@@ -87,6 +96,9 @@ extension JobTrace {
                     + "has \(self.jobsInStore), over the limit (--limit); shown are the path from the root and the "
                     + "job's children"
             )
+        }
+        if self.deadLettersNotShown > 0 {
+            lines.append("\(Self.count(self.deadLettersNotShown, "dead letter")) of jobs not shown under the root")
         }
         if deeper > 0 {
             lines.append("\(Self.count(deeper, "job")) deeper than \(Self.maximumDepth) levels not shown")
@@ -155,7 +167,8 @@ extension JobTrace {
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
+        let time = "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
+        return "\(year)-\(two(month))-\(two(day)) \(time)"
     }
 
     static func count(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }

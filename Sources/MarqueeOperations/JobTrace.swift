@@ -68,7 +68,9 @@ public struct JobTrace: Sendable {
         public var firstAt: Int64? { self.times.min() }
 
         /// The latest time known of it: its outcome or a dead letter (milliseconds since the epoch).
-        public var lastAt: Int64? { ([self.outcome?.finishedAt] + self.deadLetters.map(\.timestamp)).compactMap { $0 }.max() }
+        public var lastAt: Int64? {
+            ([self.outcome?.finishedAt] + self.deadLetters.map(\.timestamp)).compactMap { $0 }.max()
+        }
 
         private var times: [Int64] {
             ([self.queuedAt, self.outcome?.finishedAt] + self.deadLetters.map(\.timestamp)).compactMap { $0 }
@@ -100,6 +102,8 @@ public struct JobTrace: Sendable {
     public let jobsInStore: Int
     /// How many of them were read (all of them unless the tree is larger than the limit).
     public let jobsRead: Int
+    /// Dead letters under the root of jobs not shown (when the tree was read in part).
+    public private(set) var deadLettersNotShown = 0
     /// Whether and how the dead-letter topics were read.
     public let deadLetterReading: DeadLetterReading
     /// Why the store could not be read, when it could not.
@@ -130,7 +134,8 @@ public struct JobTrace: Sendable {
     ) {
         self.requestedID = requestedID
         let ownLetter = deadLetters.first { $0.jobID == requestedID.rawValue }
-        let root = rootID ?? ownLetter.flatMap { $0.root.map(JobID.init(rawValue:)) } ?? (ownLetter == nil ? nil : requestedID)
+        let root =
+            rootID ?? ownLetter.flatMap { $0.root.map(JobID.init(rawValue:)) } ?? (ownLetter == nil ? nil : requestedID)
         self.rootID = root
         self.jobsInStore = jobsInStore
         self.deadLetterReading = deadLetterReading
@@ -147,14 +152,25 @@ public struct JobTrace: Sendable {
             jobs[outcome.jobID] = job
         }
         self.jobsRead = jobs.count
+        let isWhole = jobs.count >= jobsInStore
+        var lettersNotShown = 0
         for letter in deadLetters.sorted(by: DeadLetter.isOlder) {
             guard let text = letter.jobID else { continue }
             let id = JobID(rawValue: text)
-            guard jobs[id] != nil || id == requestedID || (root != nil && letter.root == root?.rawValue) else { continue }
-            var job = jobs[id] ?? Job(id: id, parentID: letter.parent.map(JobID.init(rawValue:)), rootID: letter.root.map(JobID.init(rawValue:)))
+            let parent = letter.parent.map(JobID.init(rawValue:))
+            let isKnown = jobs[id] != nil || id == requestedID
+            guard isKnown || (root != nil && letter.root == root?.rawValue) else { continue }
+            // A tree read in part shows the letters of the jobs read; the others are counted (their jobs are among
+            // those not shown).
+            guard isKnown || isWhole else {
+                lettersNotShown += 1
+                continue
+            }
+            var job = jobs[id] ?? Job(id: id, parentID: parent, rootID: letter.root.map(JobID.init(rawValue:)))
             job.deadLetters.append(letter)
             jobs[id] = job
         }
+        self.deadLettersNotShown = lettersNotShown
         guard !jobs.isEmpty else { return }
 
         // Jobs known only by name: spawned ones without an outcome yet (when the whole tree was read, so a missing
@@ -195,7 +211,8 @@ public struct JobTrace: Sendable {
         for (parent, ids) in children {
             let order = Dictionary(
                 (jobs[parent]?.outcome?.spawned ?? []).enumerated().map { ($0.element, $0.offset) },
-                uniquingKeysWith: { first, _ in first })
+                uniquingKeysWith: { first, _ in first }
+            )
             children[parent] = ids.sorted { lhs, rhs in
                 let left = (order[lhs] ?? Int.max, jobs[lhs]?.firstAt ?? Int64.max, lhs.rawValue)
                 let right = (order[rhs] ?? Int.max, jobs[rhs]?.firstAt ?? Int64.max, rhs.rawValue)
@@ -219,7 +236,9 @@ public struct JobTrace: Sendable {
             tops.append(root)
             reach(root)
         }
-        let rest = jobs.values.sorted { ($0.firstAt ?? Int64.max, $0.id.rawValue) < ($1.firstAt ?? Int64.max, $1.id.rawValue) }
+        let rest = jobs.values.sorted {
+            ($0.firstAt ?? Int64.max, $0.id.rawValue) < ($1.firstAt ?? Int64.max, $1.id.rawValue)
+        }
         for job in rest where !reached.contains(job.id) {
             var top = job.id
             var climbed: Set<JobID> = [top]
@@ -313,8 +332,13 @@ extension JobTrace {
         }
         guard let deadLetters else {
             return JobTrace(
-                requestedID: id, rootID: found.rootID, outcomes: found.outcomes, jobsInStore: found.total,
-                deadLetters: [], deadLetterReading: .skipped, storeFailure: storeFailure
+                requestedID: id,
+                rootID: found.rootID,
+                outcomes: found.outcomes,
+                jobsInStore: found.total,
+                deadLetters: [],
+                deadLetterReading: .skipped,
+                storeFailure: storeFailure
             )
         }
         func ids(_ lineage: Lineage) -> Set<String> {
@@ -326,7 +350,8 @@ extension JobTrace {
             letters = try await deadLetters(ids(found), Set([found.rootID ?? id].map(\.rawValue)))
             // Known only from its dead letter: its tree is the one its letter's root names.
             if found.rootID == nil, storeFailure == nil,
-                let root = letters.first(where: { $0.jobID == id.rawValue })?.root.map(JobID.init(rawValue:)), root != id
+                let root = letters.first(where: { $0.jobID == id.rawValue })?.root.map(JobID.init(rawValue:)),
+                root != id
             {
                 let byRoot = try await lineage(root)
                 if byRoot.rootID != nil {
@@ -340,8 +365,13 @@ extension JobTrace {
         var unique: [DeadLetterID: DeadLetter] = [:]
         for letter in letters { unique[letter.id] = letter }
         return JobTrace(
-            requestedID: id, rootID: found.rootID, outcomes: found.outcomes, jobsInStore: found.total,
-            deadLetters: Array(unique.values), deadLetterReading: reading, storeFailure: storeFailure
+            requestedID: id,
+            rootID: found.rootID,
+            outcomes: found.outcomes,
+            jobsInStore: found.total,
+            deadLetters: Array(unique.values),
+            deadLetterReading: reading,
+            storeFailure: storeFailure
         )
     }
 

@@ -58,7 +58,10 @@ extension Store {
         let asked = try await self.outcomes(where: "job_id = ?", [.text(id.rawValue)])
         var rootID = asked.first?.rootID
         if rootID == nil {
-            let rows = try await self.query("SELECT 1 FROM job_outcomes WHERE root_id = ? LIMIT 1", [.text(id.rawValue)])
+            let rows = try await self.query(
+                "SELECT 1 FROM job_outcomes WHERE root_id = ? LIMIT 1",
+                [.text(id.rawValue)]
+            )
             if !rows.isEmpty { rootID = id }
         }
         guard let rootID else { return JobLineage(jobID: id, rootID: nil, outcomes: [], total: 0) }
@@ -68,7 +71,10 @@ extension Store {
         )
         if total <= limit {
             let outcomes = try await self.outcomes(
-                where: "root_id = ?", [.text(rootID.rawValue)], suffix: "ORDER BY fetched_at, job_id")
+                where: "root_id = ?",
+                [.text(rootID.rawValue)],
+                suffix: "ORDER BY fetched_at, job_id"
+            )
             return JobLineage(jobID: id, rootID: rootID, outcomes: outcomes, total: total)
         }
         // Too many to read whole: the path up from the job to the root, then the job's children.
@@ -83,7 +89,10 @@ extension Store {
             next = rows.first?.parentID ?? (parent == rootID ? nil : rootID)
         }
         let children = try await self.outcomes(
-            where: "parent_id = ?", [.text(id.rawValue)], suffix: "ORDER BY fetched_at, job_id LIMIT \(limit)")
+            where: "parent_id = ?",
+            [.text(id.rawValue)],
+            suffix: "ORDER BY fetched_at, job_id LIMIT \(limit)"
+        )
         var outcomes = Array(path.reversed())
         var included = Set(outcomes.map(\.jobID))
         for child in children where included.insert(child.jobID).inserted { outcomes.append(child) }
@@ -91,7 +100,9 @@ extension Store {
     }
 
     /// The rows of `job_outcomes` that match `condition` (with `?` placeholders), as outcomes.
-    private func outcomes(where condition: String, _ binds: [SQLValue], suffix: String = "") async throws -> [JobOutcome] {
+    private func outcomes(where condition: String, _ binds: [SQLValue], suffix: String = "") async throws
+        -> [JobOutcome]
+    {
         let rows = try await self.query(
             """
             SELECT job_id, root_id, parent_id, stage, kind, attempt, outcome, tier, error_kind, error,

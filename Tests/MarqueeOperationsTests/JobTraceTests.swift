@@ -153,12 +153,22 @@ private let second: Int64 = 1_763_800_000_000
         #expect(whole.statusCounts == ["done": 2, "pending": 1])
         #expect(whole.text().contains("3 jobs: 2 done, 1 pending"))
         // Cut (the store has more under the root than was read): a missing row proves nothing.
-        let cut = JobTrace(requestedID: JobID(rawValue: "A"), rootID: JobID(rawValue: "R"), outcomes: outcomes, jobsInStore: 1200, deadLetters: [])
-        #expect(cut.jobs[JobID(rawValue: "B")] == nil)
-        #expect(cut.jobsNotRead == 1198)
+        // Its dead letters are those of the jobs read; the letters of jobs not read are counted.
+        let cut = JobTrace(
+            requestedID: JobID(rawValue: "A"), rootID: JobID(rawValue: "R"), outcomes: outcomes, jobsInStore: 1200,
+            deadLetters: [
+                letter("A", parent: "R", offset: 1, at: second), letter("Q", parent: "R", offset: 2, at: second),
+                letter("Q2", parent: "Q", offset: 3, at: second),
+            ]
+        )
+        #expect(cut.jobs[JobID(rawValue: "B")] == nil && cut.jobs[JobID(rawValue: "Q")] == nil)
+        #expect(cut.requested?.deadLetters.map(\.id.description) == ["fetch/2/1"])
+        #expect(cut.jobsNotRead == 1198 && cut.deadLettersNotShown == 2)
         #expect(cut.text().contains("1198 more jobs under the root not shown"))
+        #expect(cut.text().contains("2 dead letters of jobs not shown under the root"))
         let json = Self.object(cut.json)
         #expect(json["jobs_in_store"] == .integer(1200) && json["jobs_not_shown"] == .integer(1198))
+        #expect(json["dead_letters_not_shown"] == .integer(2))
     }
 
     @Test func parentLoopsAndMissingParentsEndAndShowEveryJobOnce() throws {
@@ -200,6 +210,10 @@ private let second: Int64 = 1_763_800_000_000
         #expect(nothing(.skipped, nil).exitStatus == 65)
         #expect(nothing(.failed("no broker", isUnreachable: true), nil).exitStatus == 69)
         #expect(nothing(.read, "the store at sqlite:x did not answer").exitStatus == 1)
+        #expect(nothing(.read, "down").statusLine.hasPrefix("no job Z in the dead-letter topics; the store could not be read: down"))
+        #expect(nothing(.skipped, nil).statusLine == "no job Z in the store; dead-letter topics not read (--no-dlq)")
+        #expect(nothing(.failed("no broker", isUnreachable: true), "down").statusLine.hasPrefix(
+            "job Z: neither the store nor the dead-letter topics could be read"))
         #expect(nothing(.failed("no broker", isUnreachable: true), "down").exitStatus == 69)
         let shownWithoutDLQ = JobTrace(
             requestedID: JobID(rawValue: "R"), rootID: JobID(rawValue: "R"), outcomes: [outcome("R", parent: nil, at: second)],
