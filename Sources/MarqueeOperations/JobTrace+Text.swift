@@ -86,7 +86,7 @@ extension JobTrace {
             ].compactMap { $0 }
             lines.append(
                 searched.isEmpty
-                    ? "job \(self.requestedID): neither the store nor the dead-letter topics could be read"
+                    ? "job \(self.requestedID) could not be looked up"
                     : "no job \(self.requestedID) in \(searched.joined(separator: " or "))"
             )
         }

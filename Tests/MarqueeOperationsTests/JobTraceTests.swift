@@ -213,7 +213,8 @@ private let second: Int64 = 1_763_800_000_000
         #expect(nothing(.read, "down").statusLine.hasPrefix("no job Z in the dead-letter topics; the store could not be read: down"))
         #expect(nothing(.skipped, nil).statusLine == "no job Z in the store; dead-letter topics not read (--no-dlq)")
         #expect(nothing(.failed("no broker", isUnreachable: true), "down").statusLine.hasPrefix(
-            "job Z: neither the store nor the dead-letter topics could be read"))
+            "job Z could not be looked up; the store could not be read: down; the dead-letter topics could not be read"))
+        #expect(nothing(.skipped, "down").statusLine == "job Z could not be looked up; the store could not be read: down; dead-letter topics not read (--no-dlq)")
         #expect(nothing(.failed("no broker", isUnreachable: true), "down").exitStatus == 69)
         let shownWithoutDLQ = JobTrace(
             requestedID: JobID(rawValue: "R"), rootID: JobID(rawValue: "R"), outcomes: [outcome("R", parent: nil, at: second)],
