@@ -116,7 +116,10 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                                 limiter.release()
                                 continue
                             }
-                            let context = JobContext(jobID: envelope.id, kind: PayloadKind.peek(message.value), phase: "handling")
+                            let context = JobContext(
+                                jobID: envelope.id, kind: PayloadKind.peek(message.value), traceparent: envelope.traceparent,
+                                phase: "handling"
+                            )
                             jobs.start(context, isOwned: { consumer.owns(message) }) {
                                 defer { limiter.release() }
                                 try await self.process(message, envelope: envelope, context: context, consumer: consumer, producer: producer)
@@ -626,17 +629,17 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let now = ContinuousClock.now
         for job in jobs.prefix(20) {
             let phase = job.currentPhase(at: now)
-            self.logger.log(
-                level: level,
-                message,
-                metadata: [
-                    MarqueeLoggingKeys.jobID: "\(job.jobID.map { "\($0)" } ?? "none")",
-                    MarqueeLoggingKeys.kind: "\(job.kind)",
-                    MarqueeLoggingKeys.phase: "\(phase.name)",
-                    MarqueeLoggingKeys.phaseDuration: "\(phase.duration)",
-                    MarqueeLoggingKeys.jobDuration: "\(now - job.started)",
-                ]
-            )
+            var metadata: Logger.Metadata = [
+                MarqueeLoggingKeys.jobID: "\(job.jobID.map { "\($0)" } ?? "none")",
+                MarqueeLoggingKeys.kind: "\(job.kind)",
+                MarqueeLoggingKeys.phase: "\(phase.name)",
+                MarqueeLoggingKeys.phaseDuration: "\(phase.duration)",
+                MarqueeLoggingKeys.jobDuration: "\(now - job.started)",
+            ]
+            if let traceID = job.traceparent.flatMap({ TraceContext.traceID(of: $0) }) {
+                metadata[MarqueeLoggingKeys.traceID] = "\(traceID)"
+            }
+            self.logger.log(level: level, message, metadata: metadata)
         }
         if jobs.count > 20 {
             self.logger.log(level: level, "… and \(jobs.count - 20) more")
