@@ -109,7 +109,7 @@ public struct JobTrace: Sendable {
     /// Why the store could not be read, when it could not.
     public let storeFailure: String?
 
-    /// The deepest level shown under a top; deeper jobs are counted in ``Job`` lines as not shown.
+    /// The deepest level drawn under a top; deeper jobs are counted, not drawn (a chain that deep is damaged data).
     public static let maximumDepth = 64
 
     /// Builds the tree of a job from its lineage rows and dead letters.
@@ -175,7 +175,7 @@ public struct JobTrace: Sendable {
 
         // Jobs known only by name: spawned ones without an outcome yet (when the whole tree was read, so a missing
         // row means the job has none), and parents whose rows are missing.
-        if self.jobsRead >= jobsInStore {
+        if isWhole {
             for outcome in outcomes {
                 for child in outcome.spawned where jobs[child] == nil {
                     jobs[child] = Job(id: child, parentID: outcome.jobID, rootID: outcome.rootID)
@@ -185,9 +185,6 @@ public struct JobTrace: Sendable {
         for job in Array(jobs.values) {
             guard let parent = job.parentID, jobs[parent] == nil else { continue }
             jobs[parent] = Job(id: parent, parentID: nil, rootID: job.rootID)
-        }
-        if let root, jobs[root] == nil, jobs.values.contains(where: { $0.parentID == root }) {
-            jobs[root] = Job(id: root, rootID: root)
         }
         // Times and the requested mark.
         for id in Array(jobs.keys) {
