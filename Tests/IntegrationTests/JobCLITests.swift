@@ -154,6 +154,58 @@ struct JobCLITests {
     }
 }
 
+extension JobCLITests {
+    /// On PostgreSQL, from rows as the indexer writes them: a retried job and a dead-lettered one among a root's
+    /// children, a grandchild, and a spawned job with no outcome yet.
+    @Test func aTreeOnPostgreSQLWithRetriedPendingAndDeadLetteredJobs() async throws {
+        let location = try await freshPostgresDatabase()
+        let store = try Store.open(location, logger: .marqueeTest)
+        _ = try await store.migrate()
+        let root = Envelope.root(traceparent: TraceContext.make())
+        let (retried, dead, pending) = (root.child(), root.child(), root.child())
+        let grandchild = retried.child()
+        func outcome(_ envelope: Envelope, _ outcome: JobOutcome.Outcome, spawned: [Envelope] = [], at time: Int64) -> Record {
+            JobOutcome(
+                envelope: envelope, stage: "fetch", kind: spawned.isEmpty ? "tmdb.movie" : "tmdb.list", outcome: outcome,
+                outputs: spawned.isEmpty ? [:] : ["fetch": spawned.count], spawned: spawned.map(\.id),
+                source: "marquee.fetch/0/\(time)", finishedAt: time
+            ).record
+        }
+        let start = Int64(JobID.nowMilliseconds())
+        _ = try await store.write([
+            outcome(root, .done, spawned: [retried, dead, pending], at: start),
+            outcome(retried, .retried(tier: 2, error: "HTTP 503"), spawned: [grandchild], at: start + 4_000),
+            outcome(dead, .deadLettered(.permanent, error: "HTTP 404"), at: start + 1_000),
+            outcome(grandchild, .done, at: start + 2_000),
+        ])
+        await store.close()
+
+        let flags = ["--no-dlq", "--store", location.connectionString]
+        let run = try await runMarquee(["job", grandchild.id.rawValue] + flags)
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = run.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.first == "job \(grandchild.id): done (tmdb.movie, fetch)")
+        #expect(lines.contains("root \(root.id)"))
+        let tree = lines.filter { $0.hasPrefix(root.id.rawValue) || $0.hasPrefix("├── ") || $0.hasPrefix("└── ") || $0.hasPrefix("│   ") }
+        #expect(tree.count == 5, "\(run.standardOutput)")
+        guard tree.count == 5 else { return }
+        #expect(tree[0].hasPrefix(root.id.rawValue) && tree[0].contains("tmdb.list"))
+        #expect(tree[1].hasPrefix("├── \(retried.id) ") && tree[1].contains("retried") && tree[1].contains("transient: HTTP 503"))
+        #expect(tree[2].hasPrefix("│   └── \(grandchild.id) ◀") && tree[2].contains("done"))
+        #expect(tree[3].hasPrefix("├── \(dead.id) ") && tree[3].contains("dead-lettered") && tree[3].contains("permanent: HTTP 404"))
+        #expect(tree[4].hasPrefix("└── \(pending.id) ") && tree[4].contains("pending"))
+        #expect(lines.contains("5 jobs: 2 done, 1 retried, 1 dead-lettered, 1 pending; times in UTC"))
+        #expect(lines.last == "dead-letter topics not read (--no-dlq)")
+
+        let json = object(try JSONValue.parse(Array(try await runMarquee(["job", root.id.rawValue, "--json"] + flags).standardOutput.utf8)))
+        #expect(json["jobs_in_store"] == .integer(4) && json["dead_letters_read"] == .null)
+        #expect(json["counts"] == .object(["done": .integer(2), "retried": .integer(1), "dead-lettered": .integer(1), "pending": .integer(1)]))
+
+        let unknown = try await runMarquee(["job", JobID.make().rawValue] + flags)
+        #expect(unknown.status == 65 && unknown.standardError.contains("in the store"))
+    }
+}
+
 /// Polls `condition` every 200 ms until it holds; fails the test past `timeout`.
 private func eventually(_ what: String, timeout: Duration = .seconds(120), _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
