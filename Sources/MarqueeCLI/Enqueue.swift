@@ -108,7 +108,8 @@ struct EnqueueOptions: ParsableArguments {
             return
         }
         let topic = StageTopics(stage: "fetch", prefix: try self.kafka.layout().prefix, tiers: 0).main
-        let envelopes = jobs.map { _ in Envelope.root() }
+        // Each root starts a trace that every job it spawns carries (the `trace_id` of their log lines).
+        let envelopes = jobs.map { _ in Envelope.root(traceparent: TraceContext.make()) }
         let progress = Progress(total: jobs.count)
         try await reportingKafkaErrors {
             var configuration = KafkaProducerConfiguration(kafka: self.kafka.configuration)

@@ -151,12 +151,8 @@ public struct FetchHandler: StageHandler {
         if !result.skipped.isEmpty {
             // Follow-ups the adapter left out because the next stage would refuse them (an edition key where a
             // work id is needed, …): worth a line, not a failure.
-            self.logger.notice(
-                "follow-ups left out",
-                metadata: [
-                    MarqueeLoggingKeys.jobID: "\(job.envelope.id)", MarqueeLoggingKeys.kind: "\(fetchJob.kind)",
-                    "marquee.skipped": "\(result.skipped.joined(separator: "; "))",
-                ]
+            job.logger.notice(
+                "follow-ups left out", metadata: ["marquee.skipped": "\(result.skipped.joined(separator: "; "))"]
             )
         }
         if let validators = response.validators, let cache = self.validators {

@@ -82,22 +82,23 @@ public struct ImageHandler: StageHandler {
         )
         // One download and one processing per URL at a time; every job waiting on it gets the same outcome.
         let outcome = try await self.inFlight.run(key: url) {
-            try await self.stored(url: url)
+            try await self.stored(url: url, logger: job.logger)
         }
         let record = ImageRecord(job: imageJob, downloadedURL: url, rendition: rendition, outcome: outcome, store: self.store)
             .record(fetchedAt: Int64(JobID.nowMilliseconds()))
         return [StageOutput(stage: "records", key: record.dedupeKey, payload: record.encoded())]
     }
 
-    /// Downloads `url`, and stores its variants unless these bytes are stored already.
-    private func stored(url: String) async throws -> ImageOutcome {
+    /// Downloads `url`, and stores its variants unless these bytes are stored already; logs through `logger` (the
+    /// job's that does the work).
+    private func stored(url: String, logger: Logger) async throws -> ImageOutcome {
         let bytes = try await self.download(url)
         let hash = ContentHash.sha256Hex(bytes)
         let manifestKey = ImageKey.manifest(sha256: hash)
         do {
             if let manifest = try await self.store.get(manifestKey), let outcome = ImageOutcome(manifest: manifest) {
                 // The same bytes were processed before: nothing new to store.
-                self.logger.debug("image already stored", metadata: ["marquee.image.sha256": "\(hash)", "marquee.url": "\(url)"])
+                logger.debug("image already stored", metadata: ["marquee.image.sha256": "\(hash)", "marquee.url": "\(url)"])
                 return outcome
             }
         } catch {

@@ -116,7 +116,10 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                                 limiter.release()
                                 continue
                             }
-                            let context = JobContext(jobID: envelope.id, kind: PayloadKind.peek(message.value), phase: "handling")
+                            let context = JobContext(
+                                jobID: envelope.id, kind: PayloadKind.peek(message.value), traceparent: envelope.traceparent,
+                                phase: "handling"
+                            )
                             jobs.start(context, isOwned: { consumer.owns(message) }) {
                                 defer { limiter.release() }
                                 try await self.process(message, envelope: envelope, context: context, consumer: consumer, producer: producer)
@@ -228,16 +231,12 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         consumer: KafkaConsumer,
         producer: KafkaProducer
     ) async throws {
+        let job = StageJob(
+            envelope: envelope, key: message.key, payload: message.value, source: message.source, context: context,
+            stageLogger: self.logger
+        )
         // Built only when something is logged about the job (the success path logs nothing above debug).
-        var logger: Logger {
-            var logger = self.logger
-            logger[metadataKey: MarqueeLoggingKeys.jobID] = "\(envelope.id)"
-            logger[metadataKey: MarqueeLoggingKeys.attempt] = "\(envelope.attempt)"
-            logger[metadataKey: MarqueeLoggingKeys.source] = "\(message.source)"
-            logger[metadataKey: MarqueeLoggingKeys.kind] = "\(PayloadKind.peek(message.value))"
-            return logger
-        }
-        let job = StageJob(envelope: envelope, key: message.key, payload: message.value, source: message.source, context: context)
+        var logger: Logger { job.logger }
         let started = context.started
         let result: Result<[StageOutput], any Error>
         do {
@@ -560,7 +559,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let record = envelope.flatMap { self.outcomeMessage(.deadLettered(.poison, error: errorText), of: message, envelope: $0, kind: kind) }
         try await self.deliverLetter(letter, of: message, outcome: record, consumer: consumer, producer: producer)
         self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .deadLettered(.poison), duration: .zero, jobID: envelope?.id))
-        self.logger.warning(
+        let logger = envelope.map { self.logger.job($0, source: message.source, kind: kind) } ?? self.logger
+        logger.warning(
             "poison message dead-lettered",
             metadata: [MarqueeLoggingKeys.source: "\(message.source)", MarqueeLoggingKeys.error: "\(reason)"]
         )
@@ -629,17 +629,17 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let now = ContinuousClock.now
         for job in jobs.prefix(20) {
             let phase = job.currentPhase(at: now)
-            self.logger.log(
-                level: level,
-                message,
-                metadata: [
-                    MarqueeLoggingKeys.jobID: "\(job.jobID.map { "\($0)" } ?? "none")",
-                    MarqueeLoggingKeys.kind: "\(job.kind)",
-                    MarqueeLoggingKeys.phase: "\(phase.name)",
-                    MarqueeLoggingKeys.phaseDuration: "\(phase.duration)",
-                    MarqueeLoggingKeys.jobDuration: "\(now - job.started)",
-                ]
-            )
+            var metadata: Logger.Metadata = [
+                MarqueeLoggingKeys.jobID: "\(job.jobID.map { "\($0)" } ?? "none")",
+                MarqueeLoggingKeys.kind: "\(job.kind)",
+                MarqueeLoggingKeys.phase: "\(phase.name)",
+                MarqueeLoggingKeys.phaseDuration: "\(phase.duration)",
+                MarqueeLoggingKeys.jobDuration: "\(now - job.started)",
+            ]
+            if let traceID = job.traceparent.flatMap({ TraceContext.traceID(of: $0) }) {
+                metadata[MarqueeLoggingKeys.traceID] = "\(traceID)"
+            }
+            self.logger.log(level: level, message, metadata: metadata)
         }
         if jobs.count > 20 {
             self.logger.log(level: level, "… and \(jobs.count - 20) more")
@@ -684,6 +684,23 @@ public enum MarqueeLoggingKeys {
     public static let phaseDuration = "marquee.job.phase_duration"
     /// How long the job had been running.
     public static let jobDuration = "marquee.job.duration"
+    /// The trace id of the job's `traceparent` (``Envelope/traceID``). Named as OpenTelemetry's log data model
+    /// names it, so log pipelines correlate the lines of a job with its trace without a mapping.
+    public static let traceID = "trace_id"
+}
+
+extension Logger {
+    /// This logger with the metadata every line about one job carries: its id, attempt, source and kind, and its
+    /// trace id when its envelope has a `traceparent`.
+    func job(_ envelope: Envelope, source: String, kind: String) -> Logger {
+        var logger = self
+        logger[metadataKey: MarqueeLoggingKeys.jobID] = "\(envelope.id)"
+        logger[metadataKey: MarqueeLoggingKeys.attempt] = "\(envelope.attempt)"
+        logger[metadataKey: MarqueeLoggingKeys.source] = "\(source)"
+        logger[metadataKey: MarqueeLoggingKeys.kind] = "\(kind)"
+        if let traceID = envelope.traceID { logger[metadataKey: MarqueeLoggingKeys.traceID] = "\(traceID)" }
+        return logger
+    }
 }
 
 /// Whether a dependency every job needs is down, and how long to wait before trying again.

@@ -1,3 +1,4 @@
+public import Logging
 public import MarqueeCore
 import Synchronization
 
@@ -9,6 +10,15 @@ public struct StageJob: Sendable {
     /// Where it was read, `topic/partition/offset`.
     public var source: String
     let context: JobContext
+    /// The stage's logger, which ``logger`` adds the job's metadata to.
+    let stageLogger: Logger
+
+    /// The stage's logger with the job's metadata: its id, attempt, kind, source and, when its envelope carries a
+    /// `traceparent`, its trace id (`trace_id`). The stage logs about the job through the same metadata, so a
+    /// handler that logs through this one puts every line of the job under its id and trace.
+    public var logger: Logger {
+        self.stageLogger.job(self.envelope, source: self.source, kind: self.context.kind)
+    }
 
     /// Says what the job is waiting for now (`"fetching"`, `"reading validators"`): a job that does not end in
     /// time at shutdown is logged with its phase and how long it has been in it, so a wait that ignores

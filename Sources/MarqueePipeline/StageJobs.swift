@@ -11,14 +11,17 @@ final class JobContext: Sendable {
 
     let jobID: JobID?
     let kind: String
+    /// The job's `traceparent`, read for its trace id only when a line about the job is logged.
+    let traceparent: String?
     let started: ContinuousClock.Instant
     private let phase: Mutex<Phase>
     let afterDelivery = Mutex<[@Sendable () async -> Void]>([])
 
-    init(jobID: JobID?, kind: String, phase: StaticString) {
+    init(jobID: JobID?, kind: String, traceparent: String? = nil, phase: StaticString) {
         let now = ContinuousClock.now
         self.jobID = jobID
         self.kind = kind
+        self.traceparent = traceparent
         self.started = now
         self.phase = Mutex(Phase(name: phase, since: now))
     }
