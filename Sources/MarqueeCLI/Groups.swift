@@ -11,14 +11,14 @@ struct Groups: AsyncParsableCommand {
         abstract: "List and describe consumer groups; reset their committed offsets.",
         discussion: """
             The operations of kafka-consumer-groups, for any group of the cluster (the stages' groups are \
-            marquee-fetch, marquee-images and marquee-records unless MARQUEE_GROUP_<STAGE> says otherwise).
+            <prefix><stage>, such as marquee.fetch, unless MARQUEE_GROUP_<STAGE> says otherwise).
 
             Examples:
               marquee groups list
-              marquee groups describe marquee-fetch
-              marquee groups reset-offsets marquee-fetch --to-datetime 2026-11-27T06:00:00Z
-              marquee groups reset-offsets marquee-fetch --topic marquee.fetch:0,2 --to-latest
-              marquee groups reset-offsets marquee-records --shift-by -100 --execute
+              marquee groups describe marquee.fetch
+              marquee groups reset-offsets marquee.fetch --to-datetime 2026-11-27T06:00:00Z
+              marquee groups reset-offsets marquee.fetch --topic marquee.fetch:0,2 --to-latest
+              marquee groups reset-offsets marquee.records --shift-by -100 --execute
 
             Exit status: 0 done; 1 another failure; 64 bad arguments (or a topic, partition or group that gives \
             nothing to reset); 69 no broker answered; 75 --execute refused because the group has members; \
@@ -88,8 +88,8 @@ extension Groups {
                 (no members, no offsets), not as an error. --json prints one object (docs/groups.md).
 
                 Examples:
-                  marquee groups describe marquee-fetch
-                  marquee groups describe marquee-images --json | jq '.partitions[] | select(.lag > 0)'
+                  marquee groups describe marquee.fetch
+                  marquee groups describe marquee.images --json | jq '.partitions[] | select(.lag > 0)'
 
                 Exit status: 0; 64 bad arguments; 69 no broker answered; 76 the broker refused a request.
                 """
@@ -216,7 +216,8 @@ extension Groups {
             discussion: """
                 Exactly one mode: --to-earliest (first retained offset), --to-latest (end offset), \
                 --to-datetime T (first offset whose message is from T or later; the end offset where none is), \
-                --to-offset N, or --shift-by N (the committed offset plus N; negative reads messages again). \
+                --to-offset N, --shift-by N (the committed offset plus N; negative reads messages again), or \
+                --from-group G (the offsets group G committed: a renamed group keeps its place). \
                 As kafka-consumer-groups does, a new offset outside a partition's range is moved to its edge \
                 (the plan marks it "(first)" or "(end)"; "clamped" in --json).
 
@@ -229,11 +230,12 @@ extension Groups {
                 as one object with "executed" (docs/groups.md).
 
                 Examples:
-                  marquee groups reset-offsets marquee-fetch --to-latest
-                  marquee groups reset-offsets marquee-fetch --to-earliest --execute
-                  marquee groups reset-offsets marquee-images --to-datetime 2026-11-27T15:00:00+09:00
-                  marquee groups reset-offsets marquee-records --topic marquee.records:0,2 --shift-by -50
-                  marquee groups reset-offsets marquee-fetch --topic marquee.fetch:3 --to-offset 1200 --json
+                  marquee groups reset-offsets marquee.fetch --to-latest
+                  marquee groups reset-offsets marquee.fetch --to-earliest --execute
+                  marquee groups reset-offsets marquee.images --to-datetime 2026-11-27T15:00:00+09:00
+                  marquee groups reset-offsets marquee.records --topic marquee.records:0,2 --shift-by -50
+                  marquee groups reset-offsets marquee.fetch --topic marquee.fetch:3 --to-offset 1200 --json
+                  marquee groups reset-offsets marquee.fetch --from-group marquee.fetch --execute
 
                 Exit status: 0 planned, or applied with --execute; 1 another failure (the offsets read back \
                 differ from the plan); 64 bad arguments, a topic or partition the cluster lacks, or nothing to \
@@ -287,6 +289,16 @@ extension Groups {
         )
         var shiftBy: Int64?
 
+        @Option(
+            name: .customLong("from-group"),
+            help: ArgumentHelp(
+                "Reset to the offsets another group committed (a renamed group keeps its place).",
+                discussion: "Without --topic: every partition that group committed on.",
+                valueName: "group"
+            )
+        )
+        var fromGroup: String?
+
         @Flag(name: .long, help: "Commit the plan (only while the group has no members).")
         var execute = false
 
@@ -316,7 +328,8 @@ extension Groups {
                 latest: self.toLatest,
                 dateTime: self.toDatetime,
                 offset: self.toOffset,
-                shiftBy: self.shiftBy
+                shiftBy: self.shiftBy,
+                fromGroup: self.fromGroup
             )
         }
 
@@ -339,18 +352,23 @@ extension Groups {
                     throw Groups.fail(refusal, code: Groups.groupHasMembers)
                 }
                 let committed = try await admin.committedOffsets(group: self.group)
+                var source: [KafkaTopicPartition: Int64] = [:]
+                if case .fromGroup(let other) = mode { source = try await admin.committedOffsets(group: other) }
                 var topics: [String: [Int32]] = [:]
                 if !selections.isEmpty {
                     for topic in try await admin.listTopics() { topics[topic.name] = topic.partitions }
                 }
                 let plan: OffsetResetPlan
                 do {
-                    let partitions = try OffsetResetPlan.partitions(
-                        selecting: selections,
-                        topics: topics,
-                        committed: committed,
-                        group: self.group
-                    )
+                    // Copying another group's offsets covers, by default, what that group committed on.
+                    let partitions: [KafkaTopicPartition]
+                    if case .fromGroup(let other) = mode {
+                        partitions = try OffsetResetPlan.partitions(selecting: selections, topics: topics, committed: source, group: other)
+                    } else {
+                        partitions = try OffsetResetPlan.partitions(
+                            selecting: selections, topics: topics, committed: committed, group: self.group
+                        )
+                    }
                     let watermarks = try await admin.watermarks(partitions: partitions)
                     var forTime: [KafkaTopicPartition: Int64?] = [:]
                     if case .dateTime(let milliseconds) = mode {
@@ -362,13 +380,14 @@ extension Groups {
                         partitions: partitions,
                         committed: committed,
                         watermarks: watermarks,
-                        offsetsForTime: forTime
+                        offsetsForTime: forTime,
+                        sourceOffsets: source
                     )
                 } catch let error as OffsetResetError {
                     throw Groups.fail(error.reason, code: .validationFailure)
                 }
                 if selections.isEmpty && !self.json {
-                    print("No --topic: every partition group '\(self.group)' committed on.")
+                    print("No --topic: every partition group '\(self.fromGroup ?? self.group)' committed on.")
                     print("")
                 }
                 guard self.execute else {

@@ -17,6 +17,9 @@ public enum OffsetResetMode: Sendable, Hashable, CustomStringConvertible {
     case offset(Int64)
     /// The committed offset moved by this many messages (negative: back, to read them again).
     case shift(by: Int64)
+    /// The offsets another group committed: a group renamed keeps its place (docs/operating.md, "Consumer groups
+    /// follow the topic prefix").
+    case fromGroup(String)
 
     /// The one mode among options given on a command line.
     ///
@@ -26,13 +29,15 @@ public enum OffsetResetMode: Sendable, Hashable, CustomStringConvertible {
     ///   - dateTime: The text of `--to-datetime`, if given (see ``parseDateTime(_:)``).
     ///   - offset: `--to-offset`, if given.
     ///   - shiftBy: `--shift-by`, if given.
+    ///   - fromGroup: `--from-group`, if given.
     /// - Throws: An ``OffsetResetError`` when no mode or more than one is given, or the time cannot be read.
     public static func choosing(
         earliest: Bool,
         latest: Bool,
         dateTime: String?,
         offset: Int64?,
-        shiftBy: Int64?
+        shiftBy: Int64?,
+        fromGroup: String? = nil
     ) throws(OffsetResetError) -> OffsetResetMode {
         var modes: [OffsetResetMode] = []
         var names: [String] = []
@@ -56,8 +61,13 @@ public enum OffsetResetMode: Sendable, Hashable, CustomStringConvertible {
             modes.append(.shift(by: shiftBy))
             names.append("--shift-by")
         }
+        if let fromGroup {
+            guard !fromGroup.isEmpty else { throw OffsetResetError("--from-group: the group name is empty") }
+            modes.append(.fromGroup(fromGroup))
+            names.append("--from-group")
+        }
         guard modes.count == 1 else {
-            let all = "--to-earliest, --to-latest, --to-datetime T, --to-offset N or --shift-by N"
+            let all = "--to-earliest, --to-latest, --to-datetime T, --to-offset N, --shift-by N or --from-group G"
             if modes.isEmpty { throw OffsetResetError("name how to reset: one of \(all)") }
             throw OffsetResetError("give one way to reset, not \(names.joined(separator: " and ")): one of \(all)")
         }
@@ -93,6 +103,7 @@ public enum OffsetResetMode: Sendable, Hashable, CustomStringConvertible {
         case .dateTime(let milliseconds): "--to-datetime \(Self.format(milliseconds: milliseconds))"
         case .offset(let offset): "--to-offset \(offset)"
         case .shift(let shift): "--shift-by \(shift)"
+        case .fromGroup(let group): "--from-group \(group)"
         }
     }
 
@@ -242,6 +253,7 @@ public struct OffsetResetPlan: Sendable, Hashable {
     ///   - watermarks: The first retained and end offsets of every partition to reset.
     ///   - offsetsForTime: For ``OffsetResetMode/dateTime(milliseconds:)``: per partition, the first offset at or
     ///     after the time, `nil` where no message is that recent.
+    ///   - sourceOffsets: For ``OffsetResetMode/fromGroup(_:)``: the other group's committed offsets.
     /// - Throws: An ``OffsetResetError`` when `--shift-by` meets a partition where the group committed nothing (it
     ///   has nothing to shift, and `kafka-consumer-groups` refuses too), or an input lacks a partition.
     public init(
@@ -250,7 +262,8 @@ public struct OffsetResetPlan: Sendable, Hashable {
         partitions: [KafkaTopicPartition],
         committed: [KafkaTopicPartition: Int64],
         watermarks: [KafkaTopicPartition: KafkaWatermarks],
-        offsetsForTime: [KafkaTopicPartition: Int64?] = [:]
+        offsetsForTime: [KafkaTopicPartition: Int64?] = [:],
+        sourceOffsets: [KafkaTopicPartition: Int64] = [:]
     ) throws(OffsetResetError) {
         self.group = group
         self.mode = mode
@@ -281,6 +294,11 @@ public struct OffsetResetPlan: Sendable, Hashable {
                 }
                 let (sum, overflow) = current.addingReportingOverflow(shift)
                 requested = overflow ? (shift < 0 ? .min : .max) : sum
+            case .fromGroup(let source):
+                guard let found = sourceOffsets[partition] else {
+                    throw OffsetResetError("group '\(source)' committed no offset on \(partition): name the partitions it has with --topic")
+                }
+                requested = found
             }
             let new = min(max(requested, marks.start), max(marks.end, marks.start))
             rows.append(Row(partition: partition, current: current, new: new, requested: requested, watermarks: marks))

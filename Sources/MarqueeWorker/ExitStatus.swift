@@ -20,7 +20,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         switch self {
         case .success: "done"
         case .failure:
-            "a check failed (`status`: a worker not ready; `lag --max-lag`: over the limit; `drain`: not drained in time) or the work was partly done (`dlq replay`/`purge`)"
+            "a check failed (`status`: a worker not ready; `lag --max-lag`: over the limit; `drain`: not drained in time), the work was partly done (`dlq replay`/`purge`), or one of two sources could not be read (`job`: the store or the dead letters)"
         case .usage: "a malformed flag or argument (EX_USAGE); the usage follows"
         case .dataError: "bad input data: an invalid job line, a dead-letter or job id that is malformed or not found (EX_DATAERR)"
         case .noInput: "an input file that cannot be read, or a store that does not exist or holds no catalogue yet (EX_NOINPUT)"

@@ -88,6 +88,29 @@ struct GroupsCLITests {
         try await fixture.expectCommitted([0: 4, 1: 5, 2: 10])
     }
 
+    /// A renamed group takes the old one's place: the migration of the stages' groups to `<prefix><stage>`.
+    @Test func fromGroupCopiesAnotherGroupsOffsets() async throws {
+        let old = try await Fixture.make(messages: [10, 10, 10], committed: [0: 7, 1: 3])
+        var renamed = old
+        renamed.group = TestEnvironment.uniqueName("groups-renamed")
+        // Without --topic: the partitions the old group committed on (partition 2 has nothing to copy).
+        let plan = try await renamed.plan(["--from-group", old.group])
+        #expect(plan.mode == "--from-group \(old.group)")
+        #expect(plan.rows == [.init(0, current: nil, new: 7), .init(1, current: nil, new: 3)])
+        try await renamed.expectCommitted([0: nil, 1: nil, 2: nil])
+
+        let text = try await renamed.groups(["reset-offsets", renamed.group, "--from-group", old.group])
+        #expect(text.standardOutput.hasPrefix("No --topic: every partition group '\(old.group)' committed on."), "\(text.standardOutput)")
+        _ = try await renamed.execute(["--from-group", old.group])
+        try await renamed.expectCommitted([0: 7, 1: 3, 2: nil])
+        try await old.expectCommitted([0: 7, 1: 3, 2: nil])
+
+        // A partition the old group never committed on is named, not guessed.
+        let missing = try await renamed.groups(["reset-offsets", renamed.group, "--from-group", old.group, "--topic", old.topic])
+        #expect(missing.status == 64, "\(missing.standardError)")
+        #expect(missing.standardError.contains("committed no offset on \(old.topic)[2]"), "\(missing.standardError)")
+    }
+
     @Test func toDatetimeFindsTheFirstMessageFromThatTime() async throws {
         // Partition 0: three messages, then (once the clock has moved past `cut`) two more. Partition 1: two
         // messages, all before `cut`.
