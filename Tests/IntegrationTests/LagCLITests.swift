@@ -9,6 +9,10 @@ import struct Foundation.Data
 import struct Foundation.Date
 import class Foundation.JSONDecoder
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `marquee lag` as a process against the real broker: its numbers equal an independent computation from
 /// delivery reports and the offsets a test consumer committed; retry tiers split into due and not yet due;
 /// a group without members is stopped, one holding still with due messages is stalled.
@@ -392,5 +396,70 @@ private struct LagDocument: Decodable {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return try decoder.decode(LagDocument.self, from: Data(text.utf8))
+    }
+}
+
+/// `marquee lag --serve`: the lag exporter, seeing the group from the broker whether or not it has members.
+extension LagCLITests {
+    @Test func serveExposesAGroupFromTheBrokerAndAnIdleGroupWithoutMembersIsOK() async throws {
+        let prefix = TestEnvironment.uniqueName("mqls") + "."
+        let topic = prefix + "fetch"
+        let group = prefix + "fetch"
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        try await admin.createTopics([.init(name: topic, partitions: 1)])
+        _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in
+            try await producer.send((0..<4).map { KafkaProducerMessage(topic: topic, partition: 0, key: Array("k\($0)".utf8), value: Array("{}".utf8)) })
+        }
+
+        let serving = AsyncStream<Int>.makeStream()
+        let process = try ChildProcess(
+            "marquee",
+            arguments: [
+                "lag", "--serve", "127.0.0.1:0", "--stage", "fetch", "--topic-prefix", prefix, "--interval", "300ms",
+                "--samples", "2", "--brokers", TestEnvironment.brokers,
+            ],
+            environment: ["MARQUEE_CONFIG": "", "MARQUEE_GROUP_FETCH": "", "MARQUEE_RETRY_DELAYS": "10s"],
+            readsStandardError: true
+        ) { line in
+            if let range = line.range(of: "serving http://127.0.0.1:"), let port = Int(line[range.upperBound...].prefix { $0.isNumber }) {
+                serving.continuation.yield(port)
+            }
+        }
+        var ports = serving.stream.makeAsyncIterator()
+        let port = try #require(await ports.next(), "marquee lag --serve says where it serves")
+        let metrics = "http://127.0.0.1:\(port)/metrics"
+        let labels = #"group="\#(group)",stage="fetch""#
+
+        // Four messages due and no member: STOPPED, with kafka-lag-exporter's per-partition lag.
+        let stopped = try await Self.scrape(metrics, until: #"marquee_lag_group_status{\#(labels),status="STOPPED"} 1"#)
+        #expect(stopped.contains(#"kafka_consumergroup_group_lag{\#(labels),topic="\#(topic)",partition="0"} 4"#), "\(stopped)")
+        #expect(stopped.contains(#"marquee_lag_due{\#(labels)} 4"#))
+        #expect(stopped.contains(#"marquee_lag_members{\#(labels)} 0"#))
+        #expect(try await httpGet("http://127.0.0.1:\(port)/readyz").0 == 200)
+
+        // The group caught up (its offsets committed to the end), still without members: OK, not STOPPED.
+        try await admin.commitOffsets(group: group, [KafkaTopicPartition(topic: topic, partition: 0): 4])
+        let idle = try await Self.scrape(metrics, until: #"marquee_lag_group_status{\#(labels),status="OK"} 1"#)
+        #expect(idle.contains(#"marquee_lag_group_status{\#(labels),status="STOPPED"} 0"#), "\(idle)")
+        #expect(idle.contains(#"kafka_consumergroup_group_lag{\#(labels),topic="\#(topic)",partition="0"} 0"#))
+
+        process.signal(SIGTERM)
+        #expect(await process.waitForExit(killingAfter: .seconds(30)) == 0)
+    }
+
+    /// Scrapes `url` until its exposition holds `line` (30 s at most), and returns it.
+    static func scrape(_ url: String, until line: String) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(30)
+        var last = ""
+        while ContinuousClock.now < deadline {
+            let (status, body) = try await httpGet(url)
+            if status == 200 {
+                last = body
+                if body.split(separator: "\n").contains(where: { $0 == line }) { return body }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        Issue.record("no '\(line)' within 30 s; last exposition:\n\(last)")
+        return last
     }
 }
