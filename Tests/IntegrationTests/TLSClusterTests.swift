@@ -117,6 +117,40 @@ struct TLSClusterTests {
         #expect(letters.status == 0, "dlq list: \(letters.standardError)")
         let roundTrip = try await marquee(["roundtrip", "--count", "20", "--topic", "\(prefix)roundtrip"], with: tls)
         #expect(roundTrip.status == 0, "roundtrip: \(roundTrip.standardError)")
+        let groupsListed = try await marquee(["groups", "list", "--json"], with: tls)
+        #expect(groupsListed.status == 0, "groups list: \(groupsListed.standardError)")
+        let described = try await marquee(["groups", "describe", "\(prefix)fetch"], with: tls)
+        #expect(described.status == 0, "groups describe: \(described.standardError)")
+        // Nothing consumes: drain reads the lag over TLS and says the pipeline did not drain (1, not 69).
+        let drained = try await marquee(["drain", "--max-wait", "2s", "--interval", "500ms"], with: tls)
+        #expect(drained.status == 1 && drained.standardError.contains("not drained"), "drain: \(drained.status) \(drained.standardError)")
+
+        // The long-running tools: the lag exporter and the dashboard serve what they read over TLS.
+        for (arguments, path, expected) in [
+            (["lag", "--serve", "127.0.0.1:0", "--interval", "500ms"], "/metrics", "group=\"\(prefix)fetch\""),
+            (["dashboard", "--address", "127.0.0.1:0", "--interval", "500ms"], "/api/lag", "\(prefix)fetch"),
+        ] {
+            let serving = AsyncStream<Int>.makeStream()
+            var processEnvironment: [String: String] = [:]
+            for (name, value) in environment { processEnvironment[name] = value ?? "" }
+            let process = try ChildProcess("marquee", arguments: arguments + tls, environment: processEnvironment, readsStandardError: true) { line in
+                if let range = line.range(of: "serving http://127.0.0.1:"), let port = Int(line[range.upperBound...].prefix { $0.isNumber }) {
+                    serving.continuation.yield(port)
+                }
+            }
+            var ports = serving.stream.makeAsyncIterator()
+            let port = try #require(await ports.next(), "\(arguments[0]) says where it serves")
+            let deadline = ContinuousClock.now + .seconds(30)
+            var body = ""
+            while ContinuousClock.now < deadline, !body.contains(expected) {
+                body = (try? await httpGet("http://127.0.0.1:\(port)\(path)").1) ?? ""
+                if !body.contains(expected) { try await Task.sleep(for: .milliseconds(250)) }
+            }
+            #expect(body.contains(expected), "\(arguments[0]) over TLS: \(body.prefix(500))")
+            process.signal(SIGTERM)
+            #expect(await process.waitForExit(killingAfter: .seconds(30)) == 0, "\(arguments[0]) stopped cleanly")
+        }
+
         // The workers, with the properties in the environment: each joins its group and gets partitions.
         let folder = broker.folder.path
         let workerEnvironment = [
@@ -139,6 +173,25 @@ struct TLSClusterTests {
             worker.signal(SIGTERM)
             #expect(await worker.waitForExit(killingAfter: .seconds(30)) == 0, "\(executable) stopped cleanly")
         }
+
+        // The scheduler: it prepares its state topic and checks the fetch topic over TLS before it says it started.
+        let schedule = broker.folder.appendingPathComponent("schedule.yaml").path
+        try "schedules:\n  - name: hourly\n    every: 1h\n    jobs:\n      - kind: tmdb.list\n        list: popular\n        page: 1\n"
+            .write(toFile: schedule, atomically: true, encoding: .utf8)
+        let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
+        var producerEnvironment = workerEnvironment
+        producerEnvironment["MARQUEE_SCHEDULE"] = schedule
+        producerEnvironment["MARQUEE_PRODUCER_GROUP"] = ""
+        let producer = try ChildProcess("marquee-producer", arguments: [], environment: producerEnvironment, readsStandardError: true) { line in
+            if line.contains("producer started") { startedSignal.yield() }
+        }
+        let producerStarted: Void? = try? await answer(within: .seconds(60)) {
+            var iterator = started.makeAsyncIterator()
+            await iterator.next()
+        }
+        #expect(producerStarted != nil, "marquee-producer started over TLS")
+        producer.signal(SIGTERM)
+        #expect(await producer.waitForExit(killingAfter: .seconds(30)) == 0, "marquee-producer stopped cleanly")
 
         // A CA that did not sign the broker's certificate: one line, naming the failed verification.
         let wrong = try await marquee(
