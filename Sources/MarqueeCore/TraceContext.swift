@@ -1,7 +1,7 @@
 /// W3C trace context as the `traceparent` header carries it: `00-<trace id>-<parent id>-<flags>`, where the trace
 /// id is 32 lowercase hex digits and the parent id 16 (https://www.w3.org/TR/trace-context/).
 ///
-/// `marquee enqueue` starts a trace for each root job; every job it spawns carries the same `traceparent`
+/// `marquee enqueue` and the scheduler start a trace for each root job; every job it spawns carries the same `traceparent`
 /// (``Envelope/child(id:)``), so the trace id ties together every log line of a crawl.
 public enum TraceContext {
     /// A new `traceparent`: version 00, a random trace id and parent id, sampled.
@@ -16,6 +16,20 @@ public enum TraceContext {
             parentID = Self.hex(generator.next() as UInt64)
         } while Self.isZero(parentID)
         return "00-\(traceID)-\(parentID)-01"
+    }
+
+    /// A `traceparent` derived from `seed` (FNV-1a): the same seed gives the same trace, so a job sent again under
+    /// its deterministic id (the scheduler's windows) keeps its trace id.
+    public static func make(seed: String) -> String {
+        func fnv(_ basis: UInt64) -> UInt64 {
+            var hash = basis
+            for byte in seed.utf8 {
+                hash ^= UInt64(byte)
+                hash &*= 0x100_0000_01b3
+            }
+            return hash | 1  // never all zero
+        }
+        return "00-\(Self.hex(fnv(0xcbf2_9ce4_8422_2325)))\(Self.hex(fnv(0x8422_2325_cbf2_9ce4)))-\(Self.hex(fnv(0x9e37_79b9_7f4a_7c15)))-01"
     }
 
     /// The trace id of a `traceparent`, or `nil` when the header is not one (wrong shape, upper-case or non-hex

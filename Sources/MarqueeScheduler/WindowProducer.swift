@@ -463,11 +463,13 @@ public final class WindowProducer: Service, Sendable {
         // The window is this process's now: send and confirm even if leadership ends meanwhile (left half-done,
         // it would be taken over and sent again).
         let messages = jobs.enumerated().map { index, job in
-            KafkaProducerMessage(
+            let id = schedule.jobID(window: window, index: index)
+            // The trace follows from the id, so a window sent again keeps its jobs' trace ids.
+            return KafkaProducerMessage(
                 topic: self.configuration.fetchTopic,
                 key: Array(job.dedupeKey.utf8),
                 value: job.encoded(),
-                headers: Envelope.root(id: schedule.jobID(window: window, index: index)).kafkaHeaders + [
+                headers: Envelope.root(id: id, traceparent: TraceContext.make(seed: id.rawValue)).kafkaHeaders + [
                     KafkaHeader(key: "marquee-schedule", value: name), KafkaHeader(key: "marquee-window", value: Self.iso(window)),
                 ]
             )

@@ -13,6 +13,16 @@ import Testing
         #expect(Envelope.root(traceparent: first).child().traceID == traceID, "children carry their root's trace")
     }
 
+    /// The scheduler's jobs: the same id, the same trace, so a window sent again keeps its trace ids.
+    @Test func aSeededTraceparentFollowsItsSeed() throws {
+        let first = TraceContext.make(seed: "tick-1764201600000-0")
+        #expect(first == TraceContext.make(seed: "tick-1764201600000-0"))
+        #expect(TraceContext.traceID(of: first) != nil, "\(first) is W3C trace context")
+        let other = TraceContext.make(seed: "tick-1764201600000-1")
+        #expect(TraceContext.traceID(of: other) != TraceContext.traceID(of: first))
+        #expect(TraceContext.traceID(of: TraceContext.make(seed: "")) != nil)
+    }
+
     @Test(arguments: [
         ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "4bf92f3577b34da6a3ce929d0e0e4736"),
         ("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later", "4bf92f3577b34da6a3ce929d0e0e4736"),
