@@ -77,8 +77,8 @@ extension WorkerTarget {
             var announced: [WorkerTarget] = []
             var silent: [WorkerTarget] = []
             for member in groups[stage.group]?.members ?? [] {
-                guard let address = AnnouncedAddress(clientID: Self.clientID(of: member))?.resolved(memberHost: member.host)
-                else {
+                let announcement = AnnouncedAddress(clientID: Self.clientID(of: member))
+                guard let address = announcement?.resolved(memberHost: member.host) else {
                     silent.append(WorkerTarget(stage: stage.name, address: nil, members: [member]))
                     continue
                 }
@@ -92,7 +92,10 @@ extension WorkerTarget {
                 }
             }
             announced.sort { ($0.address ?? "") < ($1.address ?? "") }
-            silent.sort { (Self.clientID(of: $0.members[0]), $0.members[0].memberID) < (Self.clientID(of: $1.members[0]), $1.members[0].memberID) }
+            silent.sort { lhs, rhs in
+                let (left, right) = (lhs.members[0], rhs.members[0])
+                return (Self.clientID(of: left), left.memberID) < (Self.clientID(of: right), right.memberID)
+            }
             targets += configured + announced + silent
         }
         return targets

@@ -76,9 +76,12 @@ public struct AnnouncedAddress: Sendable, Hashable, CustomStringConvertible {
     ///     `-`.
     ///   - address: Where its observability endpoints are reached, if known.
     public static func clientID(name: String, announcing address: AnnouncedAddress?) -> String {
-        let name = String(String.UnicodeScalarView(name.unicodeScalars.map { scalar in
-            scalar.isASCII && (Self.isHostNameByte(UInt8(scalar.value)) && scalar != "_") ? scalar : "-"
-        }))
+        let name = String(
+            name.map { character in
+                character.isASCII && (character.isLetter || character.isNumber || character == "." || character == "-")
+                    ? character : "-"
+            }
+        )
         guard let address else { return name }
         return "\(name)_\(address.host.replacing(":", with: "_"))_\(address.port)"
     }
@@ -98,12 +101,6 @@ public struct AnnouncedAddress: Sendable, Hashable, CustomStringConvertible {
             if Self.isIPv6(colons) { host = colons }
         }
         self.init(host: host, port: port)
-    }
-
-    /// The name part of a client id: all of it when it announces no address.
-    public static func name(ofClientID clientID: String) -> String {
-        guard AnnouncedAddress(clientID: clientID) != nil, let first = clientID.firstIndex(of: "_") else { return clientID }
-        return String(clientID[..<first])
     }
 
     // MARK: What a process announces

@@ -20,7 +20,6 @@ import Testing
         let read = try #require(AnnouncedAddress(clientID: clientID))
         #expect(read == announced)
         #expect(read.description == address)
-        #expect(AnnouncedAddress.name(ofClientID: clientID) == "marquee-fetch")
         // Only the characters every broker takes in a client id.
         #expect(clientID.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
     }
@@ -42,7 +41,6 @@ import Testing
         "marquee-fetch__9101"])
     func clientIDsThatAnnounceNothing(clientID: String) {
         #expect(AnnouncedAddress(clientID: clientID) == nil)
-        #expect(AnnouncedAddress.name(ofClientID: clientID) == clientID)
     }
 
     @Test func theDefaultIsTheBindAddressOrTheHostName() {
