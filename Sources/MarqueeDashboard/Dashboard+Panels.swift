@@ -1,6 +1,7 @@
 import Hummingbird
 import MarqueeCore
 import MarqueeKafka
+import MarqueeObservability
 import MarqueeOperations
 import MarqueeStore
 
@@ -272,8 +273,13 @@ extension Dashboard {
     }
 
     static func reason(of record: WorkerRecord) -> String? {
-        guard let status = record.status else { return "no address announced" }
-        return status.reason
+        if let status = record.status { return status.reason }
+        if let member = record.target.members.first,
+            let announced = AnnouncedAddress(clientID: WorkerTarget.clientID(of: member)), announced.isUnspecified
+        {
+            return "no address announced: \(announced) asks for the host the broker sees, and the broker reports none"
+        }
+        return "no address announced"
     }
 
     /// The group members found at a worker's address (`client id (host)`), or where else it was found.

@@ -56,5 +56,9 @@ import Testing
         #expect(Dashboard.state(of: record) == "no-address")
         #expect(Dashboard.reason(of: record) == "no address announced")
         #expect(Dashboard.memberText(record.target) == "marquee-fetch (/10.0.0.5)")
+
+        let unseen = KafkaConsumerGroupMember(memberID: "m2", clientID: "marquee-fetch_0.0.0.0_9101", host: "", assignment: [])
+        let silent = WorkerRecord(target: WorkerTarget(stage: "fetch", address: nil, members: [unseen]), status: nil, now: 1_000)
+        #expect(Dashboard.reason(of: silent)?.hasPrefix("no address announced: 0.0.0.0:9101 asks for the host the broker sees") == true)
     }
 }
