@@ -13,6 +13,10 @@ What it checks, against the sources rather than against copies of their facts:
     Sources, docs), and every variable the compose file interpolates is listed in .env.example;
   - metrics addresses, probe ports, Service ports and health checks agree with each worker's default port
     (read from Sources) and bind 0.0.0.0;
+  - every worker announces an address on that port (MARQUEE_METRICS_ADVERTISED_ADDRESS; in Kubernetes the pod IP
+    from the downward API), for `marquee dashboard`, which finds the workers in their groups;
+  - `marquee dashboard` runs in the compose file (published on 127.0.0.1 only) and in a Deployment with a Service,
+    listening on 0.0.0.0 at the port its probes, health check and Service use (/healthz);
   - every ScaledObject targets an existing Deployment, with the worker's consumer group, its stage's main topic
     (MARQUEE_TOPIC_PREFIX + stage) and the brokers of marquee-config, at most MARQUEE_TOPIC_PARTITIONS replicas;
   - every worker Deployment has a ScaledObject, a PodDisruptionBudget, a metrics Service the ServiceMonitor selects;
@@ -50,6 +54,8 @@ WORKERS = {
     "marquee-index": "records",
 }
 LONG_RUNNING = [*WORKERS, "marquee-producer"]
+# `marquee dashboard`: long-running too, its port given by --address; /healthz, no /metrics or /readyz.
+DASHBOARD = ["marquee", "dashboard"]
 # Variables of the upstreams and S3, besides MARQUEE_*.
 OTHER_VARIABLE = re.compile(r"^(TMDB|KOFIC|KAKAO|OPENLIBRARY|AWS)_[A-Z0-9_]+$")
 # Names another branch is adding (they are accepted with a warning until Sources or docs carry them).
@@ -214,6 +220,27 @@ def check_variables(report: Report, where: str, names: list[str], known: set[str
     report.check(not unknown, f"{where}: every variable is one the executables read" + (f" — unknown: {', '.join(unknown)}" if unknown else ""))
 
 
+def is_dashboard(command) -> bool:
+    if isinstance(command, str):
+        command = command.split()
+    return list(command or [])[:2] == DASHBOARD
+
+
+def dashboard_address(command) -> tuple[str, int] | None:
+    """The host and port of `marquee dashboard --address host:port` (or `--address=host:port`)."""
+    command = list(command.split() if isinstance(command, str) else command or [])
+    for index, argument in enumerate(command):
+        value = None
+        if argument == "--address" and index + 1 < len(command):
+            value = str(command[index + 1])
+        elif str(argument).startswith("--address="):
+            value = str(argument).split("=", 1)[1]
+        if value and ":" in value and value.rsplit(":", 1)[1].isdigit():
+            host, port = value.rsplit(":", 1)
+            return host, int(port)
+    return None
+
+
 def executable_of(command) -> str | None:
     if isinstance(command, str):
         command = command.split()
@@ -228,7 +255,8 @@ def check_compose(report: Report, documents: dict[str, list], known: set[str], p
         report.fail("docker-compose.yml has services")
         return
     services = compose.get("services", {})
-    for required in ["kafka", "postgres", "minio", "minio-bucket", "topics", "marquee-producer", *WORKERS, "upstream"]:
+    for required in ["kafka", "postgres", "minio", "minio-bucket", "topics", "marquee-producer", *WORKERS, "upstream",
+                     "marquee-dashboard"]:
         report.check(required in services, f"compose: service {required}")
 
     for name, service in services.items():
@@ -251,10 +279,18 @@ def check_compose(report: Report, documents: dict[str, list], known: set[str], p
             seconds = int(grace.rstrip("s")) if grace.rstrip("s").isdigit() else 0
             report.check(seconds > 30, f"compose {name}: stop_grace_period {grace} outlasts the 30 s shutdown timeout")
             report.check("ports" not in service, f"compose {name}: publishes no host port (so --scale works)")
+            advertised = str(environment.get("MARQUEE_METRICS_ADVERTISED_ADDRESS", ""))
+            report.check(port is not None and advertised.endswith(f":{port}") and len(advertised) > len(f":{port}"),
+                         f"compose {name}: MARQUEE_METRICS_ADVERTISED_ADDRESS {advertised!r} announces port {port}")
+        if is_dashboard(service.get("command")):
+            check_compose_dashboard(report, name, service)
         if executable in WORKERS or executable == "marquee-producer":
             depends = service.get("depends_on", {})
             report.check(isinstance(depends, dict) and depends.get("topics", {}).get("condition") == "service_completed_successfully",
                          f"compose {name}: starts after the topics exist")
+
+    dashboards = [name for name, service in services.items() if is_dashboard(service.get("command"))]
+    report.check(bool(dashboards), "compose: a service runs marquee dashboard")
 
     # The emulator listens on every interface of its container, and the offline URLs point at it.
     upstream = services.get("upstream", {})
@@ -299,6 +335,73 @@ def check_compose(report: Report, documents: dict[str, list], known: set[str], p
         report.check(result.returncode == 0, f"{' '.join(Path(compose_cli[0]).name.split())} config ({label})" + (f": {result.stderr.strip()}" if result.returncode else ""))
     result = run([*compose_cli, "-f", "docker-compose.yml", "-f", "deploy/compose/secrets.yml", "config", "-q"])
     report.check(result.returncode == 0, "compose config with deploy/compose/secrets.yml" + (f": {result.stderr.strip()}" if result.returncode else ""))
+
+
+def check_compose_dashboard(report: Report, name: str, service: dict) -> None:
+    """`marquee dashboard` in compose: on every interface of its container, published on the host's loopback only."""
+    address = dashboard_address(service.get("command"))
+    where = f"compose {name}"
+    if not report.check(address is not None and address[0] == "0.0.0.0", f"{where}: marquee dashboard --address 0.0.0.0:port"):
+        return
+    port = address[1]
+    published = [str(p) for p in service.get("ports", [])]
+    report.check(bool(published) and all(p.startswith("127.0.0.1:") and p.endswith(f":{port}") for p in published),
+                 f"{where}: port {port} published on 127.0.0.1 only ({', '.join(published) or 'none'})")
+    test = " ".join(map(str, service.get("healthcheck", {}).get("test", [])))
+    report.check(f"127.0.0.1:{port}/healthz" in test, f"{where}: health check asks /healthz on {port}")
+    report.check(service.get("restart") in ("unless-stopped", "always", "on-failure"), f"{where}: restart policy")
+    depends = service.get("depends_on", {})
+    report.check(isinstance(depends, dict) and depends.get("topics", {}).get("condition") == "service_completed_successfully",
+                 f"{where}: starts after the topics exist")
+
+
+def pod_ip_variables(container: dict) -> set[str]:
+    """The container's variables that Kubernetes sets to the pod's IP address (downward API)."""
+    return {e["name"] for e in container.get("env", [])
+            if e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "status.podIP"}
+
+
+def check_advertised_address(report: Report, where: str, container: dict, port: int) -> None:
+    """A worker announces its pod IP and metrics port, the IP from a variable defined before it (`$(VAR)`)."""
+    names = [e["name"] for e in container.get("env", [])]
+    env = {e["name"]: e.get("value") for e in container.get("env", [])}
+    value = str(env.get("MARQUEE_METRICS_ADVERTISED_ADDRESS") or "")
+    references = re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", value)
+    position = names.index("MARQUEE_METRICS_ADVERTISED_ADDRESS") if value else -1
+    from_pod_ip = bool(references) and all(r in pod_ip_variables(container) and names.index(r) < position for r in references)
+    report.check(value.endswith(f":{port}") and from_pod_ip,
+                 f"{where}: MARQUEE_METRICS_ADVERTISED_ADDRESS {value!r} is the pod IP (status.podIP, defined before it) and port {port}")
+
+
+def check_dashboard_deployment(report: Report, where: str, deployment: dict, services: list[dict]) -> None:
+    """`marquee dashboard`: listens on 0.0.0.0 at the port its container, probes and Service name; runs as the
+    image's user with limits; reads marquee-config."""
+    pod = deployment["spec"]["template"]
+    spec = pod["spec"]
+    container = spec["containers"][0]
+    address = dashboard_address(container.get("args") or container.get("command"))
+    if not report.check(address is not None and address[0] == "0.0.0.0", f"{where}: marquee dashboard --address 0.0.0.0:port"):
+        return
+    port = address[1]
+    named = {p.get("name"): p["containerPort"] for p in container.get("ports", [])}
+    report.check(port in named.values(), f"{where}: a container port {port}")
+    for probe in ("readinessProbe", "livenessProbe"):
+        get = container.get(probe, {}).get("httpGet", {})
+        probe_port = named.get(get.get("port"), get.get("port"))
+        report.check(get.get("path") == "/healthz" and probe_port == port, f"{where}: {probe} on /healthz:{port}")
+    resources_ = container.get("resources", {})
+    report.check(all(k in resources_.get(s, {}) for s in ("requests", "limits") for k in ("cpu", "memory")),
+                 f"{where}: cpu and memory requests and limits")
+    security = {**spec.get("securityContext", {}), **container.get("securityContext", {})}
+    report.check(security.get("runAsNonRoot") is True and security.get("runAsUser") == 10001,
+                 f"{where}: runs as non-root uid 10001 (the image's user)")
+    report.check(any(ref.get("configMapRef", {}).get("name", "").startswith("marquee-config") for ref in container.get("envFrom", [])),
+                 f"{where}: reads marquee-config")
+    report.check(deployment["spec"].get("replicas", 1) == 1, f"{where}: one replica (its history is in memory)")
+    labels = pod["metadata"]["labels"]
+    matching = [s for s in services if s["spec"].get("selector") and all(labels.get(k) == v for k, v in s["spec"]["selector"].items())]
+    report.check(any(named.get(p.get("targetPort"), p.get("targetPort")) == port for s in matching for p in s["spec"]["ports"]),
+                 f"{where}: a Service reaches its port {port}")
 
 
 def kustomize(report: Report, folder: str) -> list[dict] | None:
@@ -350,11 +453,15 @@ def check_kubernetes(report: Report, folder: str, resources: list[dict], known: 
         env_names = [e["name"] for e in container.get("env", [])]
         check_variables(report, where, env_names, known)
         env = {e["name"]: e.get("value") for e in container.get("env", [])}
+        if is_dashboard(container.get("args") or container.get("command")):
+            check_dashboard_deployment(report, where, deployment, services)
+            continue
         port = ports.get(executable or "")
         report.check(port is not None, f"{where}: runs {executable}, a long-running executable with a known port")
         if port is None:
             continue
         report.check(env.get("MARQUEE_METRICS_ADDRESS") == f"0.0.0.0:{port}", f"{where}: MARQUEE_METRICS_ADDRESS 0.0.0.0:{port}")
+        check_advertised_address(report, where, container, port)
         named = {p.get("name"): p["containerPort"] for p in container.get("ports", [])}
         report.check(named.get("metrics") == port, f"{where}: container port metrics = {port}")
         for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
@@ -405,6 +512,8 @@ def check_kubernetes(report: Report, folder: str, resources: list[dict], known: 
         report.check(target in deployments, f"{folder}: ScaledObject {target} targets an existing Deployment")
     for worker in [*WORKERS, "marquee-producer"]:
         report.check(worker in deployments, f"{folder}: a Deployment runs {worker}")
+    report.check(any(is_dashboard(d["spec"]["template"]["spec"]["containers"][0].get("args")) for d in deployments.values()),
+                 f"{folder}: a Deployment runs marquee dashboard")
 
     jobs = of("Job")
     report.check(any(executable_of(j["spec"]["template"]["spec"]["containers"][0].get("args")) == "marquee"
@@ -626,8 +735,12 @@ def check_smoke(report: Report, folder: Path) -> None:
                     continue
                 environment = dict(config)
                 for entry in container.get("env", []):
+                    if entry.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "status.podIP":
+                        environment[entry["name"]] = "127.0.0.1"  # a stand-in for the pod's address
                     if "value" in entry:
-                        value = entry["value"]
+                        # Kubernetes expands $(VAR) from the variables defined before.
+                        value = re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
+                                       lambda m: environment.get(m.group(1), m.group(0)), str(entry["value"]))
                         if entry["name"].endswith("_FILE"):  # a mounted Secret's file: a stand-in with a dummy key
                             value = os.path.join(secrets, os.path.basename(value))
                             Path(value).write_text("dummy-key\n")

@@ -2,6 +2,7 @@ import ArgumentParser
 import MarqueeDashboard
 import MarqueeKafka
 import MarqueeObservability
+import MarqueeOperations
 import MarqueeSettings
 import MarqueeStore
 import MarqueeWorker
@@ -15,8 +16,10 @@ struct Dashboard: AsyncParsableCommand {
         discussion: """
             One page that refreshes itself: per stage (fetch, images, records) the consumer lag in messages and in \
             seconds over the last hour as charts, the consume rate, the time to drain and the group's status (the \
-            rules of `marquee lag`), retry tiers due vs. not yet due; each worker of MARQUEE_WORKERS (ready or not \
-            and why, jobs in flight, restarts seen); dead letters by stage, kind and error kind, the latest with \
+            rules of `marquee lag`), retry tiers due vs. not yet due; each worker (ready or not and why, jobs in \
+            flight, restarts seen): the members of the stages' consumer groups, asked at the address their client \
+            id announces (MARQUEE_METRICS_ADVERTISED_ADDRESS), so pods an autoscaler adds appear by themselves, and \
+            the addresses of MARQUEE_WORKERS if set; dead letters by stage, kind and error kind, the latest with \
             their errors and a page each (headers and payload); what the store holds and the latest items with \
             their thumbnails. Read-only: replay and purge stay in `marquee dlq`.
 
@@ -107,7 +110,13 @@ struct Dashboard: AsyncParsableCommand {
 
     func run() async throws {
         let settings = self.kafka.settings(more: self.flags)
-        var configuration = DashboardConfiguration(layout: try self.kafka.layout(), kafka: self.kafka.configuration)
+        var layout = try self.kafka.layout()
+        // Without MARQUEE_WORKERS the workers are the groups' members alone: the layout's default addresses (one
+        // worker of each stage on this machine) would be shown unreachable wherever the workers run elsewhere.
+        if (try? settings.text(of: Catalogue.workers)) == nil {
+            for index in layout.stages.indices { layout.stages[index].workers = [] }
+        }
+        var configuration = DashboardConfiguration(layout: layout, kafka: self.kafka.configuration)
         try ConfigFileOptions.exitingOnSettingError(executable: "marquee") { () throws(SettingError) in
             configuration.store = try settings.value(Catalogue.store) { try StoreLocation(parsing: $0) }
             configuration.imageStore = try settings.value(Catalogue.imageStore)

@@ -1,6 +1,7 @@
 import Hummingbird
 import MarqueeCore
 import MarqueeKafka
+import MarqueeObservability
 import MarqueeOperations
 import MarqueeStore
 
@@ -195,17 +196,19 @@ extension Dashboard {
 
     func workersContext(_ snapshot: MonitorSnapshot) -> [String: Any] {
         let since = snapshot.workers.map(\.firstSeen).min()
-        return [
+        var context: [String: Any] = [
             "hasWorkers": !snapshot.workers.isEmpty,
             "since": since.map { Format.time($0) + " UTC" } ?? "—",
             "workers": snapshot.workers.map { record -> [String: Any] in
-                let figures = record.status.figures
+                let figures = record.status?.figures
                 func figure(_ value: Double?) -> String { value.map(LineChart.number) ?? "—" }
                 return [
-                    "stage": record.status.stage,
-                    "address": record.status.address,
-                    "state": record.status.state.rawValue,
-                    "reason": record.status.reason ?? "",
+                    "stage": record.target.stage,
+                    "id": record.target.label,
+                    "address": record.target.address ?? "no address announced",
+                    "member": Self.memberText(record.target),
+                    "state": Self.state(of: record),
+                    "reason": Self.reason(of: record) ?? "",
                     "inFlight": figure(figures?.inFlight),
                     "assigned": figure(figures?.assignedPartitions),
                     "paused": figure(figures?.pausedPartitions),
@@ -216,6 +219,8 @@ extension Dashboard {
                 ]
             },
         ]
+        if let error = snapshot.workersError { context["workersError"] = error }
+        return context
     }
 
     func workersJSON() async -> JSONValue {
@@ -223,14 +228,25 @@ extension Dashboard {
         func number(_ value: Double?) -> JSONValue { value.map(JSONValue.number) ?? .null }
         return .object([
             "rounds": .integer(Int64(snapshot.rounds)),
+            "groups_error": snapshot.workersError.map(JSONValue.string) ?? .null,
             "workers": .array(
                 snapshot.workers.map { record in
-                    let figures = record.status.figures
+                    let figures = record.status?.figures
                     return .object([
-                        "stage": .string(record.status.stage),
-                        "address": .string(record.status.address),
-                        "state": .string(record.status.state.rawValue),
-                        "reason": record.status.reason.map(JSONValue.string) ?? .null,
+                        "stage": .string(record.target.stage),
+                        "address": record.target.address.map(JSONValue.string) ?? .null,
+                        "found_by": .array(record.target.sources.map { .string($0.rawValue) }),
+                        "members": .array(
+                            record.target.members.map { member in
+                                .object([
+                                    "client_id": .string(WorkerTarget.clientID(of: member)),
+                                    "host": .string(member.host),
+                                    "member_id": .string(member.memberID),
+                                ])
+                            }
+                        ),
+                        "state": .string(Self.state(of: record)),
+                        "reason": Self.reason(of: record).map(JSONValue.string) ?? .null,
                         "figures": figures.map { figures in
                             .object([
                                 "in_flight": number(figures.inFlight),
@@ -249,6 +265,28 @@ extension Dashboard {
                 }
             ),
         ])
+    }
+
+    /// `ready`, `not-ready`, `unreachable`, or `no-address` for a member that announces none.
+    static func state(of record: WorkerRecord) -> String {
+        record.status?.state.rawValue ?? "no-address"
+    }
+
+    static func reason(of record: WorkerRecord) -> String? {
+        if let status = record.status { return status.reason }
+        if let member = record.target.members.first,
+            let announced = AnnouncedAddress(clientID: WorkerTarget.clientID(of: member)), announced.isUnspecified
+        {
+            return "no address announced: \(announced) asks for the host the broker sees, and the broker reports none"
+        }
+        return "no address announced"
+    }
+
+    /// The group members found at a worker's address (`client id (host)`), or where else it was found.
+    static func memberText(_ target: WorkerTarget) -> String {
+        guard !target.members.isEmpty else { return "not in the group (MARQUEE_WORKERS)" }
+        return target.members.map { "\(WorkerTarget.clientID(of: $0)) (\($0.host.isEmpty ? "host unknown" : $0.host))" }
+            .joined(separator: ", ")
     }
 
     // MARK: Dead letters

@@ -4,7 +4,8 @@ public import MarqueeStore
 
 /// What `marquee dashboard` shows and where it finds it.
 public struct DashboardConfiguration: Sendable {
-    /// The pipeline's topics, groups and worker addresses (`MARQUEE_*`, ``PipelineLayout``).
+    /// The pipeline's topics, groups and worker addresses (`MARQUEE_*`, ``PipelineLayout``). The workers shown are
+    /// the members of the stages' groups (at the address each announces in its client id) and these addresses.
     public var layout: PipelineLayout
     /// The brokers the lag and dead letters are read from.
     public var kafka: KafkaConfiguration

@@ -18,7 +18,10 @@ struct LagPoint: Sendable, Hashable {
 
 /// A worker as the dashboard saw it over its samples.
 struct WorkerRecord: Sendable, Hashable {
-    var status: WorkerStatus
+    /// Where it was found (its group membership, `MARQUEE_WORKERS`) at the last sample.
+    var target: WorkerTarget
+    /// Its last answer; `nil` when there is no address to ask (a member that announces none).
+    var status: WorkerStatus?
     /// Times the worker's job counters fell between two samples: its process started again.
     var restarts: Int
     /// When this dashboard first asked it (epoch ms).
@@ -28,8 +31,9 @@ struct WorkerRecord: Sendable, Hashable {
     /// Its jobs finished (succeeded + retried + dead-lettered) at the last sample that had figures.
     var lastJobs: Double?
 
-    /// The record of a worker first asked at `now`.
-    init(status: WorkerStatus, now: Int64) {
+    /// The record of a worker first seen at `now`.
+    init(target: WorkerTarget, status: WorkerStatus?, now: Int64) {
+        self.target = target
         self.status = status
         self.restarts = 0
         self.firstSeen = now
@@ -43,8 +47,9 @@ struct WorkerRecord: Sendable, Hashable {
     /// A worker's job counters only grow within one process, so counters lower than at the last sample mean a
     /// new process answers at the address: one restart. (A restart between two samples after which the new
     /// process already finished more jobs than the old one had is not seen.)
-    mutating func observe(_ status: WorkerStatus, at now: Int64) {
+    mutating func observe(_ status: WorkerStatus?, at now: Int64) {
         self.status = status
+        guard let status else { return }
         if status.state != .unreachable { self.lastAnswered = now }
         guard let figures = status.figures else { return }
         let jobs = (figures.succeeded ?? 0) + (figures.retried ?? 0) + (figures.deadLettered ?? 0)
@@ -87,8 +92,11 @@ struct MonitorSnapshot: Sendable {
     var lagError: String?
     /// Per stage, oldest first.
     var history: [String: [LagPoint]] = [:]
-    /// In the layout's order of stages and addresses.
+    /// Per stage in the layout's order: the addresses of `MARQUEE_WORKERS`, then the other group members
+    /// (``WorkerTarget/targets(stages:groups:)``).
     var workers: [WorkerRecord] = []
+    /// Why the stages' consumer groups could not be described (the members of the last description are shown).
+    var workersError: String?
     var deadLetters: DeadLetterSummary?
     var deadLetterError: String?
 }
@@ -103,9 +111,12 @@ actor DashboardMonitor {
     private var window: LagWindow
     let deadLetterQueue: DeadLetterQueue
     private let fetcher: HTTPFetcher
+    private let admin: KafkaAdmin
     private let logger: Logger
     private var state = MonitorSnapshot()
     private var workerRecords: [String: WorkerRecord] = [:]
+    /// The stages' groups as last described: kept while the broker cannot be asked.
+    private var groups: [String: KafkaConsumerGroupDescription] = [:]
     private var deadLetterTallies: [KafkaTopicPartition: PartitionTally] = [:]
     private var isSampling = false
 
@@ -136,13 +147,15 @@ actor DashboardMonitor {
         queue.readTimeout = configuration.requestTimeout
         self.deadLetterQueue = queue
         self.fetcher = fetcher
+        self.admin = admin
         self.logger = logger
     }
 
     /// What was sampled so far.
     func snapshot() -> MonitorSnapshot { self.state }
 
-    /// One round: lag of every stage, every worker's `/readyz` and `/metrics`, the dead-letter topics.
+    /// One round: lag of every stage, every worker's `/readyz` and `/metrics` (the members of the stages' groups and
+    /// `MARQUEE_WORKERS`), the dead-letter topics.
     ///
     /// Never throws: what could not be read is kept as an error text beside the last good values.
     func round() async {
@@ -186,18 +199,21 @@ actor DashboardMonitor {
         let probed = await workers
         let now = Self.nowMilliseconds()
         var records: [WorkerRecord] = []
-        for status in probed {
-            let key = "\(status.stage)=\(status.address)"
+        var kept: [String: WorkerRecord] = [:]
+        for (target, status) in probed {
             var record: WorkerRecord
-            if let known = self.workerRecords[key] {
+            if let known = self.workerRecords[target.key] {
                 record = known
+                record.target = target
                 record.observe(status, at: now)
             } else {
-                record = WorkerRecord(status: status, now: now)
+                record = WorkerRecord(target: target, status: status, now: now)
             }
-            self.workerRecords[key] = record
+            kept[target.key] = record
             records.append(record)
         }
+        // Only the workers of this round: pods that left the group (scaled down) are forgotten.
+        self.workerRecords = kept
         self.state.workers = records
 
         switch await letters {
@@ -211,16 +227,29 @@ actor DashboardMonitor {
         self.state.lastRound = now
     }
 
-    private func probeWorkers() async -> [WorkerStatus] {
-        let workers = self.configuration.layout.stages.flatMap { stage in stage.workers.map { (stage.name, $0) } }
+    /// Every worker's `/readyz` and `/metrics`: the members of the stages' groups at the addresses their client
+    /// ids announce, and the addresses of `MARQUEE_WORKERS`. A member without an address is listed unasked.
+    private func probeWorkers() async -> [(WorkerTarget, WorkerStatus?)] {
+        let layout = self.configuration.layout
+        do {
+            self.groups = try await self.admin.describeGroups(layout.stages.map(\.group))
+            self.state.workersError = nil
+        } catch {
+            self.state.workersError = error.reason
+            self.logger.warning("describing the stages' groups failed", metadata: ["marquee.error": "\(error.reason)"])
+        }
+        let targets = WorkerTarget.targets(stages: layout.stages, groups: self.groups)
         let fetcher = self.fetcher
-        return await withTaskGroup(of: (Int, WorkerStatus).self) { group in
-            for (index, (stage, address)) in workers.enumerated() {
-                group.addTask { (index, await WorkerStatus.probe(stage: stage, address: address, using: fetcher)) }
+        return await withTaskGroup(of: (Int, WorkerStatus?).self) { group in
+            for (index, target) in targets.enumerated() {
+                group.addTask {
+                    guard let address = target.address else { return (index, nil) }
+                    return (index, await WorkerStatus.probe(stage: target.stage, address: address, using: fetcher))
+                }
             }
-            var statuses: [(Int, WorkerStatus)] = []
+            var statuses: [(Int, WorkerStatus?)] = []
             for await status in group { statuses.append(status) }
-            return statuses.sorted { $0.0 < $1.0 }.map(\.1)
+            return statuses.sorted { $0.0 < $1.0 }.map { (targets[$0.0], $0.1) }
         }
     }
 

@@ -127,21 +127,25 @@ enum DashboardTemplates {
 
         <section id="workers" aria-labelledby="workers-heading">
         <h2 id="workers-heading">Workers</h2>
-        {{^workers}}<p>No worker addresses: set <code>MARQUEE_WORKERS</code> (stage=host:port, …).</p>{{/workers}}
+        {{#workersError}}<p class="error" role="alert">The stages' consumer groups could not be described (members as last
+        seen): {{workersError}}</p>{{/workersError}}
+        {{^workers}}<p>No workers: no member in the stages' consumer groups, and no <code>MARQUEE_WORKERS</code>
+        (stage=host:port, …).</p>{{/workers}}
         {{#hasWorkers}}
         <div class="scroll" role="region" aria-label="Workers" tabindex="0">
         <table>
-        <caption>Each worker's <code>/readyz</code> and <code>/metrics</code></caption>
-        <thead><tr><th scope="col">Stage</th><th scope="col">Address</th><th scope="col">Ready</th>
-        <th scope="col">Why not</th><th scope="col">In flight</th><th scope="col">Assigned</th>
+        <caption>Each worker's <code>/readyz</code> and <code>/metrics</code>: the members of the stages' consumer
+        groups at the address their client id announces, and <code>MARQUEE_WORKERS</code></caption>
+        <thead><tr><th scope="col">Stage</th><th scope="col">Address</th><th scope="col">Group member</th>
+        <th scope="col">Ready</th><th scope="col">Why not</th><th scope="col">In flight</th><th scope="col">Assigned</th>
         <th scope="col">Paused</th><th scope="col">Succeeded</th><th scope="col">Retried</th>
         <th scope="col">Dead-lettered</th><th scope="col">Restarts seen</th></tr></thead>
         <tbody>
-        {{#workers}}<tr data-worker="{{address}}"><th scope="row">{{stage}}</th><td>{{address}}</td>
-        <td><span class="badge state-{{state}}" data-test="worker-{{address}}-state">{{state}}</span></td>
-        <td>{{reason}}</td><td data-test="worker-{{address}}-in-flight">{{inFlight}}</td><td>{{assigned}}</td>
-        <td>{{paused}}</td><td data-test="worker-{{address}}-succeeded">{{succeeded}}</td><td>{{retried}}</td>
-        <td>{{deadLettered}}</td><td data-test="worker-{{address}}-restarts">{{restarts}}</td></tr>{{/workers}}
+        {{#workers}}<tr data-worker="{{id}}"><th scope="row">{{stage}}</th><td>{{address}}</td><td>{{member}}</td>
+        <td><span class="badge state-{{state}}" data-test="worker-{{id}}-state">{{state}}</span></td>
+        <td>{{reason}}</td><td data-test="worker-{{id}}-in-flight">{{inFlight}}</td><td>{{assigned}}</td>
+        <td>{{paused}}</td><td data-test="worker-{{id}}-succeeded">{{succeeded}}</td><td>{{retried}}</td>
+        <td>{{deadLettered}}</td><td data-test="worker-{{id}}-restarts">{{restarts}}</td></tr>{{/workers}}
         </tbody>
         </table>
         </div>
@@ -300,7 +304,7 @@ enum DashboardTemplates {
         .badge { display: inline-block; font-size: .8rem; font-weight: 700; padding: .05rem .45rem;
           border-radius: 1rem; border: 2px solid currentColor; vertical-align: middle; }
         .status-ok, .state-ready { color: var(--ok); }
-        .status-lagging, .state-not-ready { color: var(--warn); }
+        .status-lagging, .state-not-ready, .state-no-address { color: var(--warn); }
         .status-stalled, .state-unreachable { color: var(--bad); }
         .status-stopped { color: var(--stop); }
         .chart-figure { margin: .75rem 0; }

@@ -77,6 +77,9 @@ struct MarqueeProducer: AsyncParsableCommand {
     @Option(help: ArgumentHelp(Catalogue.metricsAddress))
     var metricsAddress: String?
 
+    @Option(help: ArgumentHelp(Catalogue.metricsAdvertisedAddress, more: "The Kafka client id carries it (marquee-producer_10.0.0.5_9104)."))
+    var metricsAdvertisedAddress: String?
+
     @Option(
         name: .customLong("metrics-allowed-host"),
         help: ArgumentHelp(Catalogue.metricsAllowedHosts, more: "Repeatable. Other names are refused with 421 (DNS rebinding).", valueName: "name")
@@ -95,7 +98,7 @@ struct MarqueeProducer: AsyncParsableCommand {
             (Catalogue.schedule, self.schedule), (Catalogue.brokers, self.brokers), (Catalogue.topicPrefix, self.topicPrefix),
             (Catalogue.producerGroup, self.group), (Catalogue.sessionTimeout, self.sessionTimeout),
             (Catalogue.claimTimeout, self.claimTimeout), (Catalogue.stateReplication, self.stateReplication),
-            (Catalogue.metricsAddress, self.metricsAddress),
+            (Catalogue.metricsAddress, self.metricsAddress), (Catalogue.metricsAdvertisedAddress, self.metricsAdvertisedAddress),
             (Catalogue.metricsAllowedHosts, self.metricsAllowedHosts.isEmpty ? nil : self.metricsAllowedHosts.joined(separator: ",")),
             (Catalogue.logLevel, self.logLevel),
         ])
@@ -139,7 +142,15 @@ struct MarqueeProducer: AsyncParsableCommand {
         let file = try Self.load(values.schedule, now: now)
         let logger = WorkerRunner.bootstrapLogging(label: "marquee.producer", level: values.logLevel)
         var kafka = KafkaConfiguration(brokers: values.brokers)
-        kafka.clientID = "marquee-producer"
+        // The client id carries where `/metrics` is reached, as the workers' do.
+        kafka.clientID = AnnouncedAddress.clientID(
+            name: "marquee-producer",
+            announcing: AnnouncedAddress.announced(
+                advertised: values.advertisedAddress,
+                bindHost: values.metricsAddress.host,
+                bindPort: values.metricsAddress.port
+            )
+        )
         kafka.additionalProperties = values.kafkaProperties
         var settings = WindowProducerConfiguration(kafka: kafka, owner: Self.owner())
         settings.prefix = values.topicPrefix
@@ -253,6 +264,9 @@ struct ProducerSettings {
     var stateReplication: Int
     var logLevel: String
     var metricsAddress: (host: String, port: Int)
+    /// `MARQUEE_METRICS_ADVERTISED_ADDRESS`; empty: the metrics address, or the host name when it binds every
+    /// interface.
+    var advertisedAddress: String
     var allowedHosts: HostAllowList
     /// `MARQUEE_KAFKA_PROPERTIES` with the `-X` flags over it.
     var kafkaProperties: [String: String]
@@ -272,6 +286,7 @@ struct ProducerSettings {
         self.metricsAddress = try settings.value(Catalogue.metricsAddress) { text in
             try WorkerOptions.parseMetricsAddress(text.isEmpty ? "127.0.0.1:9104" : text)
         }
+        self.advertisedAddress = try WorkerSettings.advertisedAddress(settings)
         self.allowedHosts = try settings.value(Catalogue.metricsAllowedHosts) { try HostAllowList.observability.adding($0) }
         // The `-X` flags were checked by `validate()`.
         let flags = (try? WorkerOptions.parseKafkaProperties(flagProperties)) ?? [:]

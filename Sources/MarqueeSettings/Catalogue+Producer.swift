@@ -35,7 +35,8 @@ extension Catalogue {
 
     /// Every setting `marquee-producer` reads.
     public static let producer: [any AnySetting] = [
-        brokers, kafkaProperties, topicPrefix, logLevel, sessionTimeout, metricsAddress, metricsAllowedHosts,
+        brokers, kafkaProperties, topicPrefix, logLevel, sessionTimeout, metricsAddress, metricsAdvertisedAddress,
+        metricsAllowedHosts,
         schedule, producerGroup, claimTimeout, stateReplication,
     ]
 }

@@ -93,6 +93,14 @@ public enum Catalogue {
         parse: { SettingParsers.isHostPort($0) ? $0 : nil }
     )
 
+    public static let metricsAdvertisedAddress = Setting<String>(
+        "MARQUEE_METRICS_ADVERTISED_ADDRESS", flag: "metrics-advertised-address", readers: "workers, marquee-producer",
+        summary: "Address others reach /metrics at, announced in the Kafka client id for `marquee dashboard` (host 0.0.0.0: the address the broker sees).",
+        expected: "host:port or [host]:port (brackets needed for IPv6), port 1 to 65535, such as 10.0.0.5:9101 or [fd00::5]:9101",
+        default: "", defaultText: "the metrics address; bound to 0.0.0.0 or ::, the host name; none on port 0",
+        parse: { $0.isEmpty || SettingParsers.isAdvertisedAddress($0) ? $0 : nil }
+    )
+
     public static let metricsAllowedHosts = Setting<[String]>(
         "MARQUEE_METRICS_ALLOWED_HOSTS", flag: "metrics-allowed-host", readers: "workers, marquee-producer",
         summary: "Host names the metrics address answers besides localhost, IP addresses and names without a dot (.example.org: every name under it).",
@@ -152,8 +160,8 @@ public enum Catalogue {
     /// Every setting, in the order of docs/configuration.md's table.
     public static let all: [any AnySetting] = [
         brokers, kafkaProperties, topicPrefix, retryDelays, logLevel,
-        group, concurrency, shutdownTimeout, sessionTimeout, maxMessageBytes, metricsAddress, metricsAllowedHosts,
-        storeTimeout, store, sharedLimits, imageHosts, allowPrivateAddresses,
+        group, concurrency, shutdownTimeout, sessionTimeout, maxMessageBytes, metricsAddress, metricsAdvertisedAddress,
+        metricsAllowedHosts, storeTimeout, store, sharedLimits, imageHosts, allowPrivateAddresses,
         fetchRateLimits, perSourceConcurrency, koficDailyBudget, validatorCache, probeInterval,
     ] + sources + [
         imageStore, imageWidths, webpQuality, imageMaxBytes, imageMaxPixels, imageOriginals, imageRateLimits,
@@ -166,8 +174,8 @@ public enum Catalogue {
     /// The settings a worker executable reads through ``Settings``.
     public static let worker: [any AnySetting] = [
         brokers, kafkaProperties, topicPrefix, retryDelays, logLevel,
-        group, concurrency, shutdownTimeout, sessionTimeout, maxMessageBytes, metricsAddress, metricsAllowedHosts,
-        storeTimeout,
+        group, concurrency, shutdownTimeout, sessionTimeout, maxMessageBytes, metricsAddress, metricsAdvertisedAddress,
+        metricsAllowedHosts, storeTimeout,
     ]
 
     /// The table of `settings`: name, flag, default, form, and what it does.

@@ -70,6 +70,22 @@ public enum SettingParsers {
     /// Any text (the setting's own reader checks it further).
     public static func text(_ text: String) -> String? { text }
 
+    /// `host:port` with a port from 1 to 65535 and a host that is a name or address (letters, digits, `.`, `-`,
+    /// `_`), or `[host]:port` (needed for an IPv6 address, allowed for any): where others reach a listener.
+    public static func isAdvertisedAddress(_ text: String) -> Bool {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (1...65535).contains(port)
+        else { return false }
+        var host = text[..<colon]
+        let isBracketed = host.hasPrefix("[") && host.hasSuffix("]") && host.count >= 2
+        if isBracketed { host = host.dropFirst().dropLast() }
+        return !host.isEmpty
+            && host.allSatisfy { character in
+                character.isASCII
+                    && (character.isLetter || character.isNumber || "._-".contains(character) || (isBracketed && character == ":"))
+            }
+    }
+
     /// `host:port` with a port from 0 to 65535 (`[v6]:port` too; an empty host is allowed).
     public static func isHostPort(_ text: String) -> Bool {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else { return false }

@@ -59,6 +59,18 @@ public struct WorkerOptions: ParsableArguments {
     public var metricsAddress: String?
 
     @Option(
+        help: ArgumentHelp(
+            Catalogue.metricsAdvertisedAddress,
+            more: """
+                The worker's Kafka client id carries it (marquee-fetch_10.0.0.5_9101), so `marquee dashboard` finds \
+                every member of the stage's group. With a metrics port of 0 nothing is announced by default: the \
+                port is chosen after the client id is set.
+                """
+        )
+    )
+    public var metricsAdvertisedAddress: String?
+
+    @Option(
         name: .customLong("metrics-allowed-host"),
         help: ArgumentHelp(
             Catalogue.metricsAllowedHosts,
@@ -91,6 +103,7 @@ public struct WorkerOptions: ParsableArguments {
             (Catalogue.concurrency, self.concurrency), (Catalogue.retryDelays, self.retryDelays),
             (Catalogue.shutdownTimeout, self.shutdownTimeout), (Catalogue.sessionTimeout, self.sessionTimeout),
             (Catalogue.maxMessageBytes, self.maxMessageBytes), (Catalogue.metricsAddress, self.metricsAddress),
+            (Catalogue.metricsAdvertisedAddress, self.metricsAdvertisedAddress),
             (Catalogue.logLevel, self.logLevel), (Catalogue.storeTimeout, self.storeTimeout),
             (Catalogue.metricsAllowedHosts, self.metricsAllowedHosts.isEmpty ? nil : self.metricsAllowedHosts.joined(separator: ",")),
         ])
@@ -198,7 +211,8 @@ public struct WorkerOptions: ParsableArguments {
     }
 }
 
-/// Where a worker's `/metrics`, `/healthz` and `/readyz` listen, and the `Host` names they answer.
+/// Where a worker's `/metrics`, `/healthz` and `/readyz` listen, the `Host` names they answer, and where others
+/// reach them.
 public struct MetricsAddress: Sendable, Hashable {
     /// The address to bind, e.g. `127.0.0.1` or `0.0.0.0`.
     public var host: String
@@ -207,11 +221,22 @@ public struct MetricsAddress: Sendable, Hashable {
     /// The `Host` names answered (``ObservabilityServer`` adds the bind address).
     /// Default: ``HostAllowList/observability``.
     public var allowedHosts: HostAllowList
+    /// `MARQUEE_METRICS_ADVERTISED_ADDRESS` (`host:port`); empty: ``announced`` follows the bind address.
+    /// Default: empty.
+    public var advertised: String
 
-    public init(host: String, port: Int, allowedHosts: HostAllowList = .observability) {
+    public init(host: String, port: Int, allowedHosts: HostAllowList = .observability, advertised: String = "") {
         self.host = host
         self.port = port
         self.allowedHosts = allowedHosts
+        self.advertised = advertised
+    }
+
+    /// The address announced in the process's Kafka client id (``AnnouncedAddress/announced(advertised:bindHost:bindPort:hostName:)``):
+    /// ``advertised`` when set, else the bind address when it is a specific one, else the host name with the port;
+    /// `nil` on port 0, which is chosen only once the listener binds, after the client id is set.
+    public var announced: AnnouncedAddress? {
+        AnnouncedAddress.announced(advertised: self.advertised, bindHost: self.host, bindPort: self.port)
     }
 }
 

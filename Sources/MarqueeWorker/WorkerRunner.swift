@@ -1,4 +1,5 @@
 public import Logging
+import MarqueeKafka
 public import MarqueeObservability
 public import MarqueePipeline
 public import ServiceLifecycle
@@ -22,7 +23,8 @@ public enum WorkerRunner {
     /// Runs `handler` as the stage `configuration` names until a signal stops it.
     ///
     /// - Parameters:
-    ///   - metricsAddress: Where `/metrics`, `/healthz` and `/readyz` listen, and the `Host` names they answer.
+    ///   - metricsAddress: Where `/metrics`, `/healthz` and `/readyz` listen, the `Host` names they answer, and
+    ///     the address announced in the Kafka client id (``MetricsAddress/announced``).
     ///   - services: Services the handler needs running alongside (started before the stage, stopped after).
     ///   - metrics: The stage's metrics, when the handler reports to them too; `nil` makes new ones.
     ///   - onStarted: Called with the listener's port once it listens (0 picks a free port).
@@ -41,6 +43,9 @@ public enum WorkerRunner {
         whenStopped: @Sendable () async -> Void = {}
     ) async throws {
         var configuration = configuration
+        // The client id carries where `/metrics` is reached, so `marquee dashboard` finds every member of the group.
+        let announced = metricsAddress.announced
+        configuration.kafka.clientID = AnnouncedAddress.clientID(name: configuration.kafka.clientID, announcing: announced)
         let metrics = metrics ?? StageMetrics(stage: configuration.topics.stage)
         configuration.report(to: metrics)
         let stage = Stage(configuration: configuration, handler: handler, logger: logger)
@@ -57,6 +62,7 @@ public enum WorkerRunner {
                 "\(stageName) worker started",
                 metadata: [
                     "marquee.metrics": "http://\(metricsAddress.host):\(port)/metrics",
+                    "marquee.announced": "\(announced.map { "\($0)" } ?? "none")",
                     "marquee.allocator": "\(MemoryAllocator.current)",
                 ]
             )

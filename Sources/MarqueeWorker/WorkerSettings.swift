@@ -24,6 +24,7 @@ public struct WorkerSettings: Sendable {
     /// The `-X` flags alone.
     public let flagProperties: [String: String]
     private let metricsAddressText: String
+    private let advertisedAddressText: String
     private let allowedHosts: HostAllowList
 
     init(_ settings: Settings, flagProperties: [String: String]) throws(SettingError) {
@@ -41,6 +42,7 @@ public struct WorkerSettings: Sendable {
         self.flagProperties = flagProperties
         self.kafkaProperties = try settings.value(Catalogue.kafkaProperties).merging(flagProperties) { _, flag in flag }
         self.metricsAddressText = try settings.value(Catalogue.metricsAddress)
+        self.advertisedAddressText = try Self.advertisedAddress(settings)
         let (hosts, origin) = try settings.resolved(Catalogue.metricsAllowedHosts)
         do {
             self.allowedHosts = try HostAllowList.observability.adding(hosts)
@@ -52,12 +54,32 @@ public struct WorkerSettings: Sendable {
     /// How long one store operation may take.
     public var storeDeadline: Duration { .seconds(self.storeTimeout) }
 
-    /// Where the observability listener listens (the worker's own port unless set), and the `Host` names it answers.
+    /// Where the observability listener listens (the worker's own port unless set), the `Host` names it answers
+    /// and the address it announces (``MetricsAddress/announced``).
     public func metricsAddress(defaultPort: Int) -> MetricsAddress {
         guard !self.metricsAddressText.isEmpty, let (host, port) = try? WorkerOptions.parseMetricsAddress(self.metricsAddressText) else {
-            return MetricsAddress(host: "127.0.0.1", port: defaultPort, allowedHosts: self.allowedHosts)
+            return MetricsAddress(
+                host: "127.0.0.1",
+                port: defaultPort,
+                allowedHosts: self.allowedHosts,
+                advertised: self.advertisedAddressText
+            )
         }
-        return MetricsAddress(host: host, port: port, allowedHosts: self.allowedHosts)
+        return MetricsAddress(host: host, port: port, allowedHosts: self.allowedHosts, advertised: self.advertisedAddressText)
+    }
+
+    /// `MARQUEE_METRICS_ADVERTISED_ADDRESS`, checked further than its setting's form: a host a client id can carry.
+    ///
+    /// - Throws: ``SettingError`` naming the setting and where its value came from.
+    public static func advertisedAddress(_ settings: Settings) throws(SettingError) -> String {
+        let (text, origin) = try settings.resolved(Catalogue.metricsAdvertisedAddress)
+        guard text.isEmpty || AnnouncedAddress.hostAndPort(text) != nil else {
+            throw SettingError(
+                "\(Catalogue.metricsAdvertisedAddress.name) (--metrics-advertised-address) '\(text)' from \(origin): "
+                    + "expected \(Catalogue.metricsAdvertisedAddress.expected)"
+            )
+        }
+        return text
     }
 
     /// The stage's configuration from these settings.

@@ -54,6 +54,29 @@ extension WorkerOptions {
         )
     }
 
+    @Test func theAnnouncedAddressIsTheAdvertisedOneElseTheBindAddress() throws {
+        let advertised = try WorkerOptions.parse([
+            "--metrics-address", "0.0.0.0:9101", "--metrics-advertised-address", "10.0.0.5:9101",
+        ])
+        #expect(try advertised.alone.metricsAddress(defaultPort: 1).announced?.description == "10.0.0.5:9101")
+        let environment = try WorkerOptions.parse([]).resolved(environment: ["MARQUEE_METRICS_ADVERTISED_ADDRESS": "[fd00::5]:9101"])
+        #expect(environment.metricsAddress(defaultPort: 9101).announced?.description == "[fd00::5]:9101")
+        #expect(try WorkerOptions.parse([]).alone.metricsAddress(defaultPort: 9102).announced?.description == "127.0.0.1:9102")
+        let freePort = try WorkerOptions.parse(["--metrics-address", "127.0.0.1:0"]).alone.metricsAddress(defaultPort: 1)
+        #expect(freePort.announced == nil, "port 0 is chosen after the client id is set")
+        let everywhere = try WorkerOptions.parse(["--metrics-address", "0.0.0.0:9101"]).alone.metricsAddress(defaultPort: 1)
+        #expect(everywhere.announced?.host == AnnouncedAddress.hostName(), "bound to every interface: the host name")
+    }
+
+    @Test func anAdvertisedAddressAClientIDCannotCarryIsRefused() throws {
+        let options = try WorkerOptions.parse(["--metrics-advertised-address", "fd00__1:9101"])
+        let error = #expect(throws: SettingError.self) { try options.alone }
+        #expect(
+            error?.description
+                == "MARQUEE_METRICS_ADVERTISED_ADDRESS (--metrics-advertised-address) 'fd00__1:9101' from the command line: expected \(Catalogue.metricsAdvertisedAddress.expected)"
+        )
+    }
+
     @Test func metricsAllowedHostsAddToTheObservabilityDefault() throws {
         let options = try WorkerOptions.parse([
             "--metrics-allowed-host", "marquee-fetch.marquee.svc", "--metrics-allowed-host", ".metrics.example",
@@ -72,6 +95,9 @@ extension WorkerOptions {
         (["--shutdown-timeout=-3s"], "MARQUEE_SHUTDOWN_TIMEOUT (--shutdown-timeout) '-3s' from the command line: expected a duration"),
         (["--metrics-address", "localhost"], "MARQUEE_METRICS_ADDRESS (--metrics-address) 'localhost' from the command line: expected host:port"),
         (["--metrics-address", "127.0.0.1:70000"], "expected host:port"),
+        (["--metrics-advertised-address", "10.0.0.5"], "MARQUEE_METRICS_ADVERTISED_ADDRESS (--metrics-advertised-address) '10.0.0.5' from the command line: expected host:port"),
+        (["--metrics-advertised-address", "10.0.0.5:0"], "expected host:port or [host]:port (brackets needed for IPv6), port 1 to 65535"),
+        (["--metrics-advertised-address", "fd00::1:9101"], "expected host:port or [host]:port"),
         (["-X", "novalue"], "--kafka-property: 'novalue' is not key=value"),
         (["--log-level", "loud"], "MARQUEE_LOG_LEVEL (--log-level) 'loud' from the command line: expected one of trace, debug"),
         (["--session-timeout", "500ms"], "expected a duration from 1s to 1h"),
