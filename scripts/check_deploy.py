@@ -226,14 +226,19 @@ def is_dashboard(command) -> bool:
     return list(command or [])[:2] == DASHBOARD
 
 
-def dashboard_address(command) -> tuple[str, int] | None:
-    """The host and port of `marquee dashboard --address host:port` (or `--address=host:port`)."""
+def is_lag_exporter(command) -> bool:
+    command = list(command.split() if isinstance(command, str) else command or [])
+    return command[:2] == ["marquee", "lag"] and any(str(a) == "--serve" or str(a).startswith("--serve=") for a in command)
+
+
+def dashboard_address(command, flag: str = "--address") -> tuple[str, int] | None:
+    """The host and port of `marquee dashboard --address host:port` (or `--address=host:port`; `flag` for others)."""
     command = list(command.split() if isinstance(command, str) else command or [])
     for index, argument in enumerate(command):
         value = None
-        if argument == "--address" and index + 1 < len(command):
+        if argument == flag and index + 1 < len(command):
             value = str(command[index + 1])
-        elif str(argument).startswith("--address="):
+        elif str(argument).startswith(flag + "="):
             value = str(argument).split("=", 1)[1]
         if value and ":" in value and value.rsplit(":", 1)[1].isdigit():
             host, port = value.rsplit(":", 1)
@@ -404,6 +409,39 @@ def check_dashboard_deployment(report: Report, where: str, deployment: dict, ser
                  f"{where}: a Service reaches its port {port}")
 
 
+def check_lag_exporter_deployment(report: Report, where: str, deployment: dict, services: list[dict]) -> None:
+    """`marquee lag --serve`: /metrics, /readyz and /healthz on 0.0.0.0 at its container's metrics port, scraped
+    through a Service labelled marquee.io/metrics; one replica; runs as the image's user; reads marquee-config."""
+    pod = deployment["spec"]["template"]
+    spec = pod["spec"]
+    container = spec["containers"][0]
+    address = dashboard_address(container.get("args") or container.get("command"), "--serve")
+    if not report.check(address is not None and address[0] == "0.0.0.0", f"{where}: marquee lag --serve 0.0.0.0:port"):
+        return
+    port = address[1]
+    named = {p.get("name"): p["containerPort"] for p in container.get("ports", [])}
+    report.check(named.get("metrics") == port, f"{where}: container port metrics = {port}")
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+        get = container.get(probe, {}).get("httpGet", {})
+        probe_port = named.get(get.get("port"), get.get("port"))
+        report.check(get.get("path") == path and probe_port == port, f"{where}: {probe} on {path}:{port}")
+    resources_ = container.get("resources", {})
+    report.check(all(k in resources_.get(s, {}) for s in ("requests", "limits") for k in ("cpu", "memory")),
+                 f"{where}: cpu and memory requests and limits")
+    security = {**spec.get("securityContext", {}), **container.get("securityContext", {})}
+    report.check(security.get("runAsNonRoot") is True and security.get("runAsUser") == 10001,
+                 f"{where}: runs as non-root uid 10001 (the image's user)")
+    report.check(any(ref.get("configMapRef", {}).get("name", "").startswith("marquee-config") for ref in container.get("envFrom", [])),
+                 f"{where}: reads marquee-config")
+    report.check(deployment["spec"].get("replicas", 1) == 1, f"{where}: one replica (each would report the same groups)")
+    labels = pod["metadata"]["labels"]
+    matching = [s for s in services if s["spec"].get("selector") and all(labels.get(k) == v for k, v in s["spec"]["selector"].items())]
+    report.check(any(p.get("name") == "metrics" and named.get(p.get("targetPort"), p.get("targetPort")) == port
+                     and s["metadata"].get("labels", {}).get("marquee.io/metrics") == "true"
+                     for s in matching for p in s["spec"]["ports"]),
+                 f"{where}: a Service labelled marquee.io/metrics exposes its metrics port {port} (the ServiceMonitor scrapes it)")
+
+
 def kustomize(report: Report, folder: str) -> list[dict] | None:
     kubectl = tool("kubectl")
     if kubectl:
@@ -455,6 +493,9 @@ def check_kubernetes(report: Report, folder: str, resources: list[dict], known: 
         env = {e["name"]: e.get("value") for e in container.get("env", [])}
         if is_dashboard(container.get("args") or container.get("command")):
             check_dashboard_deployment(report, where, deployment, services)
+            continue
+        if is_lag_exporter(container.get("args") or container.get("command")):
+            check_lag_exporter_deployment(report, where, deployment, services)
             continue
         port = ports.get(executable or "")
         report.check(port is not None, f"{where}: runs {executable}, a long-running executable with a known port")
@@ -514,6 +555,8 @@ def check_kubernetes(report: Report, folder: str, resources: list[dict], known: 
         report.check(worker in deployments, f"{folder}: a Deployment runs {worker}")
     report.check(any(is_dashboard(d["spec"]["template"]["spec"]["containers"][0].get("args")) for d in deployments.values()),
                  f"{folder}: a Deployment runs marquee dashboard")
+    report.check(any(is_lag_exporter(d["spec"]["template"]["spec"]["containers"][0].get("args")) for d in deployments.values()),
+                 f"{folder}: a Deployment runs the lag exporter (marquee lag --serve)")
 
     jobs = of("Job")
     report.check(any(executable_of(j["spec"]["template"]["spec"]["containers"][0].get("args")) == "marquee"

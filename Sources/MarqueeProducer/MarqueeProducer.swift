@@ -255,6 +255,11 @@ struct MarqueeProducer: AsyncParsableCommand {
 
 /// The scheduler's settings, resolved and typed.
 struct ProducerSettings {
+    /// `MARQUEE_METRICS_ADDRESS`, or 127.0.0.1 and the scheduler's own port.
+    static func address(_ text: String, defaultPort: Int) throws -> (host: String, port: Int) {
+        try WorkerOptions.parseMetricsAddress(text.isEmpty ? "127.0.0.1:\(defaultPort)" : text)
+    }
+
     var schedule: String
     var brokers: String
     var topicPrefix: String
@@ -284,7 +289,7 @@ struct ProducerSettings {
         self.stateReplication = try settings.value(Catalogue.stateReplication)
         self.logLevel = try settings.value(Catalogue.logLevel)
         self.metricsAddress = try settings.value(Catalogue.metricsAddress) { text in
-            try WorkerOptions.parseMetricsAddress(text.isEmpty ? "127.0.0.1:9104" : text)
+            try Self.address(text, defaultPort: 9104)
         }
         self.advertisedAddress = try WorkerSettings.advertisedAddress(settings)
         self.allowedHosts = try settings.value(Catalogue.metricsAllowedHosts) { try HostAllowList.observability.adding($0) }
