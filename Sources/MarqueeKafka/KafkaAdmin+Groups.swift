@@ -148,38 +148,11 @@ extension KafkaAdmin {
         let client = self.client
         let timeout = self.timeout
         return try await Self.blocking { () throws(KafkaError) -> [KafkaTopicPartition: Int64?] in
-            let list = RDKafkaTopicPartitionList(partitions.map { ($0, nil) })
-            var request: OpaquePointer? = rd_kafka_ListConsumerGroupOffsets_new(group, list.pointer)
-            defer { rd_kafka_ListConsumerGroupOffsets_destroy(request) }
-            let event = try client.adminRequest(
-                timeout: timeout,
-                expecting: RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT
-            ) { options, queue in
-                rd_kafka_ListConsumerGroupOffsets(client.handle, &request, 1, options, queue)
-            }
-            defer { rd_kafka_event_destroy(event) }
-            var count = 0
-            let groups = rd_kafka_ListConsumerGroupOffsets_result_groups(
-                rd_kafka_event_ListConsumerGroupOffsets_result(event),
-                &count
-            )
-            guard count == 1, let result = groups?[0] else {
-                throw KafkaError(code: .admin, reason: "no answer for group '\(group)'")
-            }
-            if let error = rd_kafka_group_result_error(result) {
-                throw KafkaError(
-                    code: .admin,
-                    reason:
-                        "could not read offsets of group '\(group)': \(String(cString: rd_kafka_error_string(error)))",
-                    rdKafkaCode: RDKafkaCode(rd_kafka_error_code(error))
-                )
-            }
+            let entries = try Self.listGroupOffsets(client: client, timeout: timeout, group: group, partitions: partitions) ?? []
             var offsets: [KafkaTopicPartition: Int64?] = [:]
             for partition in partitions { offsets[partition] = .some(nil) }
-            if let answered = rd_kafka_group_result_partitions(result) {
-                for entry in RDKafkaTopicPartitionList.entries(UnsafeMutablePointer(mutating: answered)) {
-                    offsets[entry.partition] = entry.offset >= 0 ? entry.offset : nil
-                }
+            for entry in entries {
+                offsets[entry.partition] = entry.offset >= 0 ? entry.offset : nil
             }
             return offsets
         }

@@ -75,3 +75,31 @@ struct KafkaAdminTests {
         #expect(error.reason.contains("does not exist"))
     }
 }
+
+extension KafkaAdminTests {
+    /// Group requests go to the group's coordinator, found first. One that times out before its coordinator
+    /// request is sent used to leave librdkafka 2.8 a freed reference to answer later, which aborted the process
+    /// (librdkafka #4605; the fix is scripts/patches). Hundreds of such timeouts, then a normal request: the
+    /// process lives and the client still works.
+    @Test func groupRequestsTimingOutBeforeTheirCoordinatorAnswersLeaveTheProcessRunning() async throws {
+        let hasty = try KafkaAdmin(configuration: TestEnvironment.kafka, requestTimeout: .milliseconds(1), logger: .marqueeTest)
+        var timedOut = 0
+        for round in 0..<300 {
+            let group = TestEnvironment.uniqueName("hasty-\(round)")
+            do {
+                _ = try await hasty.describeGroups([group])
+            } catch {
+                timedOut += 1
+            }
+            do {
+                _ = try await hasty.committedOffsets(group: group)
+            } catch {
+                timedOut += 1
+            }
+        }
+        #expect(timedOut > 0, "a 1 ms timeout must catch some requests before their coordinator answered")
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        let group = TestEnvironment.uniqueName("after-hasty")
+        #expect(try await admin.describeGroups([group])[group] != nil)
+    }
+}
