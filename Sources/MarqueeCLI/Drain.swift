@@ -4,11 +4,11 @@ import MarqueeCore
 import MarqueeKafka
 import MarqueeOperations
 import MarqueePipeline
+import MarqueeSettings
 import MarqueeStore
 import MarqueeWorker
 
 import class Foundation.FileHandle
-import class Foundation.ProcessInfo
 import struct Foundation.Data
 
 /// `marquee drain`: live progress of the pipeline until every stage drained, then a summary.
@@ -33,13 +33,8 @@ struct Drain: AsyncParsableCommand {
     )
 
     @OptionGroup var kafka: KafkaOptions
-    @Option(
-        help: ArgumentHelp(
-            "The store the indexer writes: sqlite:PATH or postgres://….",
-            discussion: "Default: $MARQUEE_STORE, else sqlite:./var/marquee.db.",
-            valueName: "location"
-        )
-    )
+
+    @Option(help: ArgumentHelp(Catalogue.store, more: "The store the indexer writes.", valueName: "location"))
     var store: String?
 
     @Option(help: ArgumentHelp("A file of root job ids, one per line (as `marquee enqueue` prints them), or - for standard input.", valueName: "file"))
@@ -60,14 +55,18 @@ struct Drain: AsyncParsableCommand {
         }
         guard DurationText.parse(self.maxWait) != nil else { throw ValidationError("--max-wait: '\(self.maxWait)' is not a duration such as 30m") }
         guard self.settle >= 1 else { throw ValidationError("--settle must be at least 1") }
+        try WorkerOptions.validate(flags: self.flags, of: [Catalogue.store])
     }
+
+    private var flags: [String: String] { Settings.flags([(Catalogue.store, self.store)]) }
 
     func run() async throws {
         let layout = try self.kafka.layout()
         let interval = DurationText.parse(self.interval)!
         let deadline = ContinuousClock.now + DurationText.parse(self.maxWait)!
         let roots = try self.readRoots()
-        let locationText = self.store ?? ProcessInfo.processInfo.environment["MARQUEE_STORE"] ?? StoreLocation.defaultValue
+        // Checked by `validate()`; read here rather than as the option's default, so `--help` never shows a password.
+        let locationText = (try? self.kafka.settings(more: self.flags).value(Catalogue.store)) ?? StoreLocation.defaultValue
         let location: StoreLocation
         do {
             location = try StoreLocation(parsing: locationText)
@@ -266,7 +265,7 @@ enum DrainSummary {
             Swift.print(table.render())
         }
 
-        let images = ProcessInfo.processInfo.environment["MARQUEE_IMAGE_STORE"] ?? "file://./var/images"
+        let images = (try? kafka.settings().value(Catalogue.imageStore)) ?? Catalogue.imageStore.defaultValue
         Swift.print("\nThe catalogue is in \(store.location); the images in \(images).")
         Swift.print("Try:")
         let storeFlag = store.location.description == StoreLocation.defaultValue ? "" : " --store '\(store.location)'"
