@@ -199,7 +199,6 @@ let package = Package(
         .executableTarget(
             name: "MarqueeFetch",
             dependencies: [
-                "MarqueeSettings",
                 "Cjemalloc",
                 "MarqueeCore",
                 "MarqueeFetchStage",
@@ -207,6 +206,7 @@ let package = Package(
                 "MarqueeKafka",
                 "MarqueeObservability",
                 "MarqueePipeline",
+                "MarqueeSettings",
                 "MarqueeSources",
                 "MarqueeStore",
                 "MarqueeWorker",
@@ -268,15 +268,15 @@ let package = Package(
         .executableTarget(
             name: "MarqueeImages",
             dependencies: [
-                "MarqueeSettings",
                 "MarqueeHTTP",
                 "MarqueeImageStage",
                 "MarqueeImageStore",
                 "MarqueeImaging",
                 "MarqueeLimits",
-                "MarqueePipeline",
-                "MarqueeStore",
                 "MarqueeObservability",
+                "MarqueePipeline",
+                "MarqueeSettings",
+                "MarqueeStore",
                 "MarqueeWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -311,8 +311,8 @@ let package = Package(
         .executableTarget(
             name: "MarqueeIndex",
             dependencies: [
-                "MarqueeSettings",
                 "MarqueeIndexStage",
+                "MarqueeSettings",
                 "MarqueeStore",
                 "MarqueeWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -338,16 +338,14 @@ let package = Package(
         .executableTarget(
             name: "MarqueeProducer",
             dependencies: [
-                "MarqueeSettings",
                 "MarqueeCore",
                 "MarqueeKafka",
                 "MarqueeObservability",
                 "MarqueeScheduler",
+                "MarqueeSettings",
                 "MarqueeWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -6,8 +6,6 @@ import MarqueeObservability
 import MarqueeScheduler
 import MarqueeSettings
 import MarqueeWorker
-import ServiceLifecycle
-import UnixSignals
 
 import struct Foundation.Data
 import class Foundation.FileHandle
@@ -189,17 +187,13 @@ struct MarqueeProducer: AsyncParsableCommand {
                 ]
             )
         }
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(service: server),
-                    .init(service: producer, successTerminationBehavior: .gracefullyShutdownGroup),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
+        // A minute past the session timeout to leave the group, flush the producer and confirm the window in flight.
+        try await WorkerRunner.run(
+            main: producer,
+            server: server,
+            exitDeadline: values.sessionTimeout + .seconds(60),
+            logger: logger
         )
-        try await group.run()
     }
 
     /// Loads a schedule file, or says what is wrong with it and exits 78 (EX_CONFIG).

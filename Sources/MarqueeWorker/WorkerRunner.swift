@@ -6,7 +6,8 @@ public import ServiceLifecycle
 import UnixSignals
 
 /// Runs a worker process: one stage, its metrics and probes listener, and any other services it needs, in one
-/// `ServiceGroup` that SIGTERM and SIGINT shut down gracefully (DESIGN §4).
+/// `ServiceGroup` that SIGTERM and SIGINT shut down gracefully (DESIGN §4). `marquee-producer` runs its scheduler
+/// the same way (``run(main:server:services:exitDeadline:logger:whenStopped:)``).
 public enum WorkerRunner {
     /// Bootstraps swift-log with JSON lines on standard error (once per process) and returns the worker's logger.
     public static func bootstrapLogging(label: String, level: String) -> Logger {
@@ -68,13 +69,41 @@ public enum WorkerRunner {
             )
             onStarted?(port)
         }
-        let watchdog = ShutdownWatchdog(deadline: Self.exitDeadline(for: configuration), logger: logger)
-        // Services are told to shut down last to first: the watchdog is armed first, then the stage drains.
+        try await Self.run(
+            main: stage,
+            server: server,
+            services: services,
+            exitDeadline: Self.exitDeadline(for: configuration),
+            logger: logger,
+            whenStopped: whenStopped
+        )
+    }
+
+    /// Runs a long-running process's `main` service with its observability listener (`server`) and the
+    /// `services` it needs, in one `ServiceGroup` that SIGTERM and SIGINT shut down gracefully: the stage of a
+    /// worker, the scheduler of `marquee-producer`. `main` ending ends the group.
+    ///
+    /// Once shutdown begins, the process has `exitDeadline` to finish it: past that, it logs and exits with status
+    /// 70 (``ShutdownWatchdog``).
+    ///
+    /// - Parameters:
+    ///   - services: Services `main` needs running alongside (started before it, stopped after).
+    ///   - whenStopped: Runs after every service stopped (closing the store), within the exit deadline.
+    public static func run(
+        main: some Service,
+        server: ObservabilityServer,
+        services: [any Service] = [],
+        exitDeadline: Duration,
+        logger: Logger,
+        whenStopped: @Sendable () async -> Void = {}
+    ) async throws {
+        let watchdog = ShutdownWatchdog(deadline: exitDeadline, logger: logger)
+        // Services are told to shut down last to first: the watchdog is armed first, then `main` drains.
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0) } + [
                     .init(service: server),
-                    .init(service: stage, successTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: main, successTerminationBehavior: .gracefullyShutdownGroup),
                     .init(service: watchdog, successTerminationBehavior: .ignore),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
@@ -84,7 +113,7 @@ public enum WorkerRunner {
         do {
             try await group.run()
         } catch {
-            watchdog.arm()  // a stage that failed ends the group without a graceful shutdown
+            watchdog.arm()  // a `main` that failed ends the group without a graceful shutdown
             await whenStopped()
             watchdog.disarm()
             throw error
