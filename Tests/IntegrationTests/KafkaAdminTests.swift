@@ -77,27 +77,25 @@ struct KafkaAdminTests {
 }
 
 extension KafkaAdminTests {
-    /// Group requests go to the group's coordinator, found first. One that times out before its coordinator
-    /// request is sent used to leave librdkafka 2.8 a freed reference to answer later, which aborted the process
-    /// (librdkafka #4605; the fix is scripts/patches). Hundreds of such timeouts, then a normal request: the
-    /// process lives and the client still works.
-    @Test func groupRequestsTimingOutBeforeTheirCoordinatorAnswersLeaveTheProcessRunning() async throws {
-        let hasty = try KafkaAdmin(configuration: TestEnvironment.kafka, requestTimeout: .milliseconds(1), logger: .marqueeTest)
+    /// Group requests go to the group's coordinator, found first. A fresh client's first group request that
+    /// times out before the coordinator is known used to leave librdkafka 2.8 a freed reference to answer once the
+    /// coordinator was found, which aborted the process (librdkafka #4605; the fix is scripts/patches). Without
+    /// the fix this aborts within a few rounds (measured with the same pattern in C against the unpatched
+    /// library: every run aborted); with it, every round times out cleanly and a normal request still works.
+    @Test func groupRequestsTimingOutBeforeTheirCoordinatorIsKnownLeaveTheProcessRunning() async throws {
         var timedOut = 0
-        for round in 0..<300 {
-            let group = TestEnvironment.uniqueName("hasty-\(round)")
+        for round in 0..<12 {
+            let hasty = try KafkaAdmin(configuration: TestEnvironment.kafka, requestTimeout: .milliseconds(1), logger: .marqueeTest)
             do {
-                _ = try await hasty.describeGroups([group])
+                _ = try await hasty.describeGroups([TestEnvironment.uniqueName("hasty-\(round)")])
             } catch {
                 timedOut += 1
             }
-            do {
-                _ = try await hasty.committedOffsets(group: group)
-            } catch {
-                timedOut += 1
-            }
+            // The client lives on while its coordinator lookup completes: that is when the freed reference was used.
+            try await Task.sleep(for: .milliseconds(200))
+            _ = hasty
         }
-        #expect(timedOut > 0, "a 1 ms timeout must catch some requests before their coordinator answered")
+        #expect(timedOut > 0, "a 1 ms timeout must catch requests before their coordinator is known")
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         let group = TestEnvironment.uniqueName("after-hasty")
         #expect(try await admin.describeGroups([group])[group] != nil)
