@@ -1,6 +1,7 @@
 import ArgumentParser
 import MarqueeKafka
 import MarqueeOperations
+import MarqueeWorker
 
 /// `marquee groups`: consumer groups in the idioms of `kafka-consumer-groups` (docs/groups.md). What the
 /// commands compute (the describe report, the reset plan) lives in `MarqueeOperations` (`GroupReport`,
@@ -54,7 +55,7 @@ extension Groups {
         var json = false
 
         func run() async throws {
-            try await Groups.reportingErrors {
+            try await reportingKafkaErrors {
                 let admin = try self.kafka.makeAdmin()
                 let groups = GroupListing.listings(try await admin.listGroups())
                 if self.json { return try printJSON(groups) }
@@ -108,7 +109,7 @@ extension Groups {
         }
 
         func run() async throws {
-            try await Groups.reportingErrors {
+            try await reportingKafkaErrors {
                 let admin = try self.kafka.makeAdmin()
                 let report = try await Groups.report(self.group, admin: admin)
                 if self.json { return try printJSON(report) }
@@ -342,7 +343,7 @@ extension Groups {
         func run() async throws {
             let mode = try self.mode()
             let selections = try self.selections()
-            try await Groups.reportingErrors {
+            try await reportingKafkaErrors {
                 let admin = try self.kafka.makeAdmin()
                 let description =
                     try await admin.describeGroups([self.group])[self.group]
@@ -384,7 +385,7 @@ extension Groups {
                         sourceOffsets: source
                     )
                 } catch let error as OffsetResetError {
-                    throw Groups.fail(error.reason, code: .validationFailure)
+                    throw Groups.fail(error.reason, code: ExitStatus.usage.exitCode)
                 }
                 if selections.isEmpty && !self.json {
                     print("No --topic: every partition group '\(self.fromGroup ?? self.group)' committed on.")
@@ -417,7 +418,7 @@ extension Groups {
                     }
                     throw Groups.fail(
                         "the committed offsets differ from the plan: " + what.joined(separator: "; "),
-                        code: .failure
+                        code: ExitStatus.failure.exitCode
                     )
                 }
             }
@@ -460,26 +461,7 @@ extension Groups {
 
 extension Groups {
     /// `--execute` refused while the group has members (EX_TEMPFAIL: try again once its workers are stopped).
-    static let groupHasMembers = ExitCode(75)
-    /// The broker refused a request (EX_PROTOCOL).
-    static let brokerRefused = ExitCode(76)
-
-    /// Runs a command's body as ``reportingKafkaErrors(_:)`` does, except that a request the broker refused exits
-    /// 76, apart from other failures.
-    static func reportingErrors(_ body: () async throws -> Void) async throws {
-        try await reportingKafkaErrors {
-            do {
-                try await body()
-            } catch let error as KafkaError where error.code == .admin || error.code == .commit {
-                // An admin result can carry librdkafka's own timeout or transport error: no broker answered.
-                let unreachable: [RDKafkaCode] = [.timedOut, .transport, .allBrokersDown, .resolve]
-                if let code = error.rdKafkaCode, unreachable.contains(code) {
-                    throw Self.fail(error.reason, code: ExitCode(69))  // EX_UNAVAILABLE
-                }
-                throw Self.fail(error.reason, code: Self.brokerRefused)
-            }
-        }
-    }
+    static let groupHasMembers = ExitStatus.temporaryFailure.exitCode
 
     /// Prints `marquee: message` on standard error and returns `code` to throw.
     static func fail(_ message: String, code: ExitCode) -> ExitCode {

@@ -118,7 +118,7 @@ struct Job: AsyncParsableCommand {
                 print("marquee: " + trace.statusLine, to: &standardError)
             }
             let status = trace.exitStatus
-            if status != 0 { throw ExitCode(status) }
+            if status != ExitStatus.success.rawValue { throw ExitCode(status) }
         }
     }
 

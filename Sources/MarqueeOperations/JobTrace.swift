@@ -274,6 +274,8 @@ public struct JobTrace: Sendable {
             deadLettersFailed = true
             isUnreachable = unreachable
         }
+        // The statuses of docs/operating.md's table (MarqueeWorker.ExitStatus): 0 success, 1 failure, 65 data
+        // error, 69 unavailable.
         if self.isFound { return self.storeFailure != nil || deadLettersFailed ? 1 : 0 }
         if isUnreachable { return 69 }
         if self.storeFailure != nil || deadLettersFailed { return 1 }
