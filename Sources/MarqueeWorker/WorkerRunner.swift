@@ -6,7 +6,7 @@ public import ServiceLifecycle
 import UnixSignals
 
 /// Runs a worker process: one stage, its metrics and probes listener, and any other services it needs, in one
-/// `ServiceGroup` that SIGTERM and SIGINT shut down gracefully (DESIGN §4).
+/// `ServiceGroup` that SIGTERM and SIGINT shut down gracefully (docs/design.md, "Guarantees").
 public enum WorkerRunner {
     /// Bootstraps swift-log with JSON lines on standard error (once per process) and returns the worker's logger.
     public static func bootstrapLogging(label: String, level: String) -> Logger {
