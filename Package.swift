@@ -56,7 +56,7 @@ let package = Package(
             name: "MarqueeCore",
             swiftSettings: swiftSettings
         ),
-        // Source adapters: upstream requests, response parsing into records and follow-up jobs (DESIGN §2).
+        // Source adapters: upstream requests, response parsing into records and follow-up jobs (docs/design.md, "Sources").
         .target(
             name: "MarqueeSources",
             dependencies: ["MarqueeCore"],
@@ -357,7 +357,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // What the operator tools share (the CLI, later the dashboard): the pipeline's layout from MARQUEE_*
+        // What the operator tools share (the CLI and the dashboard): the pipeline's layout from MARQUEE_*
         // settings, consumer lag and its status, dead letters, worker status.
         .target(
             name: "MarqueeOperations",

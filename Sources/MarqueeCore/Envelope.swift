@@ -1,4 +1,4 @@
-/// The delivery facts of a job, carried in Kafka headers so the payload is never rewritten (DESIGN §3).
+/// The delivery facts of a job, carried in Kafka headers so the payload is never rewritten (docs/design.md, "Envelope").
 public struct Envelope: Hashable, Sendable {
     /// The header names: a contract between stages, tools and operators.
     public enum Header {

@@ -51,7 +51,7 @@ public struct Follow: Hashable, Sendable {
     }
 }
 
-/// A job for the fetch stage: one call to one upstream API (DESIGN §3).
+/// A job for the fetch stage: one call to one upstream API (docs/design.md, "Payloads").
 ///
 /// The JSON form is `{"v": 1, "kind": "tmdb.list", …fields}`; ``decode(_:)`` is strict (unknown fields, wrong
 /// types and out-of-range values are refused with the field's name) and ``dedupeKey`` names the entity, so one
@@ -91,7 +91,7 @@ public enum FetchJob: Hashable, Sendable {
     /// The current payload version.
     public static let version: Int64 = 1
 
-    /// Every `kind` string, in DESIGN order.
+    /// Every `kind` string, in the order docs/design.md, "Payloads" lists them.
     public static let kinds = [
         "tmdb.list", "tmdb.search", "tmdb.movie", "tmdb.reviews", "tmdb.genres", "kofic.boxoffice.daily",
         "kofic.boxoffice.weekly", "kofic.movie", "kakao.poster", "openlibrary.search", "openlibrary.work",

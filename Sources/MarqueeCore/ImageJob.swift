@@ -1,4 +1,4 @@
-/// A job for the image stage: download one image, store its variants, link it to its owner (DESIGN §3).
+/// A job for the image stage: download one image, store its variants, link it to its owner (docs/design.md, "Payloads").
 public struct ImageJob: Hashable, Sendable {
     /// What the image is to its owner.
     public enum Role: String, Hashable, Sendable, CaseIterable {
@@ -125,7 +125,7 @@ public struct ImageJob: Hashable, Sendable {
     }
 }
 
-/// A record for the index stage: one entity as fetched, typed by `kind` (DESIGN §3).
+/// A record for the index stage: one entity as fetched, typed by `kind` (docs/design.md, "Payloads").
 ///
 /// The record's `data` belongs to its kind's schema (the store validates it); the envelope checked here is what
 /// every record shares: its natural `key` and the time it was fetched, so a newer version wins and an older

@@ -4,8 +4,8 @@
 /// ``StrictJSON`` builds a ``JSONValue`` of every member: a `String` of each key and string, an array of each
 /// object and list, all of it freed again once the few members an adapter reads were copied out. A document
 /// instead notes where each value lies (one token a value, in one array) and makes a `String` only of what is
-/// read; a movie detail's parse took a quarter of the fetch handler's CPU before (BENCHMARKS.md, "Eighth
-/// round").
+/// read. Built with `StrictJSON`, a movie detail's tree costs a quarter of the fetch handler's CPU (`make
+/// bench-fetch`), most of it in strings and arrays freed unread.
 ///
 /// It accepts and refuses exactly what `StrictJSON.parse(_:)` does, with the same reading:
 /// - the same grammar (RFC 8259), nesting limit (``StrictJSON/maxDepth``), UTF-8 validation and byte order mark;

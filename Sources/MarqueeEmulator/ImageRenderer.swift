@@ -204,7 +204,7 @@ enum Vips {
         guard result == 0 else { throw ImageRenderError(reason: "\(what): \(Self.lastError())") }
     }
 
-    /// libvips' per-thread error text, and clears it.
+    /// libvips' error text, and clears it (the buffer is global to the process, shared by every thread).
     static func lastError() -> String {
         guard let text = vips_error_buffer_copy() else { return "unknown error" }
         defer { g_free(text) }

@@ -21,7 +21,7 @@ public struct UpstreamURLs: Sendable, Equatable {
     /// `OPENLIBRARY_COVERS_BASE_URL`: `<base>/covers`.
     public var openLibraryCovers: String { self.base + "/covers" }
 
-    /// The environment variables (DESIGN.md §5) that point the pipeline at this emulator, with the first
+    /// The environment variables (docs/design.md, "Configuration") that point the pipeline at this emulator, with the first
     /// accepted key of each upstream.
     public func environment(settings: EmulatorSettings) -> [(String, String)] {
         [

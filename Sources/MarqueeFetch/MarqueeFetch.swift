@@ -15,14 +15,14 @@ import MarqueeSettings
 import MarqueeWorker
 
 
-/// `marquee-fetch`: the fetch worker (DESIGN §5). Wiring only; the logic is in MarqueeFetchStage.
+/// `marquee-fetch`: the fetch worker (docs/design.md, "Executables"). Wiring only; the logic is in MarqueeFetchStage.
 @main
 struct MarqueeFetch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "marquee-fetch",
         abstract: "Fetch worker: consumes fetch jobs, calls the upstream APIs, emits records, image jobs and follow-ups.",
         discussion: """
-            Upstreams and keys come from the environment (DESIGN §5): TMDB_API_KEY, TMDB_BASE_URL, \
+            Upstreams and keys come from the environment (docs/design.md, "Configuration"): TMDB_API_KEY, TMDB_BASE_URL, \
             TMDB_IMAGE_BASE_URL, KOFIC_API_KEY, KOFIC_BASE_URL, KAKAO_REST_API_KEY, KAKAO_BASE_URL, \
             OPENLIBRARY_BASE_URL, OPENLIBRARY_COVERS_BASE_URL. A key may also come from a file: TMDB_API_KEY_FILE \
             and so on. Keys never appear in logs, errors, headers or metrics.

@@ -6,7 +6,7 @@ public import MarqueePipeline
 public import MarqueeSources
 
 /// The fetch stage's handler: one fetch job → one upstream call → records, image jobs and follow-up fetch jobs
-/// (DESIGN §3).
+/// (docs/design.md, "Topics").
 ///
 /// How failures are sorted:
 ///

@@ -103,7 +103,7 @@ public struct HTTPFetcherConfiguration: Sendable {
     /// Creates a configuration with every default.
     public init() {}
 
-    /// Polite limits for the public upstream APIs (DESIGN §2), to merge into ``hostLimits``.
+    /// Polite limits for the public upstream APIs (docs/design.md, "Sources"), to merge into ``hostLimits``.
     ///
     /// TMDB about 40 req/s (its limit is about 50 per IP), Open Library 1 req/s, Kakao 10 req/s.
     public static let recommendedHostLimits: [String: HostLimit] = [

@@ -10,7 +10,7 @@ import Synchronization
 
 /// The image stage's handler: one image job → download (the smallest rendition that covers the largest
 /// variant) → probe and refuse what is unsafe → decode once, write every variant → store them under the
-/// SHA-256 of the downloaded bytes → one `image` record (DESIGN §3, issue 5).
+/// SHA-256 of the downloaded bytes → one `image` record (docs/design.md, "Payloads"; docs/imaging.md).
 ///
 /// | what happened | outcome |
 /// |---|---|

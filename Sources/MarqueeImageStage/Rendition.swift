@@ -1,7 +1,7 @@
 import Foundation
 
 /// Which upstream rendition of an image to download: the smallest that still covers the largest variant
-/// (DESIGN §6, issue 5), instead of a 2000×3000 original.
+/// (docs/imaging.md), instead of a 2000×3000 original.
 ///
 /// Two URL shapes are known:
 /// - TMDB's image CDN, `…/t/p/{size}/{file}` with sizes `w92`, `w154`, `w185`, `w342`, `w500`, `w780` and

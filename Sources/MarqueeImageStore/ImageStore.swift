@@ -2,7 +2,7 @@
 /// bucket (``S3ImageStore``). Create one from `MARQUEE_IMAGE_STORE` with ``ImageStores/make(location:environment:fetcher:logger:)``.
 ///
 /// Keys name content (``ImageKey``), so a key's bytes never change: ``put(_:_:contentType:)`` of a key that is
-/// already stored does nothing, and a second download of the same image stores nothing new (DESIGN §4).
+/// already stored does nothing, and a second download of the same image stores nothing new (docs/design.md, "Guarantees").
 public protocol ImageStore: Sendable {
     /// Where the store is, for logs and records: `file:///abs/path` or `s3://bucket/prefix?…`; never credentials.
     var location: String { get }

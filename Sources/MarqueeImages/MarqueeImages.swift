@@ -12,7 +12,7 @@ import MarqueeSettings
 import MarqueeWorker
 
 
-/// `marquee-images`: the image worker (DESIGN §5). Wiring only; the logic is in MarqueeImageStage.
+/// `marquee-images`: the image worker (docs/design.md, "Executables"). Wiring only; the logic is in MarqueeImageStage.
 @main
 struct MarqueeImages: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -7,7 +7,7 @@ import MarqueeWorker
 
 import class Foundation.ProcessInfo
 
-/// `marquee-index`: the indexer (DESIGN §5). Wiring only; the logic is in MarqueeIndexStage and MarqueeStore.
+/// `marquee-index`: the indexer (docs/design.md, "Executables"). Wiring only; the logic is in MarqueeIndexStage and MarqueeStore.
 @main
 struct MarqueeIndex: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -23,7 +23,7 @@ public struct IndexSettings: Sendable {
 
 /// The index stage's handler: each record joins a batch, the batch is upserted in one store transaction, and
 /// every job of the batch returns only after that transaction committed — so the stage commits an offset only
-/// for records already in the store (DESIGN §4).
+/// for records already in the store (docs/design.md, "Guarantees").
 ///
 /// | what | outcome |
 /// |---|---|

@@ -1,4 +1,4 @@
-/// Where a transiently failed job goes next, and when it may run (DESIGN §3).
+/// Where a transiently failed job goes next, and when it may run (docs/design.md, "Retry tiers").
 public struct RetryPolicy: Hashable, Sendable {
     /// The delay of each tier, in order. Default: 10 s, 1 min, 10 min.
     public var delays: [Duration]

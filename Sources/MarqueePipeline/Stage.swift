@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// The runtime every worker shares: consumes a stage's main topic and retry tiers, runs a ``StageHandler`` on
-/// each job with bounded concurrency, and routes each outcome (DESIGN §3–§4).
+/// each job with bounded concurrency, and routes each outcome (docs/design.md, "Retry tiers" and "Guarantees").
 ///
 /// - Success: the outputs are produced (same root, this job as parent) and the input is committed only after
 ///   all of them were acknowledged.

@@ -1,7 +1,7 @@
 public import MarqueeKafka
 
 /// The topics of one stage: `<prefix><stage>`, its retry tiers `<prefix><stage>.retry.<n>` and its dead letters
-/// `<prefix><stage>.dlq` (DESIGN §3).
+/// `<prefix><stage>.dlq` (docs/design.md, "Topics").
 public struct StageTopics: Hashable, Sendable {
     /// The stage's name: `fetch`, `images` or `records`.
     public let stage: String

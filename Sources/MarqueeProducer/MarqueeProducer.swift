@@ -16,7 +16,7 @@ import struct Foundation.TimeZone
 import Glibc
 #endif
 
-/// `marquee-producer`: the scheduler (DESIGN §5). Wiring only; the logic is in MarqueeScheduler.
+/// `marquee-producer`: the scheduler (docs/design.md, "Executables"). Wiring only; the logic is in MarqueeScheduler.
 @main
 struct MarqueeProducer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,4 @@
-/// An upstream API the fetch stage calls (DESIGN §2).
+/// An upstream API the fetch stage calls (docs/design.md, "Sources").
 public enum Source: String, Sendable, CaseIterable, Hashable, CustomStringConvertible {
     /// The Movie Database, API v3.
     case tmdb

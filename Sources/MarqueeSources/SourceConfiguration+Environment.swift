@@ -26,7 +26,7 @@ extension SourceConfiguration {
         public static let userAgent = "MARQUEE_USER_AGENT"
     }
 
-    /// Reads the configuration from environment variables (DESIGN §5).
+    /// Reads the configuration from environment variables (docs/design.md, "Configuration").
     ///
     /// | variable | default |
     /// |---|---|

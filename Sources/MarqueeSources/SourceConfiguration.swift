@@ -1,4 +1,4 @@
-/// Where the upstream APIs live and the keys to call them with (DESIGN §2, §5).
+/// Where the upstream APIs live and the keys to call them with (docs/design.md, "Sources" and "Configuration").
 ///
 /// Every base URL is configurable so tests and the offline demo can point the adapters at the upstream emulator.
 /// Base URLs are kept without a trailing slash.

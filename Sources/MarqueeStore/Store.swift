@@ -2,7 +2,7 @@ public import Logging
 public import MarqueeCore
 import Foundation
 
-/// The catalogue store (DESIGN §6): the same schema on PostgreSQL or SQLite.
+/// The catalogue store (docs/design.md, "Modules"; docs/store.md): the same schema on PostgreSQL or SQLite.
 ///
 /// - ``migrate()`` brings the schema up to date (safe to run again, and from several processes at once).
 /// - ``write(_:)`` upserts a batch of records in **one transaction**: rows keyed by their natural keys, a row

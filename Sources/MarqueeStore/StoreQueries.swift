@@ -1,7 +1,7 @@
 import Foundation
 import MarqueeCore
 
-// The read side of the store: what `marquee query` (and later the dashboard) shows. The same SQL runs on both
+// The read side of the store: what `marquee query` and the dashboard show. The same SQL runs on both
 // engines: `?` placeholders (``SQLDialect/placeholders(_:)``), dates read as `CAST(x AS TEXT)`, JSON columns read
 // as text, booleans read as integers, and no `NULLS LAST` (`x IS NULL, x DESC` sorts the same on both).
 //

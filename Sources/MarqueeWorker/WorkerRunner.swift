@@ -6,8 +6,8 @@ public import ServiceLifecycle
 import UnixSignals
 
 /// Runs a worker process: one stage, its metrics and probes listener, and any other services it needs, in one
-/// `ServiceGroup` that SIGTERM and SIGINT shut down gracefully (DESIGN §4). `marquee-producer` runs its scheduler
-/// the same way (``run(main:server:services:exitDeadline:logger:whenStopped:)``).
+/// `ServiceGroup` that SIGTERM and SIGINT shut down gracefully (docs/design.md, "Guarantees"). `marquee-producer`
+/// runs its scheduler the same way (``run(main:server:services:exitDeadline:logger:whenStopped:)``).
 public enum WorkerRunner {
     /// Bootstraps swift-log with JSON lines on standard error (once per process) and returns the worker's logger.
     public static func bootstrapLogging(label: String, level: String) -> Logger {

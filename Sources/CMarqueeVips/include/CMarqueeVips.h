@@ -9,7 +9,8 @@
 //
 // Conventions:
 // - Functions returning `int` return 0 on success and -1 on failure (libvips' convention); the error text is
-//   in libvips' per-thread error buffer (vips_error_buffer_copy()).
+//   in libvips' error buffer (vips_error_buffer_copy()), which is global to the process and shared by every
+//   thread: a failure's text may be mixed with, or taken by, another thread's failure at the same time.
 // - An output `VipsImage **` receives a new reference the caller owns and must g_object_unref.
 // - An output `void **buf` receives memory the caller owns and must g_free.
 // - Every call here is CPU-bound and may block for a long time: never call them on an event loop or on the

@@ -40,7 +40,9 @@ enum Vips {
     /// Whether this libvips' vector code is ORC, compiled at run time (libvips before 8.15).
     static var vectorUsesORC: Bool { CMarqueeVips_vector_uses_orc() != 0 }
 
-    /// libvips' error text on this thread (the buffer is per thread), cleared afterwards.
+    /// libvips' error text, cleared afterwards. libvips keeps one error buffer for the whole process, shared by
+    /// every thread (https://www.libvips.org/API/current/libvips-error.html): while other threads run libvips
+    /// calls, the text may hold their messages too, or miss this call's if another thread read it first.
     static func lastError() -> String {
         // vips_error_buffer_copy returns a copy we own (g_free) and clears the buffer.
         guard let text = vips_error_buffer_copy() else { return "unknown libvips error" }
