@@ -287,7 +287,7 @@ extension DLQ {
                 let id = try DLQ.parseID(self.id, layout: queue.layout)
                 guard let letter = try await queue.letters([id])[id] else {
                     let topic = queue.layout.stage(id.stage)?.topics.dlq ?? id.stage
-                    throw DLQ.fail(
+                    throw fail(
                         "no dead letter \(id): \(topic) holds none at partition \(id.partition), offset \(id.offset)",
                         code: DLQ.badID
                     )
@@ -539,7 +539,7 @@ extension DLQ {
                     let ids = Set(try self.ids.map { try DLQ.parseID($0, layout: queue.layout) })
                     let found = try await queue.letters(Array(ids))
                     if let missing = ids.subtracting(found.keys).sorted().first {
-                        throw DLQ.fail("no dead letter \(missing): nothing was purged", code: DLQ.badID)
+                        throw fail("no dead letter \(missing): nothing was purged", code: DLQ.badID)
                     }
                     alreadyPurged = found.values.filter(\.isPurged).count
                     plan = try await queue.planPurge(stages: Set(ids.map(\.stage))) { ids.contains($0.id) }
@@ -559,19 +559,13 @@ extension DLQ {
     /// Exit status for a dead letter id that is malformed or names no letter (EX_DATAERR).
     static let badID = ExitStatus.dataError.exitCode
 
-    /// Prints `marquee: message` on standard error and returns `code` to throw.
-    static func fail(_ message: String, code: ExitCode) -> ExitCode {
-        var standardError = StandardError()
-        print("marquee: \(message)", to: &standardError)
-        return code
-    }
 
     /// A dead letter id, or exit 65 with the reason.
     static func parseID(_ text: String, layout: PipelineLayout) throws -> DeadLetterID {
         do {
             return try DeadLetterID(parsing: text, layout: layout)
         } catch {
-            throw DLQ.fail(error.description, code: DLQ.badID)
+            throw fail(error.description, code: DLQ.badID)
         }
     }
 
@@ -588,7 +582,7 @@ extension DLQ {
             for id in parsed where !unique.contains(id) { unique.append(id) }
             let found = try await queue.letters(unique)
             if let missing = unique.first(where: { found[$0] == nil }) {
-                throw DLQ.fail("no dead letter \(missing): nothing was sent", code: DLQ.badID)
+                throw fail("no dead letter \(missing): nothing was sent", code: DLQ.badID)
             }
             return unique.compactMap { found[$0] }
         }

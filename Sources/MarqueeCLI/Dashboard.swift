@@ -102,9 +102,10 @@ struct Dashboard: AsyncParsableCommand {
         } catch {
             throw ValidationError("--allowed-host (MARQUEE_DASHBOARD_ALLOWED_HOSTS): \(error)")
         }
+        let settings = self.kafka.settings(more: self.flags)
         try ConfigFileOptions.exitingOnSettingError(executable: "marquee") { () throws(SettingError) in
-            _ = try self.kafka.settings(more: self.flags).value(Catalogue.dashboardAllowedHosts) { try HostAllowList.dashboard.adding($0) }
-            _ = try self.kafka.settings(more: self.flags).value(Catalogue.store) { try StoreLocation(parsing: $0) }
+            _ = try settings.value(Catalogue.dashboardAllowedHosts) { try HostAllowList.dashboard.adding($0) }
+            _ = try settings.value(Catalogue.store) { try StoreLocation(parsing: $0) }
         }
     }
 
@@ -142,7 +143,7 @@ struct Dashboard: AsyncParsableCommand {
         do {
             dashboard = try MarqueeDashboard.Dashboard(configuration: configuration, logger: self.kafka.logger)
         } catch {
-            throw Self.fail("\(error)", code: ExitStatus.configuration.exitCode)
+            throw fail("\(error)", code: ExitStatus.configuration.exitCode)
         }
         do {
             let names = dashboard.allowedHosts.adding(bindAddress: host).entries
@@ -157,7 +158,7 @@ struct Dashboard: AsyncParsableCommand {
             }
         } catch {
             await dashboard.close()
-            throw Self.fail("cannot serve on \(self.address): \(error)", code: ExitStatus.unavailable.exitCode)
+            throw fail("cannot serve on \(self.address): \(error)", code: ExitStatus.unavailable.exitCode)
         }
         await dashboard.close()
     }
@@ -172,9 +173,4 @@ struct Dashboard: AsyncParsableCommand {
         return (host, port)
     }
 
-    static func fail(_ message: String, code: ExitCode) -> ExitCode {
-        var standardError = StandardError()
-        print("marquee: \(message)", to: &standardError)
-        return code
-    }
 }

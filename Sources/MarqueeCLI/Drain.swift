@@ -118,7 +118,7 @@ struct Drain: AsyncParsableCommand {
         if path == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            guard let handle = FileHandle(forReadingAtPath: path) else { throw Enqueue.fail("cannot read \(path)", code: .init(66)) }
+            guard let handle = FileHandle(forReadingAtPath: path) else { throw fail("cannot read \(path)", code: .init(66)) }
             data = handle.readDataToEndOfFile()
         }
         let ids = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty }

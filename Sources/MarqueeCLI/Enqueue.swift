@@ -52,7 +52,7 @@ struct Enqueue: AsyncParsableCommand {
             bytes = Array(FileHandle.standardInput.readDataToEndOfFile())
         } else {
             guard let handle = FileHandle(forReadingAtPath: file) else {
-                throw Self.fail("cannot read \(file)", code: .init(66))  // EX_NOINPUT
+                throw fail("cannot read \(file)", code: .init(66))  // EX_NOINPUT
             }
             bytes = Array(handle.readDataToEndOfFile())
         }
@@ -80,17 +80,12 @@ struct Enqueue: AsyncParsableCommand {
             var standardError = StandardError()
             for problem in problems.prefix(100) { print("marquee: \(problem)", to: &standardError) }
             if problems.count > 100 { print("marquee: … and \(problems.count - 100) more bad lines", to: &standardError) }
-            throw Self.fail("\(problems.count) bad line\(problems.count == 1 ? "" : "s"): nothing was sent", code: .init(65))
+            throw fail("\(problems.count) bad line\(problems.count == 1 ? "" : "s"): nothing was sent", code: .init(65))
         }
-        guard !jobs.isEmpty else { throw Self.fail("no jobs in the input: nothing was sent", code: .init(65)) }
+        guard !jobs.isEmpty else { throw fail("no jobs in the input: nothing was sent", code: .init(65)) }
         return jobs
     }
 
-    static func fail(_ message: String, code: ExitCode) -> ExitCode {
-        var standardError = StandardError()
-        print("marquee: \(message)", to: &standardError)
-        return code
-    }
 }
 
 /// What every form of `marquee enqueue` shares: where to send, and whether to.

@@ -350,7 +350,7 @@ extension Groups {
                     ?? KafkaConsumerGroupDescription(group: self.group, state: .dead, members: [])
                 let refusal = OffsetResetPlan.refusal(description)
                 if self.execute, let refusal {
-                    throw Groups.fail(refusal, code: Groups.groupHasMembers)
+                    throw fail(refusal, code: Groups.groupHasMembers)
                 }
                 let committed = try await admin.committedOffsets(group: self.group)
                 var source: [KafkaTopicPartition: Int64] = [:]
@@ -385,7 +385,7 @@ extension Groups {
                         sourceOffsets: source
                     )
                 } catch let error as OffsetResetError {
-                    throw Groups.fail(error.reason, code: ExitStatus.usage.exitCode)
+                    throw fail(error.reason, code: ExitStatus.usage.exitCode)
                 }
                 if selections.isEmpty && !self.json {
                     print("No --topic: every partition group '\(self.fromGroup ?? self.group)' committed on.")
@@ -416,7 +416,7 @@ extension Groups {
                         let held = (now[row.partition] ?? nil).map(String.init) ?? "none"
                         return "\(row.partition) is at \(held), not \(row.new)"
                     }
-                    throw Groups.fail(
+                    throw fail(
                         "the committed offsets differ from the plan: " + what.joined(separator: "; "),
                         code: ExitStatus.failure.exitCode
                     )
@@ -463,10 +463,4 @@ extension Groups {
     /// `--execute` refused while the group has members (EX_TEMPFAIL: try again once its workers are stopped).
     static let groupHasMembers = ExitStatus.temporaryFailure.exitCode
 
-    /// Prints `marquee: message` on standard error and returns `code` to throw.
-    static func fail(_ message: String, code: ExitCode) -> ExitCode {
-        var standardError = StandardError()
-        print("marquee: \(message)", to: &standardError)
-        return code
-    }
 }

@@ -93,8 +93,7 @@ func checkLayout(_ settings: Settings) throws {
     do {
         _ = try PipelineLayout(source: settings)
     } catch {
-        FileHandleOutput.standardError("marquee: \(error.description)\n")
-        throw ExitStatus.configuration.exitCode
+        throw fail(error.description, status: .configuration)
     }
 }
 
@@ -109,11 +108,19 @@ func reportingKafkaErrors(_ body: () async throws -> Void) async throws {
 
 extension KafkaError {
     /// Exits with the error's reason (no stack trace, no internals) and its ``ExitStatus``.
-    var exit: ExitCode {
-        var standardError = StandardError()
-        print("marquee: \(self.reason)", to: &standardError)
-        return ExitStatus(self).exitCode
-    }
+    var exit: ExitCode { fail(self.reason, status: ExitStatus(self)) }
+}
+
+/// Prints `marquee: message` on standard error and returns `code` to throw: how every subcommand fails.
+func fail(_ message: String, code: ExitCode) -> ExitCode {
+    var standardError = StandardError()
+    print("marquee: \(message)", to: &standardError)
+    return code
+}
+
+/// ``fail(_:code:)`` with a status of the table (``ExitStatus``).
+func fail(_ message: String, status: ExitStatus) -> ExitCode {
+    fail(message, code: status.exitCode)
 }
 
 struct StandardError: TextOutputStream {

@@ -219,11 +219,11 @@ struct Lag: AsyncParsableCommand {
                 let exceeding = report.exceeding
                 if let maxLag = self.maxLag, !exceeding.isEmpty {
                     let stages = exceeding.map { "\($0.stage) \($0.totals.dueLag)" }.joined(separator: ", ")
-                    throw Self.fail("due lag above --max-lag \(maxLag): \(stages)", code: .failure)
+                    throw fail("due lag above --max-lag \(maxLag): \(stages)", code: .failure)
                 }
             }
         } catch let error as KafkaError {
-            throw Self.fail(error.reason, code: ExitStatus(error).exitCode)
+            throw fail(error.reason, code: ExitStatus(error).exitCode)
         }
     }
 
@@ -281,7 +281,7 @@ struct Lag: AsyncParsableCommand {
                 logger: logger
             )
         } catch {
-            throw Self.fail(error.reason, code: ExitStatus(error).exitCode)
+            throw fail(error.reason, code: ExitStatus(error).exitCode)
         }
         let server = ObservabilityServer(
             host: host,
@@ -308,7 +308,7 @@ struct Lag: AsyncParsableCommand {
         do {
             try await group.run()
         } catch {
-            throw Self.fail("cannot serve on \(address): \(error)", code: ExitStatus.unavailable.exitCode)
+            throw fail("cannot serve on \(address): \(error)", code: ExitStatus.unavailable.exitCode)
         }
     }
 
@@ -331,11 +331,6 @@ struct Lag: AsyncParsableCommand {
         fflush(nil)
     }
 
-    static func fail(_ message: String, code: ExitCode) -> ExitCode {
-        var standardError = StandardError()
-        print("marquee: \(message)", to: &standardError)
-        return code
-    }
 }
 
 /// `--interval`: `500ms`, `1s`, `1.5s`, `2m`, `1h`, or a bare number of seconds.

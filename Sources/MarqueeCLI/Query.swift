@@ -64,11 +64,11 @@ struct QueryOptions: ParsableArguments {
         do {
             location = try StoreLocation(parsing: self.locationText)
         } catch {
-            throw Self.fail("\(error.message) (--store or MARQUEE_STORE)", status: .configuration)
+            throw fail("\(error.message) (--store or MARQUEE_STORE)", status: .configuration)
         }
         // Opening a missing SQLite file would create it (and its folder): a query must not.
         if case .sqlite(let path) = location.engine, !FileManager.default.fileExists(atPath: path) {
-            throw Self.fail(
+            throw fail(
                 "no store at \(location) (the file does not exist): run marquee-index (or make run) first, "
                     + "or check --store",
                 status: .noInput
@@ -78,7 +78,7 @@ struct QueryOptions: ParsableArguments {
         do {
             store = try Store.open(location, maximumConnections: 1, logger: Self.logger)
         } catch {
-            throw Self.fail(error.message, status: .configuration)
+            throw fail(error.message, status: .configuration)
         }
         let timeout = self.timeout
         do {
@@ -104,7 +104,7 @@ struct QueryOptions: ParsableArguments {
             }
         } catch {
             await store.close()
-            throw Self.fail(
+            throw fail(
                 (error as? Failure)?.message ?? (error as? StoreError)?.message ?? "\(error)",
                 status: (error as? Failure)?.status ?? .failure
             )
@@ -122,11 +122,6 @@ struct QueryOptions: ParsableArguments {
         }
     }
 
-    private static func fail(_ message: String, status: ExitStatus) -> ExitCode {
-        var standardError = StandardError()
-        print("marquee: \(message)", to: &standardError)
-        return status.exitCode
-    }
 
     private static var logger: Logger {
         var logger = Logger(label: "marquee")
