@@ -144,6 +144,7 @@ public final class SourceLimits: Sendable {
         var storeFailingUntil: ContinuousClock.Instant?
         var storeWarned = false
         var isClosed = false
+        var storeClock = StoreClock()
     }
 
     private struct Signals: Sendable {
@@ -412,11 +413,9 @@ public final class SourceLimits: Sendable {
             }
             let at = ContinuousClock.now
             self.state.withLock { state in
-                state.limits[index].circuit = Circuit(
-                    reason: circuit.reason,
-                    probeAt: at + .microseconds(circuit.probeAt - wallClockMicroseconds()),
-                    shared: true
-                )
+                // The store's clock as the last answers showed it; this host's wall clock before the first.
+                let probeAt = state.storeClock.local(circuit.probeAt) ?? at + .microseconds(circuit.probeAt - wallClockMicroseconds())
+                state.limits[index].circuit = Circuit(reason: circuit.reason, probeAt: probeAt, shared: true)
             }
             self.storeAnswered()
         } catch {
@@ -643,13 +642,15 @@ public final class SourceLimits: Sendable {
         if self.storeUsable(.now) {
             do {
                 let member = self.configuration.member
+                let sent = ContinuousClock.now
                 let reservation = try await answer(within: self.configuration.storeTimeout) {
                     try await self.coordination.reserve(limit.shared, count: count, member: member)
                 }
-                let at = ContinuousClock.now
-                let offset = Double(reservation.start - reservation.now)
-                let slots = (0..<count).map { at + .microseconds(Int64(offset + Double($0) * reservation.interval)) }
+                let received = ContinuousClock.now
                 self.state.withLock { state in
+                    state.storeClock.observe(storeNow: reservation.now, sent: sent, received: received)
+                    let start = state.storeClock.local(reservation.start) ?? received
+                    let slots = (0..<count).map { start + .microseconds(Int64((Double($0) * reservation.interval).rounded())) }
                     state.limits[index].factor = reservation.factor
                     Self.add(slots, to: &state.limits[index])
                 }
@@ -738,6 +739,7 @@ public final class SourceLimits: Sendable {
                     let configuration = self.configuration
                     let startedAt = self.startedAt
                     let timeout = self.started.isFired ? configuration.storeTimeout : configuration.startupTimeout
+                    let sent = ContinuousClock.now
                     let view = try await answer(within: timeout) {
                         try await self.coordination.heartbeat(
                             member: configuration.member, stage: configuration.stage, host: configuration.host,
@@ -752,7 +754,7 @@ public final class SourceLimits: Sendable {
                         _ = try? await answer(within: timeout) { try await self.coordination.leave(member: member) }
                         return
                     }
-                    self.apply(view)
+                    self.apply(view, sent: sent, received: .now)
                 } catch is CancellationError {
                     return
                 } catch {
@@ -787,11 +789,12 @@ public final class SourceLimits: Sendable {
     }
 
     /// Takes in what the other workers did: paused and resumed sources, `Retry-After` blocks, the member count.
-    private func apply(_ view: Store.CoordinationView) {
-        let at = ContinuousClock.now
-        func local(_ storeTime: Int64) -> ContinuousClock.Instant { at + .microseconds(storeTime - view.now) }
+    private func apply(_ view: Store.CoordinationView, sent: ContinuousClock.Instant, received: ContinuousClock.Instant) {
         var changes: [(String, String, String?)] = []
         self.state.withLock { state in
+            state.storeClock.observe(storeNow: view.now, sent: sent, received: received)
+            let clock = state.storeClock
+            func local(_ storeTime: Int64) -> ContinuousClock.Instant { clock.local(storeTime) ?? received }
             state.members = max(1, view.members)
             for (index, limit) in self.configuration.limits.enumerated() {
                 let circuit = view.circuits.first { $0.limitID == limit.id }
