@@ -151,6 +151,7 @@ let package = Package(
                 "MarqueeCore",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -247,6 +248,7 @@ let package = Package(
                 "CMarqueeVips",
                 "Cvips",
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -294,6 +296,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -305,6 +308,7 @@ let package = Package(
                 "MarqueePipeline",
                 "MarqueeStore",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -644,8 +648,8 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeDashboard", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
-                "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeLimits", "MarqueeObservability", "MarqueeOperations",
-                "MarqueePipeline", "MarqueeScheduler", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
+                "MarqueeImageStore", "MarqueeImaging", "MarqueeIndexStage", "MarqueeKafka", "MarqueeLimits", "MarqueeObservability",
+                "MarqueeOperations", "MarqueePipeline", "MarqueeScheduler", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -168,10 +168,10 @@ struct MarqueeFetch: AsyncParsableCommand {
             configuration: configuration,
             handler: worker.handler,
             metricsAddress: common.metricsAddress(defaultPort: 9101),
-            services: [worker],
+            // The store (the limits' and validators') stops last, after the worker's services.
+            services: (store.map { [$0] } ?? []) + worker.services,
             metrics: metrics,
-            logger: logger,
-            whenStopped: { [store] in await store?.close() }
+            logger: logger
         )
     }
 }

@@ -60,7 +60,8 @@ public struct SettingsError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// The fetch worker's parts: the HTTP client (a service that stops after the stage) and the handler.
+/// The fetch worker's parts: the HTTP client and the limits (services that stop after the stage, in
+/// ``services``) and the handler.
 public final class FetchWorker: Service, Sendable {
     public let handler: FetchHandler
     /// The sources' limits, held with the other workers.
@@ -129,8 +130,12 @@ public final class FetchWorker: Service, Sendable {
         }
     }
 
-    /// Runs the limits' heartbeat and schedules, and keeps the HTTP client, until graceful shutdown (after the
-    /// stage stopped); then leaves the limits' members and shuts the client down.
+    /// The services the handler needs, in the order a `ServiceGroup` starts them: the HTTP client, then the
+    /// limits (``run()``), so the limits stop first and the client after them.
+    public var services: [any Service] { [self.fetcher, self] }
+
+    /// Runs the limits' heartbeat and schedules until graceful shutdown (after the stage stopped); then leaves the
+    /// limits' members.
     public func run() async throws {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.limits.run() }
@@ -138,6 +143,5 @@ public final class FetchWorker: Service, Sendable {
             group.cancelAll()
         }
         await self.limits.close()
-        await self.fetcher.shutdown()
     }
 }

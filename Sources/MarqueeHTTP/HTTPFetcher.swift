@@ -2,6 +2,7 @@ internal import CMarqueeCurl
 internal import Ccurl
 public import Logging
 import MarqueeCore
+public import ServiceLifecycle
 import Synchronization
 
 #if canImport(Glibc)
@@ -25,8 +26,9 @@ import Darwin
 ///
 /// - Important: Call ``shutdown()`` when done: it fails what is still queued or in flight with
 ///   ``HTTPFetchError/Code/shutdown`` and stops the thread. Dropping the last reference without it stops the
-///   thread too, without waiting.
-public final class HTTPFetcher: Sendable {
+///   thread too, without waiting. In a `ServiceGroup`, the fetcher is a service that does so on graceful shutdown
+///   (``run()``).
+public final class HTTPFetcher: Service, Sendable {
     /// The configuration the fetcher was created with.
     public let configuration: HTTPFetcherConfiguration
     private let validatorCache: (any ValidatorCache)?
@@ -93,6 +95,13 @@ public final class HTTPFetcher: Sendable {
         self.limiter.close()
         self.multi.close()
         await self.multi.stopped.wait()
+    }
+
+    /// Keeps the fetcher until graceful shutdown (or cancellation), then shuts it down (``shutdown()``): list it
+    /// before the services that fetch through it, so it stops after them.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await self.shutdown()
     }
 
     /// Sends `request` (a GET unless it says otherwise), following redirects of unsigned GET and HEAD requests.

@@ -26,8 +26,8 @@ public struct ImageWorkerSettings: Sendable {
     }
 }
 
-/// The image worker's parts: the HTTP client, the image processor and the store (services that stop after the
-/// stage), and the handler.
+/// The image worker's parts: the HTTP client, the image processor and the limits (services that stop after the
+/// stage, in ``services``), the image store, and the handler.
 public final class ImageWorker: Service, Sendable {
     public let handler: ImageHandler
     /// The image hosts' limits; `nil` when none is configured.
@@ -79,8 +79,12 @@ public final class ImageWorker: Service, Sendable {
         return self.store.url(for: key)
     }
 
-    /// Runs the limits (when configured) and keeps the HTTP client and the processor until graceful shutdown
-    /// (after the stage stopped).
+    /// The services the handler needs, in the order a `ServiceGroup` starts them: the HTTP client, the processor,
+    /// then the limits (``run()``), so they stop in the opposite order after the stage.
+    public var services: [any Service] { [self.fetcher, self.processor, self] }
+
+    /// Runs the limits (when configured) until graceful shutdown (after the stage stopped); then leaves the
+    /// limits' members.
     public func run() async throws {
         await withDiscardingTaskGroup { group in
             if let limits = self.limits { group.addTask { await limits.run() } }
@@ -88,7 +92,5 @@ public final class ImageWorker: Service, Sendable {
             group.cancelAll()
         }
         await self.limits?.close()
-        await self.processor.shutdown()
-        await self.fetcher.shutdown()
     }
 }

@@ -126,10 +126,10 @@ struct MarqueeImages: AsyncParsableCommand {
             configuration: configuration,
             handler: worker.handler,
             metricsAddress: common.metricsAddress(defaultPort: 9102),
-            services: [worker],
+            // The store the limits share stops last, after the worker's services.
+            services: (coordinationStore.map { [$0] } ?? []) + worker.services,
             metrics: metrics,
-            logger: logger,
-            whenStopped: { [coordinationStore] in await coordinationStore?.close() }
+            logger: logger
         )
     }
 }

@@ -1,4 +1,5 @@
 import NIOPosix
+public import ServiceLifecycle
 
 /// Turns an original image (a poster, a cover) into web variants and a placeholder, with libvips.
 ///
@@ -19,7 +20,7 @@ import NIOPosix
 /// - Important: libvips work runs on the processor's own bounded pool (``ImagingConfiguration/threads`` threads,
 ///   one image each), never on the Swift cooperative pool; libvips' internal threading is set to one thread per
 ///   operation, so the pool bounds both CPU use and memory. Call ``shutdown()`` before releasing the processor.
-public final class ImageProcessor: Sendable {
+public final class ImageProcessor: Service, Sendable {
     /// The settings this processor was created with.
     public let configuration: ImagingConfiguration
     private let pipeline: ImagePipeline
@@ -90,6 +91,12 @@ public final class ImageProcessor: Sendable {
 
     /// Stops the pool's threads after the images already submitted; later ``process(_:)`` calls throw
     /// ``ImagingError/Code/shutdown``.
+    /// Keeps the processor until graceful shutdown (or cancellation), then shuts it down (``shutdown()``).
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await self.shutdown()
+    }
+
     public func shutdown() async {
         try? await self.pool.shutdownGracefully()
     }

@@ -94,8 +94,9 @@ struct MarqueeIndex: AsyncParsableCommand {
             configuration: configuration,
             handler: handler,
             metricsAddress: metricsAddress,
-            logger: logger,
-            whenStopped: { await store.close() }
+            // The store stops last, after the handler wrote its last batch.
+            services: [store, handler],
+            logger: logger
         )
     }
 }

@@ -2,6 +2,7 @@ public import Logging
 import MarqueeCore
 public import MarqueePipeline
 public import MarqueeStore
+public import ServiceLifecycle
 import Synchronization
 
 /// How the indexer gathers records into store transactions.
@@ -34,7 +35,10 @@ public struct IndexSettings: Sendable {
 /// | a write conflict (serialization failure, deadlock) | transient (retry tier) |
 ///
 /// The schema is migrated before the first batch (and again after the store was down).
-public final class IndexHandler: StageHandler {
+///
+/// The handler is also the service that writes the batches (``run()``): list it among the worker's services, so
+/// it starts before the stage and stops after it.
+public final class IndexHandler: StageHandler, Service {
     private let store: Store
     private let batcher: Batcher
     private let logger: Logger
@@ -64,9 +68,20 @@ public final class IndexHandler: StageHandler {
 
     /// Batches written so far, and the rows they wrote (for logs and tests).
     public var totals: (batches: Int, rowsWritten: Int, rowsUnchanged: Int) { self.batcher.totals }
+
+    /// Records submitted and not yet in a batch being written.
+    public var waitingRecords: Int { self.batcher.waitingRecords }
+
+    /// Writes the batches, each in a task of this one's, until graceful shutdown finds nothing left to write (or
+    /// until cancelled; records still waiting then fail as transient).
+    public func run() async throws {
+        await self.batcher.run()
+    }
 }
 
-/// Gathers submitted records and writes them in batches, one transaction at a time.
+/// Gathers submitted records and writes them in batches, up to ``IndexSettings/writers`` transactions at a time.
+///
+/// The lock decides (``nextAction(_:)``); ``run()`` acts, starting each write and each timer as a child task.
 final class Batcher: Sendable {
     private struct Waiting {
         var record: Store.PreparedRecord
@@ -81,6 +96,10 @@ final class Batcher: Sendable {
         /// Set while a timer waits to write a partial batch.
         var timerArmed = false
         var migrated = false
+        /// Graceful shutdown began: the actions end once nothing waits and nothing is being written.
+        var stopping = false
+        /// ``run()`` ended: a record submitted now fails at once.
+        var stopped = false
         var batches = 0
         var rowsWritten = 0
         var rowsUnchanged = 0
@@ -90,27 +109,36 @@ final class Batcher: Sendable {
     private let settings: IndexSettings
     private let logger: Logger
     private let state = Mutex(State())
+    private let actions: AsyncStream<Action>
+    private let actionInput: AsyncStream<Action>.Continuation
 
     init(store: Store, settings: IndexSettings, logger: Logger) {
         self.store = store
         self.settings = settings
         self.logger = logger
+        (self.actions, self.actionInput) = AsyncStream.makeStream()
     }
 
     var totals: (batches: Int, rowsWritten: Int, rowsUnchanged: Int) {
         self.state.withLock { ($0.batches, $0.rowsWritten, $0.rowsUnchanged) }
     }
 
+    var waitingRecords: Int { self.state.withLock { $0.waiting.count } }
+
     /// Returns when the record's batch committed; throws the ``StageError`` its job should end with.
     func submit(_ record: Store.PreparedRecord) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let action = self.state.withLock { state -> Action in
+            let action = self.state.withLock { state -> Action? in
+                guard !state.stopped else { return nil }
                 state.waiting.append(Waiting(record: record, continuation: continuation, arrived: .now))
                 return self.nextAction(&state)
             }
+            guard let action else { return continuation.resume(throwing: Self.stoppedError) }
             self.perform(action)
         }
     }
+
+    private static let stoppedError = StageError.transient("the indexer stopped before the record's batch was written")
 
     private enum Action {
         case none
@@ -118,11 +146,42 @@ final class Batcher: Sendable {
         case armTimer(ContinuousClock.Instant)
     }
 
-    /// What to do now: write a full (or overdue) batch if a writer is free, else arm the timer for a partial one.
+    /// Performs the actions until graceful shutdown finds the batcher idle, or until cancelled.
+    func run() async {
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                for await action in self.actions {
+                    switch action {
+                    case .none: break
+                    case .write(let batch): group.addTask { await self.write(batch) }
+                    case .armTimer(let deadline): group.addTask { await self.timer(deadline) }
+                    }
+                }
+                group.cancelAll()  // nothing is being written: only timers of partial batches are left
+            }
+        } onGracefulShutdown: {
+            // Partial batches are written now rather than at their timers.
+            let action = self.state.withLock { state -> Action in
+                state.stopping = true
+                return self.nextAction(&state)
+            }
+            self.perform(action)
+            self.finishIfIdle()
+        }
+        let left = self.state.withLock { state -> [Waiting] in
+            state.stopped = true
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for waiting in left { waiting.continuation.resume(throwing: Self.stoppedError) }
+    }
+
+    /// What to do now: write a full (or overdue) batch, or any once shutdown began, if a writer is free; else arm
+    /// the timer for a partial one.
     private func nextAction(_ state: inout State) -> Action {
         guard state.writing < self.settings.writers, let oldest = state.waiting.first?.arrived else { return .none }
         let deadline = oldest + self.settings.maxWait
-        if state.waiting.count >= self.settings.batchSize || deadline <= .now {
+        if state.waiting.count >= self.settings.batchSize || deadline <= .now || state.stopping {
             state.writing += 1
             let count = min(state.waiting.count, self.settings.batchSize)
             let batch = Array(state.waiting.prefix(count))
@@ -134,21 +193,21 @@ final class Batcher: Sendable {
         return .armTimer(deadline)
     }
 
+    /// Hands `action` to ``run()``; a batch it can no longer take fails (its loop ended).
     private func perform(_ action: Action) {
-        switch action {
-        case .none: break
-        case .write(let batch):
-            Task { await self.write(batch) }
-        case .armTimer(let deadline):
-            Task {
-                try? await Task.sleep(until: deadline)
-                let next = self.state.withLock { state -> Action in
-                    state.timerArmed = false
-                    return self.nextAction(&state)
-                }
-                self.perform(next)
-            }
+        if case .none = action { return }
+        if case .terminated = self.actionInput.yield(action), case .write(let batch) = action {
+            for waiting in batch { waiting.continuation.resume(throwing: Self.stoppedError) }
         }
+    }
+
+    private func timer(_ deadline: ContinuousClock.Instant) async {
+        try? await Task.sleep(until: deadline)
+        let next = self.state.withLock { state -> Action in
+            state.timerArmed = false
+            return self.nextAction(&state)
+        }
+        self.perform(next)
     }
 
     private func write(_ batch: [Waiting]) async {
@@ -158,6 +217,13 @@ final class Batcher: Sendable {
             return self.nextAction(&state)
         }
         self.perform(next)
+        self.finishIfIdle()
+    }
+
+    /// Ends ``run()``'s actions once shutdown began and nothing waits or is being written.
+    private func finishIfIdle() {
+        let idle = self.state.withLock { $0.stopping && $0.waiting.isEmpty && $0.writing == 0 }
+        if idle { self.actionInput.finish() }
     }
 
     private func writeBatch(_ batch: [Waiting]) async {

@@ -1,5 +1,6 @@
 public import Logging
 public import MarqueeCore
+public import ServiceLifecycle
 import Foundation
 
 /// The catalogue store (docs/design.md, "Modules"; docs/store.md): the same schema on PostgreSQL or SQLite.
@@ -9,7 +10,10 @@ import Foundation
 ///   replaced only by a newer `fetched_at` (a duplicate or an older record changes nothing), then the children of
 ///   the rows that changed (genre links, a book's authors, an image's variants) and the KOFIC↔TMDB links.
 /// - The queries of `marquee query` (StoreQueries.swift) and the shared HTTP validator cache.
-public final class Store: Sendable {
+///
+/// A one-shot tool opens the store, uses it and calls ``close()``; a worker lists it among its services, and the
+/// store closes on graceful shutdown once the services listed after it stopped (``run()``).
+public final class Store: Service, Sendable {
     public let location: StoreLocation
     let engine: any SQLEngine
 
@@ -44,6 +48,12 @@ public final class Store: Sendable {
 
     /// Closes connections (PostgreSQL) or the file (SQLite).
     public func close() async { await self.engine.close() }
+
+    /// Keeps the store open until graceful shutdown (or cancellation), then closes it.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await self.close()
+    }
 
     /// Whether the store answers now.
     public func ping() async throws { try await self.engine.ping() }

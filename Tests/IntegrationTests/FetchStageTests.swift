@@ -82,7 +82,7 @@ func withFetchStage<T>(
     let (worker, stage, ledger) = try await makeFetchStage(
         emulator: emulator, configuration: configuration, tmdbKey: tmdbKey, tmdbRate: tmdbRate)
     // The stage is last: a group stops its services in reverse order, so the HTTP client outlives the jobs.
-    return try await whileRunning([worker, stage]) { try await body(configuration.topics, ledger, stage) }
+    return try await whileRunning(worker.services + [stage]) { try await body(configuration.topics, ledger, stage) }
 }
 
 /// A fetch worker and its stage (`configuration`, whose topics it creates) against `emulator`, reporting to a new
@@ -269,7 +269,7 @@ struct FetchStageTests {
         let (firstWorker, firstStage, firstLedger) = try await makeFetchStage(
             emulator: emulator, configuration: refusing, validators: validators)
         try await enqueue(list, to: configuration.topics)
-        try await whileRunning([firstWorker]) {
+        try await whileRunning(firstWorker.services) {
             let error = await #expect(throws: KafkaError.self) { try await firstStage.run() }
             #expect(error?.code == .delivery)
         }
@@ -282,7 +282,7 @@ struct FetchStageTests {
         // the list runs again, and spawns them.
         #expect(firstLedger.snapshot.fetchOutputs == 20)
         ledger.update { $0.roots = 1 }
-        try await whileRunning([worker, stage]) {
+        try await whileRunning(worker.services + [stage]) {
             try await ledger.wait("the list and its details", timeout: .seconds(120)) { $0.isDrained }
         }
         let report = ledger.snapshot

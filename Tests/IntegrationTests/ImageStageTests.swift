@@ -66,7 +66,7 @@ func withImageStage<T>(
         logger: .marqueeTest
     )
     let stage = Stage(configuration: configuration, handler: worker.handler, logger: .marqueeTest)
-    return try await whileRunning([worker, stage]) { try await body(configuration.topics, ledger, folder) }
+    return try await whileRunning(worker.services + [stage]) { try await body(configuration.topics, ledger, folder) }
 }
 
 /// Enqueues an image job as a root job.
