@@ -247,6 +247,7 @@ let package = Package(
             dependencies: [
                 "CMarqueeVips",
                 "Cvips",
+                "MarqueeCore",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

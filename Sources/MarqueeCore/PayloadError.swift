@@ -2,7 +2,7 @@
 ///
 /// Payloads come from operators' scripts and from other stages; the message says what to fix, e.g.
 /// `field 'page': expected an integer from 1 to 500, got -3`.
-public struct PayloadError: Error, CustomStringConvertible, Hashable, Sendable {
+public struct PayloadError: RetriableError, Hashable, Sendable {
     /// The kind of a ``PayloadError``.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate let name: String
@@ -33,6 +33,9 @@ public struct PayloadError: Error, CustomStringConvertible, Hashable, Sendable {
         self.field = field
         self.reason = reason
     }
+
+    /// Whether the same payload may be accepted later: never, the same bytes are refused the same way.
+    public var isRetriable: Bool { false }
 
     public var description: String {
         if let field { return "field '\(field)': \(self.reason)" }

@@ -1,9 +1,11 @@
+public import MarqueeCore
+
 /// An error raised by ``HTTPFetcher``: the fetch produced no HTTP response.
 ///
 /// HTTP error statuses are not errors (they are ``FetchResponse``s). The ``code`` says what kind of failure it is
 /// and ``isRetriable`` whether the same request may succeed later. ``reason`` and ``description`` name the
 /// redacted URL only: never a key, a password or a header value.
-public struct HTTPFetchError: Error, CustomStringConvertible, Sendable {
+public struct HTTPFetchError: RetriableError, Sendable {
     /// The kind of an ``HTTPFetchError``.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Value: Hashable, Sendable {

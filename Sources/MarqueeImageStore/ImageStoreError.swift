@@ -1,9 +1,11 @@
+public import MarqueeCore
+
 /// A failure of an ``ImageStore``.
 ///
 /// ``isRetriable`` tells the pipeline's retry tiers what to do: an unreachable or overloaded store (connection
 /// refused, timeouts, 5xx, a full disk) is transient; refused credentials, a bad location or an unexpected
 /// answer are not. Descriptions never contain credentials.
-public struct ImageStoreError: Error, CustomStringConvertible, Sendable {
+public struct ImageStoreError: RetriableError, Sendable {
     /// The kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Value: Hashable, Sendable {

@@ -1,9 +1,11 @@
+public import MarqueeCore
+
 /// An error raised by ``ImageProcessor``: the input was refused or could not be processed.
 ///
 /// Every refusal is permanent (``isRetriable`` is `false`): the same bytes fail the same way, so the image
 /// worker sends them to its dead-letter topic with ``code`` and ``reason`` (which is written for that purpose:
 /// what was refused and why, e.g. "refused: 50000×50000 pixels is over the cap of 50000000").
-public struct ImagingError: Error, CustomStringConvertible, Sendable {
+public struct ImagingError: RetriableError, Sendable {
     /// The kind of an ``ImagingError``.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Value: Hashable, Sendable {

@@ -29,7 +29,7 @@ public struct IndexSettings: Sendable {
 /// | what | outcome |
 /// |---|---|
 /// | a payload that is not a record | poison (DLQ, bytes untouched) |
-/// | a record its kind's schema refuses (``InvalidRecord``) | permanent (DLQ with the field at fault) |
+/// | a record its kind's schema refuses (``StoreError`` (``StoreError/Code-swift.enum/invalidRecord``)) | permanent (DLQ with the field at fault) |
 /// | the store unreachable, refusing connections, or its schema newer than this program | the stage pauses (not ready); nothing goes to the DLQ; the jobs run again when it is back |
 /// | the store rejects a batch's data | each record is written alone, so only the records at fault are dead-lettered |
 /// | a write conflict (serialization failure, deadlock) | transient (retry tier) |
@@ -250,7 +250,7 @@ final class Batcher: Sendable {
                 )
             }
             for waiting in batch { waiting.continuation.resume() }
-        } catch let error as StoreError where error.kind == .rejected && batch.count > 1 {
+        } catch let error as StoreError where error.code == .rejected && batch.count > 1 {
             // Find the records at fault: each alone (the others commit), the faulty ones to the DLQ.
             self.logger.warning(
                 "the store rejected a batch; writing its \(batch.count) records one by one",
@@ -279,14 +279,13 @@ final class Batcher: Sendable {
     private func stageError(_ error: any Error) -> StageError {
         switch error {
         case let error as StoreError:
-            switch error.kind {
+            switch error.code {
             case .unavailable, .migration, .invalidLocation:
                 self.state.withLock { $0.migrated = false }  // it may come back empty (a new database)
                 return .dependencyDown("the store", error.message)
-            case .rejected, .invalidQuery: return .permanent(error.message)
+            case .rejected, .invalidQuery, .invalidRecord: return .permanent(error.message)
             case .conflict: return .transient(error.message)
             }
-        case let error as InvalidRecord: return .permanent(error.description)
         default: return .transient(String(describing: error))
         }
     }

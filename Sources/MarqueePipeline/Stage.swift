@@ -275,6 +275,15 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         case .failure(is CancellationError):
             logger.warning("job cancelled at shutdown; handed back uncommitted")
             return
+        case .failure(let error as any RetriableError):
+            // A module's error says itself whether a retry can help.
+            context.enter("routing the failure")
+            let reason = error.description
+            try await self.route(
+                message, envelope: envelope, error: error.isRetriable ? .transient(reason) : .permanent(reason),
+                consumer: consumer, producer: producer, logger: logger, started: started
+            )
+            return
         case .failure(let error):
             context.enter("routing the failure")
             try await self.route(

@@ -114,7 +114,8 @@ public protocol StageHandler: Sendable {
     ///
     /// - Returns: The messages to produce; the job's offset is committed only after all are acknowledged.
     /// - Throws: A ``StageError`` saying whether to retry (transient), give up (permanent) or quarantine the
-    ///   bytes (poison). Any other error counts as transient.
+    ///   bytes (poison). A module's error (`RetriableError`) is transient when it says a retry can help and
+    ///   permanent otherwise; any other error counts as transient.
     func handle(_ job: StageJob) async throws -> [StageOutput]
 }
 

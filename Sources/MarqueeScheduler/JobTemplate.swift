@@ -60,8 +60,9 @@ public struct JobTemplate: Sendable {
 
     /// The jobs of the window whose day (in the schedule's zone) is `date`, in expansion order.
     ///
-    /// - Throws: A ``TemplateError`` naming the field whose value is wrong.
-    public func jobs(for date: LocalDate) throws(TemplateError) -> [FetchJob] {
+    /// - Throws: A ``SchedulerError`` (``SchedulerError/Code/invalidJob``) naming the field whose value is wrong, and
+    ///   where it was written.
+    public func jobs(for date: LocalDate) throws(SchedulerError) -> [FetchJob] {
         var objects: [JSONObject] = [[:]]
         for field in self.fields {
             var values: [JSONValue] = []
@@ -85,21 +86,22 @@ public struct JobTemplate: Sendable {
             } catch {
                 let name = error.field.map { String($0.prefix { $0 != "." && $0 != "[" }) }
                 let field = self.fields.first { $0.name == name }
-                throw TemplateError(field: error.field, location: field?.location ?? self.location, reason: error.description)
+                let location = field?.location ?? self.location
+                throw SchedulerError(.invalidJob, line: location?.line, column: location?.column, field: error.field, error.description)
             }
         }
         return jobs
     }
 
-    private static func substitute(_ value: JSONValue, date: LocalDate, field: Field) throws(TemplateError) -> JSONValue {
+    private static func substitute(_ value: JSONValue, date: LocalDate, field: Field) throws(SchedulerError) -> JSONValue {
         switch value {
         case .string(let text):
             switch DateExpression.substitute(text, date: date) {
             case .success(let text): return .string(text)
             case .failure(let error):
-                throw TemplateError(
-                    field: field.name, location: field.location,
-                    reason: "field '\(field.name)': '\(error.text)' is not a date placeholder "
+                throw SchedulerError(
+                    .invalidJob, line: field.location?.line, column: field.location?.column, field: field.name,
+                    "field '\(field.name)': '\(error.text)' is not a date placeholder "
                         + "(${today}, ${yesterday}, ${week}, optionally -Nd, +Nd, -Nw, +Nw and :iso)"
                 )
             }
@@ -108,21 +110,9 @@ public struct JobTemplate: Sendable {
             for value in values { substituted.append(try Self.substitute(value, date: date, field: field)) }
             return .array(substituted)
         case .object(let members):
-            return .object(try members.mapValues { (value) throws(TemplateError) in try Self.substitute(value, date: date, field: field) })
+            return .object(try members.mapValues { (value) throws(SchedulerError) in try Self.substitute(value, date: date, field: field) })
         case .null, .bool, .integer, .number:
             return value
         }
     }
-}
-
-/// Why a template did not give valid jobs.
-public struct TemplateError: Error, CustomStringConvertible, Sendable {
-    /// The field at fault (a dotted path), when one is.
-    public var field: String?
-    /// Where the field (or the template) was written.
-    public var location: JobTemplate.Location?
-    /// What is wrong, naming the field.
-    public var reason: String
-
-    public var description: String { self.reason }
 }

@@ -54,8 +54,8 @@ public struct Schedule: Sendable {
     /// The jobs of the window that starts at `window` (epoch milliseconds), in order: a job's index in this
     /// array is part of its id.
     ///
-    /// - Throws: A ``TemplateError`` when a template gives a job the fetch stage would refuse.
-    public func jobs(for window: Int64) throws(TemplateError) -> [FetchJob] {
+    /// - Throws: A ``SchedulerError`` when a template gives a job the fetch stage would refuse.
+    public func jobs(for window: Int64) throws(SchedulerError) -> [FetchJob] {
         let date = self.calendar.localDate(at: window)
         var jobs: [FetchJob] = []
         for template in self.templates { jobs += try template.jobs(for: date) }

@@ -36,42 +36,42 @@ public struct ScheduleFile: Sendable {
     /// - Parameters:
     ///   - path: The file.
     ///   - now: The instant whose next windows the jobs are checked for (epoch milliseconds).
-    /// - Throws: A ``ScheduleError`` naming the file, line, schedule and field.
-    public static func load(path: String, now: Int64) throws(ScheduleError) -> ScheduleFile {
+    /// - Throws: A ``SchedulerError`` naming the file, line, schedule and field.
+    public static func load(path: String, now: Int64) throws(SchedulerError) -> ScheduleFile {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ScheduleError(.unreadable, file: path, "cannot read the schedule file")
+            throw SchedulerError(.unreadable, file: path, "cannot read the schedule file")
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw ScheduleError(.unreadable, file: path, "the schedule file is not UTF-8")
+            throw SchedulerError(.unreadable, file: path, "the schedule file is not UTF-8")
         }
         return try self.parse(yaml: text, file: path, now: now)
     }
 
     /// Parses and checks a schedule file's text (see ``load(path:now:)``).
-    public static func parse(yaml: String, file: String, now: Int64) throws(ScheduleError) -> ScheduleFile {
+    public static func parse(yaml: String, file: String, now: Int64) throws(SchedulerError) -> ScheduleFile {
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)
         } catch let error as YamlError {
             throw Self.syntaxError(error, file: file)
         } catch {
-            throw ScheduleError(.syntax, file: file, "\(error)")
+            throw SchedulerError(.syntax, file: file, "\(error)")
         }
         var parser = Parser(file: file)
         return try parser.file(root, now: now)
     }
 
-    private static func syntaxError(_ error: YamlError, file: String) -> ScheduleError {
+    private static func syntaxError(_ error: YamlError, file: String) -> SchedulerError {
         switch error {
         case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
-            return ScheduleError(.syntax, file: file, line: mark.line, column: mark.column, "not YAML: \(problem)")
+            return SchedulerError(.syntax, file: file, line: mark.line, column: mark.column, "not YAML: \(problem)")
         case .duplicatedKeysInMapping(let duplicates, let context):
-            return ScheduleError(
+            return SchedulerError(
                 .syntax, file: file, line: context.mark.line, column: context.mark.column,
                 "key '\(duplicates.joined(separator: "', '"))' appears twice"
             )
         default:
-            return ScheduleError(.syntax, file: file, "not YAML: \(error)")
+            return SchedulerError(.syntax, file: file, "not YAML: \(error)")
         }
     }
 }
@@ -83,12 +83,12 @@ private struct Parser {
 
     init(file: String) { self.file = file }
 
-    func fail(_ node: Node?, _ reason: String, code: ScheduleError.Code = .invalid) -> ScheduleError {
-        ScheduleError(code, file: self.file, line: node?.mark?.line, column: node?.mark?.column, context: self.context, reason)
+    func fail(_ node: Node?, _ reason: String, code: SchedulerError.Code = .invalid) -> SchedulerError {
+        SchedulerError(code, file: self.file, line: node?.mark?.line, column: node?.mark?.column, context: self.context, reason)
     }
 
     /// A mapping's entries by key, refusing keys not in `allowed`.
-    func mapping(_ node: Node?, _ what: String, allowed: Set<String>) throws(ScheduleError) -> [(String, Node, Node)] {
+    func mapping(_ node: Node?, _ what: String, allowed: Set<String>) throws(SchedulerError) -> [(String, Node, Node)] {
         guard let node, let mapping = node.mapping else { throw self.fail(node, "\(what) must be a mapping") }
         var entries: [(String, Node, Node)] = []
         for (key, value) in mapping {
@@ -101,13 +101,13 @@ private struct Parser {
         return entries
     }
 
-    func string(_ node: Node, _ field: String) throws(ScheduleError) -> String {
+    func string(_ node: Node, _ field: String) throws(SchedulerError) -> String {
         guard let scalar = node.scalar else { throw self.fail(node, "field '\(field)' must be text") }
         return scalar.string
     }
 
     /// A scalar or a list of scalars, as texts.
-    func strings(_ node: Node, _ field: String) throws(ScheduleError) -> [(String, Node)] {
+    func strings(_ node: Node, _ field: String) throws(SchedulerError) -> [(String, Node)] {
         if let sequence = node.sequence {
             var values: [(String, Node)] = []
             for element in sequence { values.append((try self.string(element, field), element)) }
@@ -117,7 +117,7 @@ private struct Parser {
         return [(try self.string(node, field), node)]
     }
 
-    mutating func file(_ root: Node?, now: Int64) throws(ScheduleError) -> ScheduleFile {
+    mutating func file(_ root: Node?, now: Int64) throws(SchedulerError) -> ScheduleFile {
         guard let root else { throw self.fail(nil, "the file is empty: expected a 'schedules' list") }
         let entries = try self.mapping(root, "the file", allowed: ["schedules", "zone", "catch_up"])
         var defaultZone = TimeZone(identifier: "UTC")!
@@ -148,7 +148,7 @@ private struct Parser {
         return ScheduleFile(schedules: schedules)
     }
 
-    func zone(_ node: Node) throws(ScheduleError) -> TimeZone {
+    func zone(_ node: Node) throws(SchedulerError) -> TimeZone {
         let name = try self.string(node, "zone")
         guard let zone = TimeZone(identifier: name) else {
             throw self.fail(node, "field 'zone': '\(name)' is not an IANA time zone such as Asia/Seoul or America/New_York")
@@ -156,7 +156,7 @@ private struct Parser {
         return zone
     }
 
-    func catchUp(_ node: Node) throws(ScheduleError) -> Schedule.CatchUp {
+    func catchUp(_ node: Node) throws(SchedulerError) -> Schedule.CatchUp {
         let text = try self.string(node, "catch_up")
         switch text {
         case "latest": return .latest
@@ -168,7 +168,7 @@ private struct Parser {
         }
     }
 
-    mutating func schedule(_ node: Node, zone defaultZone: TimeZone, catchUp defaultCatchUp: Schedule.CatchUp, now: Int64) throws(ScheduleError) -> Schedule {
+    mutating func schedule(_ node: Node, zone defaultZone: TimeZone, catchUp defaultCatchUp: Schedule.CatchUp, now: Int64) throws(SchedulerError) -> Schedule {
         let entries = try self.mapping(node, "a schedule", allowed: ["name", "every", "at", "weekday", "zone", "catch_up", "jobs"])
         var fields: [String: Node] = [:]
         for (name, _, value) in entries { fields[name] = value }
@@ -179,8 +179,8 @@ private struct Parser {
             throw self.fail(nameNode, "field 'name': '\(name)' must be 1 to 100 letters, digits, '-', '_' or '.'")
         }
         self.context = "schedule '\(name)'"
-        let zone = try fields["zone"].map { (node) throws(ScheduleError) in try self.zone(node) } ?? defaultZone
-        let catchUp = try fields["catch_up"].map { (node) throws(ScheduleError) in try self.catchUp(node) } ?? defaultCatchUp
+        let zone = try fields["zone"].map { (node) throws(SchedulerError) in try self.zone(node) } ?? defaultZone
+        let catchUp = try fields["catch_up"].map { (node) throws(SchedulerError) in try self.catchUp(node) } ?? defaultCatchUp
         let timing = try self.timing(fields, node: node)
         guard let jobsNode = fields["jobs"] else { throw self.fail(node, "a schedule needs 'jobs': a list of job templates") }
         guard let jobList = jobsNode.sequence, !jobList.isEmpty else { throw self.fail(jobsNode, "'jobs' must be a non-empty list") }
@@ -199,16 +199,16 @@ private struct Parser {
             do {
                 _ = try template.jobs(for: date)
             } catch {
-                throw ScheduleError(
-                    .invalidJob, file: self.file, line: error.location?.line, column: error.location?.column,
-                    context: "schedule '\(name)', job \(index + 1)", error.reason
-                )
+                var located = error
+                located.file = self.file
+                located.context = "schedule '\(name)', job \(index + 1)"
+                throw located
             }
         }
         return schedule
     }
 
-    func timing(_ fields: [String: Node], node: Node) throws(ScheduleError) -> Timing {
+    func timing(_ fields: [String: Node], node: Node) throws(SchedulerError) -> Timing {
         if let every = fields["every"] {
             for other in ["at", "weekday"] where fields[other] != nil {
                 throw self.fail(fields[other], "'every' and '\(other)' cannot be combined: a schedule is either periodic or at set times")
@@ -252,7 +252,7 @@ private struct Parser {
         return nil
     }
 
-    func template(_ node: Node, index: Int, scheduleName: String) throws(ScheduleError) -> JobTemplate {
+    func template(_ node: Node, index: Int, scheduleName: String) throws(SchedulerError) -> JobTemplate {
         guard let mapping = node.mapping else {
             throw self.fail(node, "job \(index) must be a mapping: a fetch job's fields, e.g. {kind: tmdb.list, list: popular}")
         }
@@ -289,7 +289,7 @@ private struct Parser {
 
     /// A YAML value as JSON. Plain scalars: `true`/`false`, integers and decimals are typed, `null` and `~` are
     /// null, anything else is text (so `NO` stays the region of Norway); quoted scalars are always text.
-    func json(_ node: Node, field: String, index: Int) throws(ScheduleError) -> JSONValue {
+    func json(_ node: Node, field: String, index: Int) throws(SchedulerError) -> JSONValue {
         switch node {
         case .scalar(let scalar):
             let text = scalar.string

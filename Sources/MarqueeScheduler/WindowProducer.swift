@@ -76,7 +76,7 @@ public final class WindowProducer: Service, Sendable {
     /// Checks that the fetch topic exists and creates the state topic (one partition, compacted) if it does not.
     /// ``run()`` does it too; calling it first lets a process report a missing topic before it starts serving.
     ///
-    /// - Throws: A ``ProducerError`` when a topic is missing or wrong, a ``KafkaError`` when no broker answers.
+    /// - Throws: A ``SchedulerError`` when a topic is missing or wrong, a ``KafkaError`` when no broker answers.
     public func prepare() async throws {
         let admin = try KafkaAdmin(configuration: self.configuration.kafka, logger: self.logger)
         try await self.prepareTopics(admin)
@@ -124,7 +124,7 @@ public final class WindowProducer: Service, Sendable {
         let stateTopic = self.configuration.stateTopic
         let fetchTopic = self.configuration.fetchTopic
         guard try await admin.listTopics().contains(where: { $0.name == fetchTopic && $0.error == nil && !$0.partitions.isEmpty }) else {
-            throw ProducerError("the topic \(fetchTopic) does not exist: create the stages' topics first (marquee topics create-stages)")
+            throw SchedulerError(.topic, "the topic \(fetchTopic) does not exist: create the stages' topics first (marquee topics create-stages)")
         }
         do {
             // Compacted: each schedule's latest record stays for ever. Claims stay uncompacted for an hour, far
@@ -142,7 +142,7 @@ public final class WindowProducer: Service, Sendable {
             ])
         }
         guard let state = try await admin.listTopics().first(where: { $0.name == stateTopic }), state.partitions.count == 1 else {
-            throw ProducerError("the state topic \(stateTopic) must have exactly one partition (its order decides which claim wins)")
+            throw SchedulerError(.topic, "the state topic \(stateTopic) must have exactly one partition (its order decides which claim wins)")
         }
     }
 

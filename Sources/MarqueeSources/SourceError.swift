@@ -1,3 +1,5 @@
+public import MarqueeCore
+
 /// Why a source adapter could not build a request or make sense of a response.
 ///
 /// The fetch stage sorts failures by ``isRetriable``: rate limits, exhausted quotas, 5xx answers and malformed
@@ -6,7 +8,7 @@
 ///
 /// - Important: A ``SourceError``'s ``description`` and ``reason`` never contain an API key: upstream messages
 ///   are shortened and scrubbed of the configured keys before they are put into an error.
-public struct SourceError: Error, CustomStringConvertible, Sendable {
+public struct SourceError: RetriableError, Sendable {
     /// The kind of a ``SourceError``.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, Hashable, Sendable {

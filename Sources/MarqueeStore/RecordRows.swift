@@ -1,21 +1,6 @@
 import MarqueeCore
 import Foundation
 
-/// A record the store refuses: a field of the wrong type, a key that does not match its data, a missing
-/// required field. It can never be stored as it is (the indexer sends it to the DLQ with this description).
-public struct InvalidRecord: Error, CustomStringConvertible, Sendable {
-    public var kind: String
-    public var key: String
-    /// The field at fault (`nil` when the record as a whole is wrong).
-    public var field: String?
-    public var reason: String
-
-    public var description: String {
-        let field = self.field.map { " field '\($0)':" } ?? ":"
-        return "invalid \(self.kind) record '\(self.key.prefix(200))':\(field) \(self.reason)"
-    }
-}
-
 /// One row to upsert, with the child rows that replace the row's children when the row wins.
 struct RowWrite: Sendable {
     var table: Table
@@ -51,7 +36,7 @@ struct ChildRows: Sendable {
 /// field or a key that does not match the data make the record invalid. Strings lose any U+0000 (PostgreSQL's
 /// text cannot hold it); dates must be real calendar days.
 enum RecordRows {
-    static func rows(for record: Record) throws(InvalidRecord) -> [RowWrite] {
+    static func rows(for record: Record) throws(StoreError) -> [RowWrite] {
         let fields = Fields(record: record)
         switch record.kind {
         case .movie: return try self.movie(fields)
@@ -71,7 +56,7 @@ enum RecordRows {
         "spoken_languages", "origin_country",
     ]
 
-    private static func movie(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func movie(_ f: Fields) throws(StoreError) -> [RowWrite] {
         let id = try f.requiredInt("movie_id")
         try f.expectKey("tmdb:movie:\(id)")
         let genreIDs = try f.intArray("genre_ids")
@@ -116,7 +101,7 @@ enum RecordRows {
         return rows
     }
 
-    private static func movieLocalized(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func movieLocalized(_ f: Fields) throws(StoreError) -> [RowWrite] {
         let id = try f.requiredInt("movie_id")
         let language = try f.requiredText("language")
         try f.expectKey("tmdb:movie:\(id):\(language)")
@@ -144,7 +129,7 @@ enum RecordRows {
         return rows
     }
 
-    private static func genre(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func genre(_ f: Fields) throws(StoreError) -> [RowWrite] {
         let id = try f.requiredInt("genre_id")
         let language = try f.requiredText("language")
         try f.expectKey("tmdb:genre:\(id):\(language)")
@@ -153,7 +138,7 @@ enum RecordRows {
         ]
     }
 
-    private static func review(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func review(_ f: Fields) throws(StoreError) -> [RowWrite] {
         let id = try f.requiredText("review_id")
         try f.expectKey("tmdb:review:\(id)")
         return [
@@ -173,7 +158,7 @@ enum RecordRows {
 
     private static let periods: Set<String> = ["daily", "week", "weekend", "weekdays"]
 
-    private static func boxOffice(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func boxOffice(_ f: Fields) throws(StoreError) -> [RowWrite] {
         let period = try f.requiredText("period")
         guard self.periods.contains(period) else {
             throw f.invalid("period", "'\(period.prefix(40))' is not daily, week, weekend or weekdays")
@@ -205,7 +190,7 @@ enum RecordRows {
         return [f.row(Tables.boxOffice, values)]
     }
 
-    private static func koficMovie(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func koficMovie(_ f: Fields) throws(StoreError) -> [RowWrite] {
         let code = try f.requiredText("movie_cd")
         try f.expectKey("kofic:movie:\(code)")
         let title = try f.text("title")
@@ -226,7 +211,7 @@ enum RecordRows {
         return [f.row(Tables.koficMovies, values)]
     }
 
-    private static func book(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func book(_ f: Fields) throws(StoreError) -> [RowWrite] {
         let key = f.record.key
         let workID = try f.text("work_id")
         let editionID = try f.text("edition_id")
@@ -295,7 +280,7 @@ enum RecordRows {
 
     private static let roles: Set<String> = ["poster", "backdrop", "cover"]
 
-    private static func image(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func image(_ f: Fields) throws(StoreError) -> [RowWrite] {
         let owner = try f.requiredText("owner")
         let role = try f.requiredText("role")
         guard self.roles.contains(role) else { throw f.invalid("role", "'\(role.prefix(40))' is not poster, backdrop or cover") }
@@ -344,7 +329,7 @@ enum RecordRows {
         ]
     }
 
-    private static func jobOutcome(_ f: Fields) throws(InvalidRecord) -> [RowWrite] {
+    private static func jobOutcome(_ f: Fields) throws(StoreError) -> [RowWrite] {
         let outcome: JobOutcome
         do {
             outcome = try JobOutcome.decode(f.record)
@@ -380,11 +365,11 @@ struct Fields {
         return RowWrite(table: table, values: values, fetchedAt: self.record.fetchedAt, children: children)
     }
 
-    func invalid(_ field: String?, _ reason: String) -> InvalidRecord {
-        InvalidRecord(kind: self.record.kind.rawValue, key: self.record.key, field: field, reason: reason)
+    func invalid(_ field: String?, _ reason: String) -> StoreError {
+        StoreError.invalidRecord(kind: self.record.kind.rawValue, key: self.record.key, field: field, reason)
     }
 
-    func expectKey(_ expected: String) throws(InvalidRecord) {
+    func expectKey(_ expected: String) throws(StoreError) {
         guard self.record.key == expected else {
             throw self.invalid(nil, "the key does not match its data (expected '\(expected.prefix(200))')")
         }
@@ -403,9 +388,9 @@ struct Fields {
         }
     }
 
-    func int(_ name: String) throws(InvalidRecord) -> Int64? { try self.int(self.record.data[name], field: name) }
+    func int(_ name: String) throws(StoreError) -> Int64? { try self.int(self.record.data[name], field: name) }
 
-    func int(_ value: JSONValue?, field: String) throws(InvalidRecord) -> Int64? {
+    func int(_ value: JSONValue?, field: String) throws(StoreError) -> Int64? {
         switch value {
         case nil, .null?: return nil
         case .integer(let value)?: return value
@@ -414,14 +399,14 @@ struct Fields {
         }
     }
 
-    func requiredInt(_ name: String) throws(InvalidRecord) -> Int64 { try self.requiredInt(self.record.data[name], field: name) }
+    func requiredInt(_ name: String) throws(StoreError) -> Int64 { try self.requiredInt(self.record.data[name], field: name) }
 
-    func requiredInt(_ value: JSONValue?, field: String) throws(InvalidRecord) -> Int64 {
+    func requiredInt(_ value: JSONValue?, field: String) throws(StoreError) -> Int64 {
         guard let value = try self.int(value, field: field) else { throw self.invalid(field, "required, missing or null") }
         return value
     }
 
-    func number(_ name: String) throws(InvalidRecord) -> Double? {
+    func number(_ name: String) throws(StoreError) -> Double? {
         switch self.record.data[name] {
         case nil, .null?: return nil
         case .integer(let value)?: return Double(value)
@@ -430,7 +415,7 @@ struct Fields {
         }
     }
 
-    func bool(_ name: String) throws(InvalidRecord) -> Bool? {
+    func bool(_ name: String) throws(StoreError) -> Bool? {
         switch self.record.data[name] {
         case nil, .null?: return nil
         case .bool(let value)?: return value
@@ -438,9 +423,9 @@ struct Fields {
         }
     }
 
-    func text(_ name: String) throws(InvalidRecord) -> String? { try self.text(self.record.data[name], field: name) }
+    func text(_ name: String) throws(StoreError) -> String? { try self.text(self.record.data[name], field: name) }
 
-    func text(_ value: JSONValue?, field: String) throws(InvalidRecord) -> String? {
+    func text(_ value: JSONValue?, field: String) throws(StoreError) -> String? {
         switch value {
         case nil, .null?: return nil
         case .string(let value)?: return Self.sanitized(value)
@@ -448,9 +433,9 @@ struct Fields {
         }
     }
 
-    func requiredText(_ name: String) throws(InvalidRecord) -> String { try self.requiredText(self.record.data[name], field: name) }
+    func requiredText(_ name: String) throws(StoreError) -> String { try self.requiredText(self.record.data[name], field: name) }
 
-    func requiredText(_ value: JSONValue?, field: String) throws(InvalidRecord) -> String {
+    func requiredText(_ value: JSONValue?, field: String) throws(StoreError) -> String {
         guard let text = try self.text(value, field: field), !text.isEmpty else {
             throw self.invalid(field, "required, missing or empty")
         }
@@ -458,7 +443,7 @@ struct Fields {
     }
 
     /// A `YYYY-MM-DD` calendar day, or `nil`.
-    func date(_ name: String) throws(InvalidRecord) -> String? {
+    func date(_ name: String) throws(StoreError) -> String? {
         guard let text = try self.text(name) else { return nil }
         guard Self.isCalendarDay(text) else { throw self.invalid(name, "'\(text.prefix(40))' is not a YYYY-MM-DD day") }
         return text
@@ -486,7 +471,7 @@ struct Fields {
     static func year(of date: String?) -> Int64? { date.flatMap { Int64($0.prefix(4)) } }
 
     /// An array field as JSON (absent or null → `[]`).
-    func array(_ name: String) throws(InvalidRecord) -> JSONValue {
+    func array(_ name: String) throws(StoreError) -> JSONValue {
         switch self.record.data[name] {
         case nil, .null?: return .array([])
         case .array(let values)?: return .array(values.map(Self.sanitized))
@@ -494,7 +479,7 @@ struct Fields {
         }
     }
 
-    func intArray(_ name: String) throws(InvalidRecord) -> [Int64] {
+    func intArray(_ name: String) throws(StoreError) -> [Int64] {
         guard case .array(let values) = try self.array(name) else { return [] }
         var result: [Int64] = []
         for (index, value) in values.enumerated() {
@@ -503,7 +488,7 @@ struct Fields {
         return result
     }
 
-    func objectArray(_ name: String) throws(InvalidRecord) -> [[String: JSONValue]] {
+    func objectArray(_ name: String) throws(StoreError) -> [[String: JSONValue]] {
         guard case .array(let values) = try self.array(name) else { return [] }
         var result: [[String: JSONValue]] = []
         for (index, value) in values.enumerated() {

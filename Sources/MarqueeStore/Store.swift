@@ -116,15 +116,15 @@ public final class Store: Service, Sendable {
 
     /// Checks a record against its kind's schema and maps it to rows, without writing it.
     ///
-    /// - Throws: ``InvalidRecord`` naming the field at fault.
-    public static func prepare(_ record: Record) throws(InvalidRecord) -> PreparedRecord {
+    /// - Throws: ``StoreError`` (``StoreError/Code-swift.enum/invalidRecord``) naming the field at fault.
+    public static func prepare(_ record: Record) throws(StoreError) -> PreparedRecord {
         PreparedRecord(rows: try RecordRows.rows(for: record))
     }
 
     /// Checks a record against its kind's schema without writing it.
     ///
-    /// - Throws: ``InvalidRecord`` naming the field at fault.
-    public static func validate(_ record: Record) throws(InvalidRecord) {
+    /// - Throws: ``StoreError`` (``StoreError/Code-swift.enum/invalidRecord``) naming the field at fault.
+    public static func validate(_ record: Record) throws(StoreError) {
         _ = try self.prepare(record)
     }
 
@@ -141,11 +141,11 @@ public final class Store: Service, Sendable {
 
     /// Upserts `records` in one transaction.
     ///
-    /// - Throws: ``InvalidRecord`` before anything is written when a record is invalid (check with
+    /// - Throws: ``StoreError`` (``StoreError/Code-swift.enum/invalidRecord``) before anything is written when a record is invalid (check with
     ///   ``prepare(_:)`` first to set such records aside); ``StoreError`` when the transaction failed (nothing
     ///   of the batch was written).
     public func write(_ records: [Record]) async throws -> WriteSummary {
-        try await self.write(try records.map { (record) throws(InvalidRecord) in try Self.prepare(record) })
+        try await self.write(try records.map { (record) throws(StoreError) in try Self.prepare(record) })
     }
 
     /// Whether `row` is a `retried` outcome that must not replace `stored`, a finished one, whatever their attempts
@@ -185,7 +185,7 @@ public final class Store: Service, Sendable {
         while true {
             do {
                 return try await self.write(ordered, summary: summary)
-            } catch let error as StoreError where error.kind == .conflict && attempt < 3 {
+            } catch let error as StoreError where error.code == .conflict && attempt < 3 {
                 attempt += 1  // a serialization failure or deadlock: the whole transaction again
             }
         }

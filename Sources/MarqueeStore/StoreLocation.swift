@@ -23,7 +23,7 @@ public struct StoreLocation: Hashable, Sendable, CustomStringConvertible {
 
     public init(engine: Engine) { self.engine = engine }
 
-    /// - Throws: ``StoreError`` (``StoreError/Kind-swift.enum/invalidLocation``) saying what is wrong.
+    /// - Throws: ``StoreError`` (``StoreError/Code-swift.enum/invalidLocation``) saying what is wrong.
     public init(parsing text: String) throws(StoreError) {
         let text = text.trimmingCharacters(in: .whitespaces)
         if text.hasPrefix("sqlite:") {
@@ -101,35 +101,4 @@ public struct StoreLocation: Hashable, Sendable, CustomStringConvertible {
         else { return text }
         return text.replacingCharacters(in: colon.upperBound..<at.lowerBound, with: "***")
     }
-}
-
-/// Why the store failed.
-public struct StoreError: Error, CustomStringConvertible, Sendable {
-    public enum Kind: String, Sendable {
-        /// The store cannot be reached or is not accepting work now (connection refused, shutting down): every
-        /// write would fail the same way; try again later.
-        case unavailable
-        /// The server refused the data of a statement (a constraint or type error): the same batch will fail
-        /// again; the records at fault must be found and set aside.
-        case rejected
-        /// A conflict that a retry resolves (serialization failure, deadlock).
-        case conflict
-        case invalidLocation
-        /// The schema could not be brought up to date (or is newer than this program).
-        case migration
-        /// A read query's arguments cannot be answered (a title with no letter or digit, a day that is not a
-        /// calendar day, a limit out of range): the same query will fail again.
-        case invalidQuery
-    }
-
-    public var kind: Kind
-    /// What happened (no password: locations are shown redacted).
-    public var message: String
-
-    public init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { self.message }
 }

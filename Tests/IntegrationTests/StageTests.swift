@@ -2,6 +2,7 @@ import Logging
 import MarqueeCore
 import MarqueeKafka
 import MarqueePipeline
+import MarqueeStore
 import MarqueeTestSupport
 import ServiceLifecycle
 import Synchronization
@@ -240,6 +241,25 @@ struct StageTests {
             #expect(deadEnvelope.attempt == 1)
             #expect(deadEnvelope.errorKind == .permanent)
             #expect(deadEnvelope.error == "HTTP 404: movie 550 does not exist")
+        }
+    }
+
+    /// A module's own error is routed by what it says of itself: a refused payload (not retriable) straight to
+    /// the DLQ as permanent, a store conflict (retriable) through the retry tiers.
+    @Test func aModulesErrorIsRoutedByWhetherARetryCanHelp() async throws {
+        let log = HandlerLog()
+        try await withStage(handler: { job in
+            log.record(job)
+            if job.envelope.attempt == 1 { throw StoreError(.conflict, "could not serialize access") }
+            throw PayloadError(.invalidField, field: "page", "expected an integer from 1 to 500, got -3")
+        }) { topics in
+            try await enqueue(Self.job, to: topics)
+            let dead = try #require(try await read(1, from: topics.dlq).first)
+            let deadEnvelope = try envelope(of: dead)
+            #expect(log.all.map(\.envelope.attempt) == [1, 2], "the conflict was retried once, the refusal never")
+            #expect(log.all.last?.envelope.errorKind == .transient)
+            #expect(deadEnvelope.errorKind == .permanent)
+            #expect(deadEnvelope.error == "field 'page': expected an integer from 1 to 500, got -3")
         }
     }
 

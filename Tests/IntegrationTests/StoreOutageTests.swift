@@ -21,7 +21,7 @@ struct StoreOutageTests {
                     try await store.transaction("SELECT 1", then: { try await server.restart() }, "SELECT 2")
                 }
             }
-            #expect(error?.kind == .unavailable)
+            #expect(error?.code == .unavailable)
             #expect(try await answer(within: .seconds(60)) { try await store.validators(for: "https://example.org/1") } == nil, "the store works again")
             let closed: Void? = try? await answer(within: .seconds(60)) { await store.close() }
             #expect(closed != nil, "the store closes")
@@ -49,13 +49,13 @@ struct StoreOutageTests {
             let read = await #expect(throws: StoreError.self) {
                 _ = try await answer(within: .seconds(30)) { try await store.validators(for: "https://example.org/1") }
             }
-            #expect(read?.kind == .unavailable)
+            #expect(read?.code == .unavailable)
             let write = await #expect(throws: StoreError.self) {
                 try await answer(within: .seconds(30)) {
                     try await store.storeValidators(etag: "\"b\"", lastModified: nil, for: "https://example.org/1")
                 }
             }
-            #expect(write?.kind == .unavailable)
+            #expect(write?.code == .unavailable)
             server.thaw()
             // The pool replaces the closed connections: the store answers again (each try bounded by the deadline).
             var etag: String?

@@ -28,7 +28,7 @@ import Testing
               - {kind: kofic.boxoffice.weekly, date: "${week-1w}", week: [0, 1]}
         """
 
-    func parse(_ yaml: String, now: Int64 = utc(2024, 6, 1, 0)) throws(ScheduleError) -> ScheduleFile {
+    func parse(_ yaml: String, now: Int64 = utc(2024, 6, 1, 0)) throws(SchedulerError) -> ScheduleFile {
         try ScheduleFile.parse(yaml: yaml, file: "schedule.yaml", now: now)
     }
 

@@ -37,7 +37,7 @@ struct PostgresLoginTests {
         let name = "nope_\(UUID().uuidString.prefix(8).lowercased())"
         let store = try Self.open(try Self.location(database: name))
         let (error, elapsed) = try await Self.failure(of: store) { try await $0.ping() }
-        #expect(error.kind == .unavailable)
+        #expect(error.code == .unavailable)
         #expect(error.message.contains("database \"\(name)\" does not exist [3D000]"), "\(error)")
         #expect(error.message.contains("refused the connection"), "\(error)")
         #expect(!error.message.contains("did not answer"), "\(error)")
@@ -55,7 +55,7 @@ struct PostgresLoginTests {
         let store = try Self.open(try Self.location(user: role, database: "marquee"))
         let (error, elapsed) = try await Self.failure(of: store) { try await $0.ping() }
         await store.close()
-        #expect(error.kind == .unavailable)
+        #expect(error.code == .unavailable)
         // Trust authentication names the role (28000); password authentication asks for the password first.
         let roleMissing = error.message.contains("role \"\(role)\" does not exist [28000]")
         let passwordAsked = error.message.contains("asks for a password") || error.message.contains("[28P01]")

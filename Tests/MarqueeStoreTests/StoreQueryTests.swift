@@ -357,7 +357,7 @@ struct StoreQueryTests {
                 { _ = try await store.boxOffice(period: .week, yearWeek: "201960") },
             ] as [@Sendable () async throws -> Void] {
                 let error = await #expect(throws: StoreError.self) { try await call() }
-                #expect(error?.kind == .invalidQuery)
+                #expect(error?.code == .invalidQuery)
             }
         }
     }

@@ -130,11 +130,12 @@ struct StoreWriteTests {
         try await engine.withStore { store in
             var wrongType = Sample.movie(1, at: 1_000)
             wrongType.data["vote_count"] = .string("many")
-            #expect(throws: InvalidRecord.self) { try Store.validate(wrongType) }
+            #expect { try Store.validate(wrongType) } throws: { ($0 as? StoreError)?.code == .invalidRecord }
             do {
                 _ = try await store.write([Sample.movie(2, at: 1_000), wrongType])
                 Issue.record("an invalid record was written")
-            } catch let error as InvalidRecord {
+            } catch let error as StoreError {
+                #expect(error.code == .invalidRecord)
                 #expect(error.field == "vote_count")
                 #expect(error.description.contains("expected an integer, got a string"))
             }
@@ -142,10 +143,10 @@ struct StoreWriteTests {
 
             var wrongKey = Sample.movie(3, at: 1_000)
             wrongKey.key = "tmdb:movie:4"
-            #expect(throws: InvalidRecord.self) { try Store.validate(wrongKey) }
+            #expect { try Store.validate(wrongKey) } throws: { ($0 as? StoreError)?.code == .invalidRecord }
             var badDate = Sample.movie(3, at: 1_000)
             badDate.data["release_date"] = .string("2023-02-30")
-            #expect(throws: InvalidRecord.self) { try Store.validate(badDate) }
+            #expect { try Store.validate(badDate) } throws: { ($0 as? StoreError)?.code == .invalidRecord }
         }
     }
 
@@ -180,7 +181,7 @@ struct StoreWriteTests {
             _ = try await store.migrate()
             Issue.record("a newer schema was accepted")
         } catch let error as StoreError {
-            #expect(error.kind == .migration)
+            #expect(error.code == .migration)
             #expect(error.message.contains("version 999"))
         }
         await store.close()
