@@ -231,8 +231,7 @@ let package = Package(
         .target(
             name: "MarqueeEmulator",
             dependencies: [
-                "CMarqueeVips",
-                "Cvips",
+                "MarqueeImaging",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,5 +1,4 @@
-import CMarqueeVips
-import Cvips
+import MarqueeImaging
 public import NIOCore
 import NIOPosix
 import Synchronization
@@ -54,14 +53,6 @@ public struct RenderedImage: Sendable {
     public let contentType: String
 }
 
-/// A libvips failure while rendering.
-public struct ImageRenderError: Error, CustomStringConvertible {
-    /// What failed, with libvips' error text.
-    public let reason: String
-
-    public var description: String { "image rendering failed: \(self.reason)" }
-}
-
 /// Renders ``ImageSpec``s with libvips on a bounded thread pool of its own, and keeps the bytes in a bounded LRU
 /// cache so repeated requests are cheap.
 ///
@@ -73,11 +64,13 @@ public final class ImageRenderer: Sendable {
 
     /// Starts libvips (once per process) and the render threads.
     ///
+    /// - Throws: An `ImagingError` when libvips cannot start.
+    ///
     /// - Parameters:
     ///   - threads: Render threads (default: one per core).
     ///   - cacheBytes: The cache's byte budget.
     public init(threads: Int? = nil, cacheBytes: Int = 256 << 20) throws {
-        guard Vips.isInitialized else { throw ImageRenderError(reason: "vips_init failed") }
+        try ImageProcessor.globalInit()
         self.pool = NIOThreadPool(numberOfThreads: max(1, threads ?? System.coreCount))
         self.pool.start()
         self.cache = Mutex(LRUCache(budget: cacheBytes))
@@ -105,9 +98,8 @@ public final class ImageRenderer: Sendable {
 
     /// Renders `spec` now, on the calling thread (blocking).
     ///
-    /// - Throws: ``ImageRenderError`` when a libvips call fails.
+    /// - Throws: An `ImagingError` when a libvips call fails.
     public static func render(_ spec: ImageSpec) throws -> [UInt8] {
-        guard Vips.isInitialized else { throw ImageRenderError(reason: "vips_init failed") }
         var random = SeededRandom(spec.seed, 0x1A6E)
         // A small source (8 px wide) with two colours, a gradient and a few blobs, scaled up smoothly.
         let sourceWidth = 8
@@ -126,89 +118,31 @@ public final class ImageRenderer: Sendable {
                 }
             }
         }
-        var owned: [UnsafeMutablePointer<VipsImage>] = []
-        defer { for image in owned { g_object_unref(image) } }
-        func keep(_ image: UnsafeMutablePointer<VipsImage>?, _ what: String) throws -> UnsafeMutablePointer<VipsImage> {
-            guard let image else { throw ImageRenderError(reason: "\(what): \(Vips.lastError())") }
-            owned.append(image)
-            return image
-        }
-        let source = try keep(
-            pixels.withUnsafeBytes {
-                vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(sourceWidth), Int32(sourceHeight), 3,
-                    VIPS_FORMAT_UCHAR)
-            }, "vips_image_new_from_memory_copy")
-        // Scale a little past the target, then cut the exact size (rounding never leaves it a pixel short).
-        var scaled: UnsafeMutablePointer<VipsImage>?
-        try Vips.check(
-            CMarqueeVips_resize(
-                source, &scaled, Double(spec.width + 1) / Double(sourceWidth),
-                Double(spec.height + 1) / Double(sourceHeight), Int32(VIPS_KERNEL_LINEAR.rawValue)),
-            "vips_resize")
-        let resized = try keep(scaled, "vips_resize")
-        var cut: UnsafeMutablePointer<VipsImage>?
-        try Vips.check(
-            CMarqueeVips_extract_area(resized, &cut, 0, 0, Int32(spec.width), Int32(spec.height)), "vips_extract_area")
-        let exact = try keep(cut, "vips_extract_area")
-        let canvas = try keep(vips_image_copy_memory(exact), "vips_image_copy_memory")
         // Shapes drawn at full size: a few discs and a title band.
         let side = min(spec.width, spec.height)
+        var discs: [DrawnPicture.Disc] = []
         for _ in 0..<3 {
-            var ink = Self.colour(&random).map(Double.init)
-            try Vips.check(
-                CMarqueeVips_draw_circle(
-                    canvas, &ink, 3, Int32(random.int(0...spec.width)), Int32(random.int(0...spec.height)),
-                    Int32(max(1, side * random.int(8...30) / 100)), 1),
-                "vips_draw_circle")
+            let ink = Self.colour(&random).map(Double.init)
+            let x = random.int(0...spec.width)
+            let y = random.int(0...spec.height)
+            let radius = max(1, side * random.int(8...30) / 100)
+            discs.append(DrawnPicture.Disc(x: x, y: y, radius: radius, ink: ink))
         }
-        var band = Self.colour(&random).map { Double($0) * 0.35 }
-        try Vips.check(
-            CMarqueeVips_draw_rect(
-                canvas, &band, 3, 0, Int32(spec.height * 78 / 100), Int32(spec.width), Int32(max(1, spec.height / 8)), 1),
-            "vips_draw_rect")
-        var final = canvas
-        if spec.orientation == 6 || spec.orientation == 8 {
-            // Orientation 6 means "turn 90° clockwise to view": store the picture turned 90° anticlockwise.
-            var rotated: UnsafeMutablePointer<VipsImage>?
-            let angle = spec.orientation == 6 ? VIPS_ANGLE_D270 : VIPS_ANGLE_D90
-            try Vips.check(CMarqueeVips_rot(canvas, &rotated, Int32(angle.rawValue)), "vips_rot")
-            final = try keep(rotated, "vips_rot")
-            vips_image_set_int(final, "orientation", Int32(spec.orientation))
-        }
-        var buffer: UnsafeMutableRawPointer?
-        var length = 0
-        switch spec.format {
-        case .jpeg:
-            try Vips.check(
-                CMarqueeVips_jpegsave_buffer(final, &buffer, &length, Int32(spec.quality), spec.orientation == 1 ? 1 : 0),
-                "vips_jpegsave_buffer")
-        case .png:
-            try Vips.check(CMarqueeVips_pngsave_buffer(final, &buffer, &length, 6, 1), "vips_pngsave_buffer")
-        }
-        guard let buffer else { throw ImageRenderError(reason: "save returned no buffer") }
-        defer { g_free(buffer) }
-        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+        let band = DrawnPicture.Band(
+            y: spec.height * 78 / 100, height: max(1, spec.height / 8), ink: Self.colour(&random).map { Double($0) * 0.35 })
+        let encoding: DrawnPicture.Encoding =
+            switch spec.format {
+            case .jpeg: .jpeg(quality: spec.quality)
+            case .png: .png
+            }
+        return try DrawnPicture(
+            background: pixels, backgroundWidth: sourceWidth, backgroundHeight: sourceHeight, width: spec.width, height: spec.height,
+            discs: discs, band: band, orientation: spec.orientation, encoding: encoding
+        ).render()
     }
 
     private static func colour(_ random: inout SeededRandom) -> [UInt8] {
         [UInt8(random.int(20...235)), UInt8(random.int(20...235)), UInt8(random.int(20...235))]
-    }
-}
-
-/// libvips' process-wide state.
-enum Vips {
-    /// `vips_init` runs once, on first use (a Swift `static let` is initialized exactly once, thread-safely).
-    static let isInitialized: Bool = CMarqueeVips_init("marquee-upstream", 1) == 0
-
-    static func check(_ result: Int32, _ what: String) throws {
-        guard result == 0 else { throw ImageRenderError(reason: "\(what): \(Self.lastError())") }
-    }
-
-    /// libvips' error text, and clears it (the buffer is global to the process, shared by every thread).
-    static func lastError() -> String {
-        guard let text = vips_error_buffer_copy() else { return "unknown error" }
-        defer { g_free(text) }
-        return String(cString: text)
     }
 }
 

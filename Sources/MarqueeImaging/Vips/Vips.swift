@@ -6,12 +6,8 @@ enum Vips {
     /// The outcome of starting libvips, computed once per process (a `static let` is initialised exactly once,
     /// thread-safely): `vips_init`, `vips_concurrency_set(1)`, ORC vector code off, untrusted loaders blocked,
     /// then every loader blocked but the JPEG/PNG/WebP/GIF buffer loaders, the operation cache off, and libvips'
-    /// stderr warnings dropped.
-    ///
-    /// Starting libvips twice is harmless (`vips_init` returns at once the second time), so this coexists with
-    /// the emulator's own initialisation in one test process; the loader restriction then applies to both (the
-    /// emulator only loads JPEG and PNG), and so does the vector setting (the emulator starts libvips through
-    /// the same `CMarqueeVips_init`).
+    /// stderr warnings dropped. The upstream emulator draws its pictures through this module too
+    /// (``DrawnPicture``), so one process never starts libvips two ways.
     static let initialization: Result<Void, ImagingError> = {
         guard CMarqueeVips_init("marquee", 1) == 0 else {
             return .failure(ImagingError(code: .internal, reason: "vips_init failed: \(Self.lastError())"))
