@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compares two FetchBenchmark binaries (two builds of the fetch worker) on the movie-detail workload of
 # `make bench-fetch`, for a change too small to show in whole benchmark runs on a noisy machine (BENCHMARKS.md,
-# "Where the worker's CPU goes, fifth round").
+# "Where the worker's CPU goes: measurements, nothing kept").
 #
 #   scripts/bench-fetch-pair.sh A B [PAIRS] [COUNT]        (defaults: 10 pairs of 2000 jobs)
 #
