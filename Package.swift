@@ -358,7 +358,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // What the operator tools share (the CLI and the dashboard): the pipeline's layout from MARQUEE_*
-        // settings, consumer lag and its status, dead letters, worker status.
+        // settings, consumer lag and its status, dead letters, worker status, and what `marquee` selects, builds
+        // and renders (tables, the catalogue's text, fetch jobs from flags, drain's progress).
         .target(
             name: "MarqueeOperations",
             dependencies: [
@@ -367,6 +368,7 @@ let package = Package(
                 "MarqueeHTTP",
                 "MarqueeKafka",
                 "MarqueePipeline",
+                "MarqueeStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -603,7 +605,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeOperationsTests",
-            dependencies: ["MarqueeKafka", "MarqueeOperations", "MarqueePipeline"],
+            dependencies: ["MarqueeCore", "MarqueeKafka", "MarqueeOperations", "MarqueePipeline", "MarqueeStore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

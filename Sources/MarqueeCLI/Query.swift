@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import MarqueeOperations
 import MarqueeSettings
 import MarqueeStore
 import MarqueeWorker
