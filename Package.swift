@@ -362,7 +362,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // What the operator tools share (the CLI and the dashboard): the pipeline's layout from MARQUEE_*
-        // settings, consumer lag and its status, dead letters, worker status.
+        // settings, consumer lag and its status, dead letters, worker status, and what `marquee` selects, builds
+        // and renders (tables, the catalogue's text, fetch jobs from flags, drain's progress).
         .target(
             name: "MarqueeOperations",
             dependencies: [
@@ -371,6 +372,7 @@ let package = Package(
                 "MarqueeHTTP",
                 "MarqueeKafka",
                 "MarqueePipeline",
+                "MarqueeStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -607,7 +609,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeOperationsTests",
-            dependencies: ["MarqueeKafka", "MarqueeOperations", "MarqueePipeline"],
+            dependencies: ["MarqueeCore", "MarqueeKafka", "MarqueeOperations", "MarqueePipeline", "MarqueeStore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

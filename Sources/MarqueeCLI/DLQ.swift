@@ -115,32 +115,14 @@ struct DeadLetterFilterOptions: ParsableArguments {
     ///
     /// - Throws: A `ValidationError` (exit 64) for an unknown stage or error kind, or a time it cannot read.
     func filter(layout: PipelineLayout, nowMilliseconds: Int64) throws -> DeadLetterFilter {
-        func values(_ options: [String]) -> Set<String> {
-            Set(
-                options.flatMap { $0.split(separator: ",") }.map { String($0.filter { !$0.isWhitespace }) }.filter {
-                    !$0.isEmpty
-                })
-        }
-        var filter = DeadLetterFilter()
-        filter.stages = values(self.stage)
-        let stageNames = layout.stages.map(\.name)
-        for stage in filter.stages.sorted() where !stageNames.contains(stage) {
-            throw ValidationError("--stage: no stage '\(stage)' (stages: \(stageNames.joined(separator: ", ")))")
-        }
-        filter.kinds = values(self.kind)
-        filter.errorKinds = values(self.errorKind)
-        let errorKinds = Envelope.ErrorKind.allCases.map(\.rawValue) + [DeadLetter.unknownErrorKind]
-        for errorKind in filter.errorKinds.sorted() where !errorKinds.contains(errorKind) {
-            throw ValidationError("--error-kind: '\(errorKind)' is not one of \(errorKinds.joined(separator: ", "))")
-        }
-        filter.errorText = self.grep.flatMap { $0.isEmpty ? nil : $0 }
         do {
-            filter.since = try self.since.map { try DeadLetterFilter.time($0, nowMilliseconds: nowMilliseconds) }
-            filter.until = try self.until.map { try DeadLetterFilter.time($0, nowMilliseconds: nowMilliseconds) }
+            return try DeadLetterFilter(
+                stages: self.stage, kinds: self.kind, errorKinds: self.errorKind, errorText: self.grep,
+                since: self.since, until: self.until, layout: layout, nowMilliseconds: nowMilliseconds
+            )
         } catch {
             throw ValidationError("\(error)")
         }
-        return filter
     }
 }
 
@@ -185,66 +167,18 @@ extension DLQ {
                 var filter = try self.filters.filter(layout: queue.layout, nowMilliseconds: now)
                 filter.includesPurged = self.all
                 let listing = try await queue.list(filter, limit: self.limit == 0 ? nil : self.limit)
-                let letters = listing.letters
                 if self.json {
-                    for letter in letters {
+                    for letter in listing.letters {
                         print(String(decoding: letter.json(nowMilliseconds: now).encoded(), as: UTF8.self))
                     }
                     var standardError = StandardError()
-                    print(Self.summary(listing, shown: letters.count, includesPurged: self.all), to: &standardError)
+                    print(listing.summary(includesPurged: self.all), to: &standardError)
                     return
                 }
-                if !letters.isEmpty {
-                    print(Self.table(letters, nowMilliseconds: now, markingPurged: self.all))
-                    print("")
-                }
-                print(Self.summary(listing, shown: letters.count, includesPurged: self.all))
+                print(listing.text(nowMilliseconds: now, includesPurged: self.all))
             }
         }
 
-        static func table(_ letters: [DeadLetter], nowMilliseconds: Int64, markingPurged: Bool) -> String {
-            var columns: [TextTable.Column] = [
-                .init(header: "ID", maxWidth: 60), .init(header: "KIND", maxWidth: 30),
-                .init(header: "ERROR KIND", maxWidth: 12),
-                .init(header: "ATTEMPTS", alignment: .right), .init(header: "AGE", alignment: .right),
-                .init(header: "ERROR", maxWidth: 70),
-            ]
-            if markingPurged { columns.insert(.init(header: "PURGED"), at: 1) }
-            var table = TextTable(columns)
-            for letter in letters {
-                var row = [
-                    letter.id.description, letter.kind, letter.errorKind, letter.attempt.map { String($0) } ?? "-",
-                    letter.age(nowMilliseconds: nowMilliseconds).map(DLQ.formatAge) ?? "-", letter.error ?? "-",
-                ]
-                if markingPurged { row.insert(letter.isPurged ? "yes" : "", at: 1) }
-                table.append(row)
-            }
-            return table.render()
-        }
-
-        /// `3 dead letters (fetch 2, images 1)`, a line per stage and error kind, and what was left out.
-        static func summary(_ listing: DeadLetterListing, shown: Int, includesPurged: Bool) -> String {
-            var lines: [String] = []
-            let noun = listing.matched == 1 ? "dead letter" : "dead letters"
-            if listing.matched == 0 {
-                lines.append("no dead letters")
-            } else if shown < listing.matched {
-                lines.append("\(listing.matched) \(noun), the newest \(shown) shown (--limit):")
-            } else {
-                lines.append("\(listing.matched) \(noun):")
-            }
-            var table = TextTable([.init(header: ""), .init(header: ""), .init(header: "", alignment: .right)])
-            for (group, count) in listing.counts.sorted(by: { $0.key < $1.key }) {
-                table.append([group.stage, group.errorKind, String(count)])
-            }
-            if !listing.counts.isEmpty {
-                lines += table.render(showingHeader: false).split(separator: "\n").map { "  " + $0 }
-            }
-            if !includesPurged, listing.purged > 0 {
-                lines.append("\(listing.purged) purged not shown (--all shows them)")
-            }
-            return lines.joined(separator: "\n")
-        }
     }
 }
 
@@ -301,39 +235,11 @@ extension DLQ {
                             decoding: letter.json(nowMilliseconds: now, includingContent: true).encoded(), as: UTF8.self
                         ))
                 } else {
-                    print(Self.text(letter, nowMilliseconds: now))
+                    print(letter.details(nowMilliseconds: now))
                 }
             }
         }
 
-        static func text(_ letter: DeadLetter, nowMilliseconds: Int64) -> String {
-            var facts = TextTable([.init(header: ""), .init(header: "", maxWidth: 10_000)])
-            let time = letter.timestamp.map { DeadLetterFilter.format(milliseconds: $0) } ?? "-"
-            let age = letter.age(nowMilliseconds: nowMilliseconds).map { " (\(DLQ.formatAge($0)) ago)" } ?? ""
-            for (name, value) in [
-                ("id", letter.id.description),
-                ("topic", "\(letter.record.topic), partition \(letter.id.partition), offset \(letter.id.offset)"),
-                ("kind", letter.kind), ("error kind", letter.errorKind), ("error", letter.error ?? "-"),
-                ("attempts", letter.attempt.map { String($0) } ?? "-"), ("origin", letter.origin ?? "-"),
-                ("job", letter.jobID ?? "-"), ("root", letter.root ?? "-"), ("parent", letter.parent ?? "-"),
-                ("key", letter.record.key.map { DeadLetter.escaped($0) } ?? "-"), ("time", time + age),
-                ("purged", letter.isPurged ? "yes" : "no"),
-            ] {
-                facts.append([name, value])
-            }
-            var lines = [facts.render(showingHeader: false), "", "headers (\(letter.record.headers.count)):"]
-            for header in letter.record.headers {
-                lines.append("  \(header.key): \(header.value.map { DeadLetter.escaped($0) } ?? "(no value)")")
-            }
-            let form =
-                switch letter.payloadForm {
-                case .json: "JSON"
-                case .text: "text, not JSON"
-                case .binary: "not UTF-8, escaped"
-                }
-            lines += ["", "payload (\(letter.record.value.count) bytes, \(form)):", letter.readablePayload]
-            return lines.joined(separator: "\n")
-        }
     }
 }
 
@@ -401,25 +307,14 @@ extension DLQ {
                 let selected = try await DLQ.selectLetters(
                     ids: self.ids, filters: self.filters, includingPurged: self.all, queue: queue
                 )
-                let poison = self.includePoison ? [] : selected.filter(\.isPoison)
-                let letters = self.includePoison ? selected : selected.filter { !$0.isPoison }
+                let (letters, poison) = DeadLetterReplay.selecting(selected, includingPoison: self.includePoison)
                 var standardError = StandardError()
                 if !poison.isEmpty {
-                    let count = DLQ.count(poison.count, "poison letter")
-                    print(
-                        "marquee: \(count) not replayed (--include-poison replays them after a fix): "
-                            + DLQ.first5(poison.map(\.id)),
-                        to: &standardError
-                    )
+                    print("marquee: " + DeadLetterReplay.refusal(poison), to: &standardError)
                     incomplete = true
                 }
                 if self.dryRun {
-                    let topics = DLQ.byTopic(letters, layout: layout)
-                    print("\(DLQ.count(letters.count, "dead letter")) would be replayed (dry run)\(topics).")
-                    if !letters.isEmpty {
-                        print(letters.count > 5 ? "The first 5:" : "They are:")
-                        print(Self.sample(letters.prefix(5), layout: layout))
-                    }
+                    print(DeadLetterReplay.dryRun(letters, layout: layout))
                     incomplete = false  // nothing was asked to be done
                     return
                 }
@@ -438,9 +333,7 @@ extension DLQ {
                         switch result {
                         case .success(let report):
                             sent.append(letter)
-                            let key = letter.record.key.map { DeadLetter.escaped($0) } ?? "-"
-                            let target = "\(report.topic)/\(report.partition)/\(report.offset)"
-                            print("\(letter.id) -> \(target)  \(letter.kind)  \(key)")
+                            print(DeadLetterReplay.line(letter, sentTo: report))
                         case .failure(let error):
                             var standardError = StandardError()
                             print("marquee: \(letter.id) not replayed: \(error.reason)", to: &standardError)
@@ -451,9 +344,7 @@ extension DLQ {
                     await producer.close()
                     throw error
                 }
-                let topics = DLQ.byTopic(sent, layout: layout)
-                print(
-                    "\(sent.count) of \(DLQ.count(letters.count, "dead letter")) replayed\(topics)", to: &standardError)
+                print(DeadLetterReplay.summary(sent: sent, of: letters.count, layout: layout), to: &standardError)
                 if sent.count < letters.count { incomplete = true }
                 if self.purge, !sent.isEmpty {
                     let ids = Set(sent.map(\.id))
@@ -466,21 +357,6 @@ extension DLQ {
             if incomplete { throw ExitCode.failure }
         }
 
-        static func sample(_ letters: ArraySlice<DeadLetter>, layout: PipelineLayout) -> String {
-            var table = TextTable([
-                .init(header: "ID", maxWidth: 60), .init(header: "TO", maxWidth: 60),
-                .init(header: "KIND", maxWidth: 30),
-                .init(header: "ERROR KIND"), .init(header: "KEY", maxWidth: 50),
-            ])
-            for letter in letters {
-                table.append([
-                    letter.id.description, DeadLetterReplay.message(replaying: letter, layout: layout).topic,
-                    letter.kind,
-                    letter.errorKind, letter.record.key.map { DeadLetter.escaped($0) } ?? "-",
-                ])
-            }
-            return table.render()
-        }
     }
 }
 
@@ -536,12 +412,12 @@ extension DLQ {
                         layout: queue.layout, nowMilliseconds: Int64(JobID.nowMilliseconds()))
                     plan = try await queue.planPurge(stages: filter.stages) { filter.matches($0) }
                 } else {
-                    let ids = Set(try self.ids.map { try DLQ.parseID($0, layout: queue.layout) })
-                    let found = try await queue.letters(Array(ids))
-                    if let missing = ids.subtracting(found.keys).sorted().first {
+                    let named = try await queue.letters(named: try self.ids.map { try DLQ.parseID($0, layout: queue.layout) })
+                    if let missing = named.missing.sorted().first {
                         throw fail("no dead letter \(missing): nothing was purged", code: DLQ.badID)
                     }
-                    alreadyPurged = found.values.filter(\.isPurged).count
+                    let ids = Set(named.letters.map(\.id))
+                    alreadyPurged = named.letters.filter(\.isPurged).count
                     plan = try await queue.planPurge(stages: Set(ids.map(\.stage))) { ids.contains($0.id) }
                 }
                 if !self.dryRun { try await queue.commit(plan) }
@@ -558,7 +434,6 @@ extension DLQ {
 extension DLQ {
     /// Exit status for a dead letter id that is malformed or names no letter (EX_DATAERR).
     static let badID = ExitStatus.dataError.exitCode
-
 
     /// A dead letter id, or exit 65 with the reason.
     static func parseID(_ text: String, layout: PipelineLayout) throws -> DeadLetterID {
@@ -577,14 +452,11 @@ extension DLQ {
         queue: DeadLetterQueue
     ) async throws -> [DeadLetter] {
         guard ids.isEmpty else {
-            let parsed = try ids.map { try DLQ.parseID($0, layout: queue.layout) }
-            var unique: [DeadLetterID] = []
-            for id in parsed where !unique.contains(id) { unique.append(id) }
-            let found = try await queue.letters(unique)
-            if let missing = unique.first(where: { found[$0] == nil }) {
+            let named = try await queue.letters(named: try ids.map { try DLQ.parseID($0, layout: queue.layout) })
+            if let missing = named.missing.first {
                 throw fail("no dead letter \(missing): nothing was sent", code: DLQ.badID)
             }
-            return unique.compactMap { found[$0] }
+            return named.letters
         }
         var filter = try filters.filter(layout: queue.layout, nowMilliseconds: Int64(JobID.nowMilliseconds()))
         filter.includesPurged = includingPurged
@@ -593,54 +465,10 @@ extension DLQ {
 
     /// Prints what a purge hid and what it could not; returns whether every selected letter is hidden.
     static func reportPurge(_ plan: DeadLetterPurge, alreadyPurged: Int, verb: String) -> Bool {
-        var byStage: [String: Int] = [:]
-        for id in plan.hidden { byStage[id.stage, default: 0] += 1 }
-        let stages = byStage.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        print("\(DLQ.count(plan.hidden.count, "dead letter")) \(verb)\(stages.isEmpty ? "" : " (\(stages))")")
-        for (partition, offset) in plan.commits.sorted(by: { $0.key < $1.key }) {
-            let was = plan.starts[partition] ?? 0
-            print("  \(partition.topic)/\(partition.partition): purged up to offset \(offset) (was \(was))")
-        }
-        if alreadyPurged > 0 { print("\(alreadyPurged) already purged") }
-        guard plan.blocked.isEmpty else {
-            var standardError = StandardError()
-            print(
-                "marquee: \(DLQ.count(plan.blocked.count, "selected letter")) could not be hidden: each comes after a "
-                    + "letter of its partition that was not selected, and a purge never hides those "
-                    + "(\(DLQ.first5(plan.blocked)))",
-                to: &standardError
-            )
-            return false
-        }
-        return true
-    }
-
-    /// `1 dead letter`, `3 dead letters`.
-    static func count(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
-
-    /// `fetch/0/1, fetch/0/2`, and `, …` after the fifth.
-    static func first5(_ ids: [DeadLetterID]) -> String {
-        ids.prefix(5).map(\.description).joined(separator: ", ") + (ids.count > 5 ? ", …" : "")
-    }
-
-    /// ` to marquee.fetch (3), marquee.images (1)`, or nothing for no letters.
-    static func byTopic(_ letters: [DeadLetter], layout: PipelineLayout) -> String {
-        var counts: [String: Int] = [:]
-        for letter in letters {
-            counts[DeadLetterReplay.message(replaying: letter, layout: layout).topic, default: 0] += 1
-        }
-        guard !counts.isEmpty else { return "" }
-        return " to " + counts.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
-    }
-
-    /// `45s`, `12m`, `3h`, `5d`: the largest whole unit.
-    static func formatAge(_ milliseconds: Int64) -> String {
-        let seconds = milliseconds / 1000
-        switch seconds {
-        case ..<60: return "\(seconds)s"
-        case ..<3600: return "\(seconds / 60)m"
-        case ..<86_400: return "\(seconds / 3600)h"
-        default: return "\(seconds / 86_400)d"
-        }
+        print(plan.text(alreadyPurged: alreadyPurged, verb: verb))
+        guard let reason = plan.blockedReason else { return true }
+        var standardError = StandardError()
+        print("marquee: " + reason, to: &standardError)
+        return false
     }
 }

@@ -88,16 +88,16 @@ struct Drain: AsyncParsableCommand {
     /// Samples until drained (or past `deadline`), then prints the summary.
     private func watch(layout: PipelineLayout, store: Store, roots: [JobID]?, interval: Duration, deadline: ContinuousClock.Instant) async throws {
         let start = ContinuousClock.now
-        let display = ProgressDisplay(terminal: isatty(1) == 1)
-        var idle = 0
+        var display = DrainDisplay(isTerminal: isatty(1) == 1)
+        var progress = DrainProgress(settle: self.settle)
         try await reportingKafkaErrors {
             let admin = try self.kafka.makeAdmin()
             while true {
-                let sample = try await DrainSample.take(layout: layout, admin: admin, store: store, roots: roots)
-                display.show(sample, elapsed: ContinuousClock.now - start)
-                idle = sample.isIdle ? idle + 1 : 0
-                if idle >= self.settle { break }
-                guard ContinuousClock.now < deadline else {
+                let sample = await DrainSample.take(layout: layout, admin: admin, store: store, roots: roots)
+                if let frame = display.frame(sample, elapsed: ContinuousClock.now - start) { print(frame, terminator: "") }
+                let decision = progress.record(isIdle: sample.isIdle, isPastDeadline: ContinuousClock.now >= deadline)
+                if decision == .drained { break }
+                if decision == .timedOut {
                     display.finish()
                     var standardError = StandardError()
                     print("marquee: not drained after \(self.maxWait): \(sample.pendingSummary)", to: &standardError)
@@ -106,10 +106,29 @@ struct Drain: AsyncParsableCommand {
                 try await Task.sleep(for: interval)
             }
             display.finish()
-            try await DrainSummary.print(
-                layout: layout, kafka: self.kafka, store: store, elapsed: ContinuousClock.now - start, roots: roots
-            )
+            try await self.printSummary(layout: layout, store: store, elapsed: ContinuousClock.now - start, roots: roots)
         }
+    }
+
+    /// Prints what the store holds, then the dead letters by reason, then where the data is: each part as soon as
+    /// its figures are read.
+    private func printSummary(layout: PipelineLayout, store: Store, elapsed: Duration, roots: [JobID]?) async throws {
+        let counts = try? await store.counts()
+        let lineage: LineageProgress? = if let roots { try? await store.lineageProgress(roots: roots) } else { nil }
+        print(DrainSummary.stored(elapsed: elapsed, counts: counts, lineage: lineage))
+
+        // Dead letters by stage, kind and reason (those not purged, as `marquee dlq list` shows them).
+        let queue = DeadLetterQueue(
+            layout: layout, admin: try self.kafka.makeAdmin(),
+            reader: try KafkaReader(configuration: self.kafka.configuration, logger: self.kafka.logger)
+        )
+        var reasons = DrainSummary.DeadLetterReasons()
+        try await queue.scan(try await queue.partitions(), includingPurged: false) { reasons.add($0) }
+        print(reasons.text)
+
+        let images = (try? self.kafka.settings().value(Catalogue.imageStore)) ?? Catalogue.imageStore.defaultValue
+        let topTitle = (try? await store.boxOffice())?.entries.first?.movieName
+        print(DrainSummary.whereToLook(store: store.location, imageStore: images, topTitle: topTitle))
     }
 
     private func readRoots() throws -> [JobID]? {
@@ -121,169 +140,9 @@ struct Drain: AsyncParsableCommand {
             guard let handle = FileHandle(forReadingAtPath: path) else { throw fail("cannot read \(path)", code: .init(66)) }
             data = handle.readDataToEndOfFile()
         }
-        let ids = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty }
+        let ids = DrainSample.roots(in: String(decoding: data, as: UTF8.self))
         guard !ids.isEmpty else { throw ValidationError("--roots: \(path) holds no job ids") }
-        return ids.map(JobID.init(rawValue:))
-    }
-}
-
-/// One look at the pipeline.
-struct DrainSample {
-    struct Stage {
-        var name: String
-        /// Unconsumed messages on the main topic and the retry tiers.
-        var lag: Int64
-        /// Messages held by the dead-letter topic.
-        var deadLetters: Int64
-    }
-
-    var stages: [Stage]
-    /// `nil` until the indexer created the schema.
-    var counts: StoreCounts?
-    var lineage: LineageProgress?
-
-    static func take(layout: PipelineLayout, admin: KafkaAdmin, store: Store, roots: [JobID]?) async throws -> DrainSample {
-        var stages: [Stage] = []
-        for stage in layout.stages {
-            var lag: Int64 = 0
-            for topic in stage.topics.consumed {
-                // A topic not created yet holds nothing to consume.
-                guard let rows = try? await admin.lag(group: stage.group, topics: [topic]) else { continue }
-                lag += rows.map(\.lag).reduce(0, +)
-            }
-            let dlq = (try? await admin.watermarks(topic: stage.topics.dlq)) ?? [:]
-            stages.append(Stage(name: stage.name, lag: lag, deadLetters: dlq.values.map { $0.end - $0.start }.reduce(0, +)))
-        }
-        let counts = try? await store.counts()
-        let lineage = counts == nil ? nil : try? await store.lineageProgress(roots: roots)
-        return DrainSample(stages: stages, counts: counts, lineage: lineage ?? (roots == nil ? nil : LineageProgress()), roots: roots != nil)
-    }
-
-    /// Whether lineage was asked for (`--roots`).
-    var roots: Bool
-
-    init(stages: [Stage], counts: StoreCounts?, lineage: LineageProgress?, roots: Bool) {
-        self.stages = stages
-        self.counts = counts
-        self.lineage = lineage
-        self.roots = roots
-    }
-
-    var isIdle: Bool {
-        self.stages.allSatisfy { $0.lag == 0 } && (!self.roots || self.lineage?.isComplete == true)
-    }
-
-    /// What is still pending, in words.
-    var pendingSummary: String {
-        var parts = self.stages.filter { $0.lag > 0 }.map { "\($0.name) lag \($0.lag)" }
-        if self.roots, let lineage = self.lineage, !lineage.isComplete {
-            parts.append("\(lineage.finished) of \(lineage.expected) jobs finished, \(lineage.retrying) waiting for a retry")
-        }
-        return parts.isEmpty ? "idle, not yet settled" : parts.joined(separator: ", ")
-    }
-
-    /// The lines of the progress display.
-    func lines(elapsed: Duration) -> [String] {
-        var lines = self.stages.map { stage in
-            "\(stage.name.padding(8)) lag \(Format.grouped(Int(stage.lag)).leftPadded(9))   dead letters \(Format.grouped(Int(stage.deadLetters)))"
-        }
-        if let counts {
-            lines.append(
-                "stored   \(counts.movies) movies, \(counts.boxOfficeEntries) box-office entries, \(counts.books) books, \(counts.images) images"
-            )
-        } else {
-            lines.append("stored   nothing yet (the indexer has not written its first batch)")
-        }
-        if self.roots, let lineage {
-            lines.append(
-                "jobs     \(lineage.finished) of \(lineage.expected) finished, \(lineage.retrying) waiting for a retry, \(lineage.deadLettered) dead-lettered"
-            )
-        }
-        lines.append("elapsed  \(Format.elapsed(elapsed))")
-        return lines
-    }
-}
-
-/// Draws samples: redrawn in place on a terminal, a line every 5 seconds otherwise.
-final class ProgressDisplay {
-    private let terminal: Bool
-    private var drawn = 0
-    private var lastPlain: ContinuousClock.Instant?
-
-    init(terminal: Bool) { self.terminal = terminal }
-
-    func show(_ sample: DrainSample, elapsed: Duration) {
-        let lines = sample.lines(elapsed: elapsed)
-        if self.terminal {
-            // Up to the first line drawn last time, then each line cleared and rewritten.
-            var output = self.drawn > 0 ? "\u{1B}[\(self.drawn)F" : ""
-            for line in lines { output += "\u{1B}[2K" + line + "\n" }
-            print(output, terminator: "")
-            self.drawn = lines.count
-        } else if self.lastPlain.map({ ContinuousClock.now - $0 >= .seconds(5) }) ?? true {
-            self.lastPlain = .now
-            print(lines.map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }.joined(separator: " | "))
-        }
-    }
-
-    func finish() {
-        if self.terminal { self.drawn = 0 }
-    }
-}
-
-/// What `marquee drain` prints once the pipeline drained.
-enum DrainSummary {
-    static func print(layout: PipelineLayout, kafka: KafkaOptions, store: Store, elapsed: Duration, roots: [JobID]?) async throws {
-        Swift.print("\nDrained after \(Format.elapsed(elapsed)).\n")
-        if let counts = try? await store.counts() {
-            var table = TextTable([.init(header: "STORED"), .init(header: "ROWS", alignment: .right)])
-            for (name, count) in counts.all where count > 0 { table.append([name.replacingUnderscores, Format.grouped(count)]) }
-            Swift.print(table.render())
-        }
-        if let roots, let lineage = try? await store.lineageProgress(roots: roots) {
-            Swift.print("\nJobs of this crawl: \(lineage.finished) finished, \(lineage.deadLettered) of them dead-lettered.")
-        }
-
-        // Dead letters by stage, kind and reason (those not purged, as `marquee dlq list` shows them).
-        let queue = DeadLetterQueue(
-            layout: layout, admin: try kafka.makeAdmin(), reader: try KafkaReader(configuration: kafka.configuration, logger: kafka.logger)
-        )
-        var reasons: [String: Int] = [:]
-        var total = 0
-        try await queue.scan(try await queue.partitions(), includingPurged: false) { letter in
-            total += 1
-            reasons["\(letter.id.stage)  \(letter.kind)  \(letter.errorKind)  \(String((letter.error ?? "no reason recorded").prefix(90)))", default: 0] += 1
-        }
-        if total == 0 {
-            Swift.print("\nNo dead letters.")
-        } else {
-            Swift.print("\n\(total) dead letter\(total == 1 ? "" : "s") (marquee dlq list shows them; marquee dlq replay sends them again):")
-            var table = TextTable([.init(header: "COUNT", alignment: .right), .init(header: "STAGE  KIND  ERROR KIND  REASON", maxWidth: 140)])
-            for (reason, count) in reasons.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }).prefix(10) {
-                table.append([String(count), reason])
-            }
-            Swift.print(table.render())
-        }
-
-        let images = (try? kafka.settings().value(Catalogue.imageStore)) ?? Catalogue.imageStore.defaultValue
-        Swift.print("\nThe catalogue is in \(store.location); the images in \(images).")
-        Swift.print("Try:")
-        let storeFlag = store.location.description == StoreLocation.defaultValue ? "" : " --store '\(store.location)'"
-        var examples = ["marquee query counts\(storeFlag)", "marquee query box-office\(storeFlag)"]
-        if let chart = try? await store.boxOffice(), let title = chart.entries.first?.movieName {
-            examples.append("marquee query movies \"\(title)\"\(storeFlag)")
-        } else {
-            examples.append("marquee query movies 기생충\(storeFlag)")
-        }
-        for example in examples { Swift.print("  \(example)") }
-    }
-}
-
-extension String {
-    fileprivate var replacingUnderscores: String { self.split(separator: "_").joined(separator: " ") }
-
-    fileprivate func leftPadded(_ width: Int) -> String {
-        self.count >= width ? self : String(repeating: " ", count: width - self.count) + self
+        return ids
     }
 }
 

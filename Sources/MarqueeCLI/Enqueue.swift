@@ -63,29 +63,12 @@ struct Enqueue: AsyncParsableCommand {
     /// The jobs of JSON lines (blank lines skipped). With any bad line, reports every bad line and exits 65
     /// (EX_DATAERR) without returning.
     static func parse(lines bytes: [UInt8]) throws -> [FetchJob] {
-        var jobs: [FetchJob] = []
-        var problems: [String] = []
-        for (index, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
-            let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
-            guard let start = line.firstIndex(where: { !blank($0) }), let end = line.lastIndex(where: { !blank($0) }) else {
-                continue
-            }
-            do {
-                jobs.append(try FetchJob.decode(line[start...end]))
-            } catch {
-                problems.append("line \(index + 1): \(error.description)")
-            }
-        }
-        guard problems.isEmpty else {
-            var standardError = StandardError()
-            for problem in problems.prefix(100) { print("marquee: \(problem)", to: &standardError) }
-            if problems.count > 100 { print("marquee: … and \(problems.count - 100) more bad lines", to: &standardError) }
-            throw fail("\(problems.count) bad line\(problems.count == 1 ? "" : "s"): nothing was sent", code: .init(65))
-        }
-        guard !jobs.isEmpty else { throw fail("no jobs in the input: nothing was sent", code: .init(65)) }
-        return jobs
+        let lines = FetchJobLines(parsing: bytes)
+        var standardError = StandardError()
+        for problem in lines.report { print("marquee: \(problem)", to: &standardError) }
+        if let refusal = lines.refusal { throw fail(refusal, code: .init(65)) }
+        return lines.jobs
     }
-
 }
 
 /// What every form of `marquee enqueue` shares: where to send, and whether to.
@@ -105,7 +88,7 @@ struct EnqueueOptions: ParsableArguments {
         let topic = StageTopics(stage: "fetch", prefix: try self.kafka.layout().prefix, tiers: 0).main
         // Each root starts a trace that every job it spawns carries (the `trace_id` of their log lines).
         let envelopes = jobs.map { _ in Envelope.root(traceparent: TraceContext.make()) }
-        let progress = Progress(total: jobs.count)
+        var progress = EnqueueProgress(total: jobs.count, isTerminal: isatty(2) == 1)
         try await reportingKafkaErrors {
             var configuration = KafkaProducerConfiguration(kafka: self.kafka.configuration)
             configuration.kafka.clientID = "marquee-enqueue"
@@ -122,7 +105,10 @@ struct EnqueueOptions: ParsableArguments {
                             )
                         }
                     )
-                    progress.update(slice.upperBound)
+                    if let text = progress.update(slice.upperBound) {
+                        var standardError = StandardError()
+                        print(text, terminator: "", to: &standardError)
+                    }
                 }
                 await producer.close()
             } catch {
@@ -130,48 +116,19 @@ struct EnqueueOptions: ParsableArguments {
                 throw error
             }
         }
-        progress.finish()
+        if let text = progress.finish {
+            var standardError = StandardError()
+            print(text, terminator: "", to: &standardError)
+        }
         Self.summary(jobs, roots: envelopes.map(\.id.description), verb: "sent to \(topic)")
     }
 
     private static func summary(_ jobs: [FetchJob], roots: [String]?, verb: String) {
         var standardError = StandardError()
-        var byKind: [String: Int] = [:]
-        for job in jobs { byKind[job.kind, default: 0] += 1 }
-        print("\(jobs.count) job\(jobs.count == 1 ? "" : "s") \(verb):", to: &standardError)
-        for (kind, count) in byKind.sorted(by: { $0.key < $1.key }) { print("  \(kind)  \(count)", to: &standardError) }
+        print(EnqueueJobs.summary(jobs, verb: verb), to: &standardError)
         if let roots {
             // Root ids on standard output, one per line: scripts follow their lineage (job_outcomes.root_id).
             for root in roots { print(root) }
-        }
-    }
-}
-
-/// A progress line on a terminal (standard error), plain lines every 10 % when it is not one.
-final class Progress {
-    private let total: Int
-    private let terminal = isatty(2) == 1
-    private var lastTenth = 0
-
-    init(total: Int) { self.total = total }
-
-    func update(_ done: Int) {
-        guard self.total >= 5000 else { return }
-        var standardError = StandardError()
-        if self.terminal {
-            let width = 30
-            let filled = width * done / self.total
-            print("\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \(done)/\(self.total)", terminator: "", to: &standardError)
-        } else if done * 10 / self.total > self.lastTenth {
-            self.lastTenth = done * 10 / self.total
-            print("sent \(done)/\(self.total)", to: &standardError)
-        }
-    }
-
-    func finish() {
-        if self.terminal, self.total >= 5000 {
-            var standardError = StandardError()
-            print("", to: &standardError)
         }
     }
 }

@@ -1,7 +1,9 @@
 import ArgumentParser
 import MarqueeCore
+import MarqueeOperations
 
-/// The subcommands of `marquee enqueue` that build jobs from flags, one per job kind.
+/// The subcommands of `marquee enqueue` that build jobs from flags, one per job kind. The jobs are built and
+/// checked by `EnqueueJobs` (MarqueeOperations); these parse the flags and send.
 
 // MARK: - Flags
 
@@ -10,10 +12,8 @@ struct PageRange: ExpressibleByArgument {
     var pages: ClosedRange<Int64>
 
     init?(argument: String) {
-        let parts = argument.split(separator: "-", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), let first = Int64(parts[0]), let last = Int64(parts.last!), first >= 1, last >= first
-        else { return nil }
-        self.pages = first...last
+        guard let pages = EnqueueJobs.pages(argument) else { return nil }
+        self.pages = pages
     }
 }
 
@@ -33,19 +33,13 @@ struct FollowOptions: ParsableArguments {
     }
 }
 
-/// Checks each built job with the fetch stage's decoding, so flags cannot produce a job the worker refuses.
-func checked(_ jobs: [FetchJob]) throws -> [FetchJob] {
-    try jobs.map { job in
-        do {
-            return try FetchJob.decode(job.encoded())
-        } catch {
-            throw ValidationError("\(error)")
-        }
+/// The jobs `build` makes; a flag that cannot make them is a usage error.
+func buildJobs(_ build: () throws -> [FetchJob]) throws -> [FetchJob] {
+    do {
+        return try build()
+    } catch let error as EnqueueError {
+        throw ValidationError(error.description)
     }
-}
-
-func languages(_ text: String) -> [String] {
-    text.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty }
 }
 
 struct TMDBListJobs: AsyncParsableCommand {
@@ -71,15 +65,13 @@ struct TMDBListJobs: AsyncParsableCommand {
     var region: String?
 
     func run() async throws {
-        guard let list = FetchJob.TMDBList(rawValue: self.list) else {
-            throw ValidationError("'\(self.list)' is not a TMDB list: popular, now_playing, top_rated or upcoming")
+        let jobs = try buildJobs {
+            try EnqueueJobs.tmdbList(
+                self.list, pages: self.pages.pages, languages: EnqueueJobs.languages(self.language), region: self.region,
+                follow: self.following.follow
+            )
         }
-        let jobs = languages(self.language).flatMap { language in
-            self.pages.pages.map {
-                FetchJob.tmdbList(list: list, page: $0, language: language, region: self.region, follow: self.following.follow)
-            }
-        }
-        try await self.sending.send(try checked(jobs))
+        try await self.sending.send(jobs)
     }
 }
 
@@ -106,20 +98,13 @@ struct TMDBSearchJobs: AsyncParsableCommand {
     var year: Int64?
 
     func run() async throws {
-        let range = self.pages.pages
-        let jobs = languages(self.language).flatMap { language in
-            // `--pages N`: page 1 follows up to N; a range: each page on its own.
-            range.lowerBound == range.upperBound
-                ? [FetchJob.tmdbSearch(query: self.query, page: 1, language: language, year: self.year, follow: self.follow(pages: range.upperBound))]
-                : range.map { FetchJob.tmdbSearch(query: self.query, page: $0, language: language, year: self.year, follow: self.follow(pages: 1)) }
+        let jobs = try buildJobs {
+            try EnqueueJobs.tmdbSearch(
+                self.query, pages: self.pages.pages, languages: EnqueueJobs.languages(self.language), year: self.year,
+                follow: self.following.follow
+            )
         }
-        try await self.sending.send(try checked(jobs))
-    }
-
-    private func follow(pages: Int64) -> Follow {
-        var follow = self.following.follow
-        follow.pages = pages
-        return follow
+        try await self.sending.send(jobs)
     }
 }
 
@@ -140,11 +125,12 @@ struct TMDBMovieJobs: AsyncParsableCommand {
     var language = "ko-KR"
 
     func run() async throws {
-        guard !self.ids.isEmpty else { throw ValidationError("name at least one movie id") }
-        let jobs = languages(self.language).flatMap { language in
-            self.ids.map { FetchJob.tmdbMovie(id: $0, language: language, follow: self.following.follow) }
+        let jobs = try buildJobs {
+            try EnqueueJobs.tmdbMovies(
+                self.ids, languages: EnqueueJobs.languages(self.language), follow: self.following.follow
+            )
         }
-        try await self.sending.send(try checked(jobs))
+        try await self.sending.send(jobs)
     }
 }
 
@@ -167,11 +153,10 @@ struct TMDBReviewsJobs: AsyncParsableCommand {
     var language = "en-US"
 
     func run() async throws {
-        guard !self.ids.isEmpty else { throw ValidationError("name at least one movie id") }
-        let jobs = languages(self.language).flatMap { language in
-            self.ids.map { FetchJob.tmdbReviews(id: $0, page: 1, language: language, follow: Follow(pages: self.pages)) }
+        let jobs = try buildJobs {
+            try EnqueueJobs.tmdbReviews(self.ids, pages: self.pages, languages: EnqueueJobs.languages(self.language))
         }
-        try await self.sending.send(try checked(jobs))
+        try await self.sending.send(jobs)
     }
 }
 
@@ -188,7 +173,7 @@ struct TMDBGenresJobs: AsyncParsableCommand {
     var language = "ko-KR"
 
     func run() async throws {
-        try await self.sending.send(try checked(languages(self.language).map { .tmdbGenres(language: $0) }))
+        try await self.sending.send(try buildJobs { try EnqueueJobs.tmdbGenres(languages: EnqueueJobs.languages(self.language)) })
     }
 }
 
@@ -209,27 +194,10 @@ struct KOFICDailyJobs: AsyncParsableCommand {
     var to: String?
 
     func run() async throws {
-        let jobs = try days(from: self.from, to: self.to, step: 1).map {
-            FetchJob.koficDailyBoxOffice(date: $0.compact, follow: self.following.follow)
-        }
-        try await self.sending.send(try checked(jobs))
+        try await self.sending.send(
+            try buildJobs { try EnqueueJobs.koficDaily(from: self.from, to: self.to, follow: self.following.follow) }
+        )
     }
-}
-
-/// The days from `from` to `to` (default: `from`), `step` days apart; at most ten years of them.
-func days(from: String, to: String?, step: Int) throws -> [Day] {
-    guard let first = Day(from), let last = Day(to ?? from) else {
-        throw ValidationError("--from and --to must be days as YYYY-MM-DD")
-    }
-    guard first <= last else { throw ValidationError("--to is before --from") }
-    var days: [Day] = []
-    var day = first
-    while day <= last {
-        guard days.count < 3660 / step else { throw ValidationError("at most ten years of days at once") }
-        days.append(day)
-        for _ in 0..<step { day = day.next }
-    }
-    return days
 }
 
 struct KOFICWeeklyJobs: AsyncParsableCommand {
@@ -252,17 +220,12 @@ struct KOFICWeeklyJobs: AsyncParsableCommand {
     var period = "week"
 
     func run() async throws {
-        let week: FetchJob.KOFICWeek
-        switch self.period {
-        case "week": week = .week
-        case "weekend": week = .weekend
-        case "weekdays": week = .weekdays
-        default: throw ValidationError("--period must be week, weekend or weekdays, not '\(self.period)'")
+        let jobs = try buildJobs {
+            try EnqueueJobs.koficWeekly(
+                from: self.from, to: self.to, period: self.period, follow: self.following.follow
+            )
         }
-        let jobs = try days(from: self.from, to: self.to, step: 7).map {
-            FetchJob.koficWeeklyBoxOffice(date: $0.compact, week: week, follow: self.following.follow)
-        }
-        try await self.sending.send(try checked(jobs))
+        try await self.sending.send(jobs)
     }
 }
 
@@ -280,8 +243,7 @@ struct KOFICMovieJobs: AsyncParsableCommand {
     var codes: [String]
 
     func run() async throws {
-        guard !self.codes.isEmpty else { throw ValidationError("name at least one movie code") }
-        try await self.sending.send(try checked(self.codes.map { .koficMovie(code: $0, follow: self.following.follow) }))
+        try await self.sending.send(try buildJobs { try EnqueueJobs.koficMovies(self.codes, follow: self.following.follow) })
     }
 }
 
@@ -301,7 +263,7 @@ struct KakaoPosterJobs: AsyncParsableCommand {
     var movieCode: String?
 
     func run() async throws {
-        try await self.sending.send(try checked([.kakaoPoster(query: self.query, movieCode: self.movieCode)]))
+        try await self.sending.send(try buildJobs { try EnqueueJobs.kakaoPoster(self.query, movieCode: self.movieCode) })
     }
 }
 
@@ -319,8 +281,7 @@ struct OpenLibraryWorkJobs: AsyncParsableCommand {
     var ids: [String]
 
     func run() async throws {
-        guard !self.ids.isEmpty else { throw ValidationError("name at least one work id") }
-        try await self.sending.send(try checked(self.ids.map { .openLibraryWork(id: $0, follow: self.following.follow) }))
+        try await self.sending.send(try buildJobs { try EnqueueJobs.openLibraryWorks(self.ids, follow: self.following.follow) })
     }
 }
 
@@ -344,45 +305,11 @@ struct OpenLibrarySearchJobs: AsyncParsableCommand {
     var limit: Int64 = 20
 
     func run() async throws {
-        var follow = self.following.follow
-        follow.pages = self.pages
-        try await self.sending.send(try checked([.openLibrarySearch(query: self.query, page: 1, limit: self.limit, follow: follow)]))
-    }
-}
-
-/// A calendar day (proleptic Gregorian), for ranges of dates.
-struct Day: Comparable {
-    let year: Int, month: Int, day: Int
-
-    /// `YYYY-MM-DD`, a real calendar day.
-    init?(_ text: String) {
-        let parts = text.split(separator: "-")
-        guard parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-            (1...9999).contains(year), (1...12).contains(month), day >= 1, day <= Self.days(in: month, of: year)
-        else { return nil }
-        (self.year, self.month, self.day) = (year, month, day)
-    }
-
-    private init(year: Int, month: Int, day: Int) { (self.year, self.month, self.day) = (year, month, day) }
-
-    static func days(in month: Int, of year: Int) -> Int {
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-    }
-
-    /// The day after.
-    var next: Day {
-        if self.day < Self.days(in: self.month, of: self.year) { return Day(year: self.year, month: self.month, day: self.day + 1) }
-        return self.month < 12 ? Day(year: self.year, month: self.month + 1, day: 1) : Day(year: self.year + 1, month: 1, day: 1)
-    }
-
-    /// `yyyyMMdd`, as KOFIC's `targetDt`.
-    var compact: String {
-        func padded(_ value: Int, _ width: Int) -> String {
-            String(repeating: "0", count: max(0, width - String(value).count)) + String(value)
+        let jobs = try buildJobs {
+            try EnqueueJobs.openLibrarySearch(
+                self.query, pages: self.pages, limit: self.limit, follow: self.following.follow
+            )
         }
-        return padded(self.year, 4) + padded(self.month, 2) + padded(self.day, 2)
+        try await self.sending.send(jobs)
     }
-
-    static func < (lhs: Day, rhs: Day) -> Bool { (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day) }
 }

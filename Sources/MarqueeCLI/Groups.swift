@@ -4,8 +4,8 @@ import MarqueeOperations
 import MarqueeWorker
 
 /// `marquee groups`: consumer groups in the idioms of `kafka-consumer-groups` (docs/groups.md). What the
-/// commands compute (the describe report, the reset plan) lives in `MarqueeOperations` (`GroupReport`,
-/// `OffsetResetPlan`); this parses arguments and prints.
+/// commands compute and print (the describe report, the reset plan, their text) lives in `MarqueeOperations`
+/// (`GroupReport`, `OffsetResetPlan`); this parses arguments, asks the cluster and prints.
 struct Groups: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "groups",
@@ -59,17 +59,7 @@ extension Groups {
                 let admin = try self.kafka.makeAdmin()
                 let groups = GroupListing.listings(try await admin.listGroups())
                 if self.json { return try printJSON(groups) }
-                guard !groups.isEmpty else {
-                    print("no consumer groups")
-                    return
-                }
-                var table = TextTable([
-                    .init(header: "GROUP", maxWidth: 100), .init(header: "STATE"), .init(header: "TYPE"),
-                ])
-                for group in groups {
-                    table.append([group.group, group.state.rawValue, group.isSimple ? "simple" : "consumer"])
-                }
-                print(table.render())
+                print(GroupListing.text(groups))
             }
         }
     }
@@ -111,99 +101,11 @@ extension Groups {
         func run() async throws {
             try await reportingKafkaErrors {
                 let admin = try self.kafka.makeAdmin()
-                let report = try await Groups.report(self.group, admin: admin)
+                let report = try await GroupReport.read(self.group, admin: admin)
                 if self.json { return try printJSON(report) }
-                print(Self.text(report))
+                print(report.text)
             }
         }
-
-        static func text(_ report: GroupReport) -> String {
-            if report.isUnknown {
-                return "Consumer group '\(report.group)' has no members and no committed offsets "
-                    + "(state \(report.state)): the broker does not know it, or it never committed."
-            }
-            let count = report.members.count
-            var lines = [
-                "Consumer group '\(report.group)': state \(report.state), \(count) member\(count == 1 ? "" : "s")"
-            ]
-            if !report.members.isEmpty {
-                var members = TextTable([
-                    .init(header: "MEMBER-ID", maxWidth: 80), .init(header: "HOST"), .init(header: "CLIENT-ID"),
-                    .init(header: "#PARTITIONS", alignment: .right), .init(header: "ASSIGNMENT", maxWidth: 100),
-                ])
-                for member in report.members {
-                    members.append([
-                        member.memberID, member.host.isEmpty ? "-" : member.host,
-                        member.clientID.isEmpty ? "-" : member.clientID, "\(member.assignment.count)",
-                        Groups.assignment(member.assignment),
-                    ])
-                }
-                lines += ["", members.render()]
-                if report.members.allSatisfy({ $0.assignment.isEmpty }) {
-                    lines.append("(The broker reported no partitions assigned to any member.)")
-                }
-            }
-            if report.partitions.isEmpty {
-                lines += ["", "No committed offsets and no assigned partitions."]
-            } else {
-                var partitions = TextTable([
-                    .init(header: "TOPIC", maxWidth: 80), .init(header: "PARTITION", alignment: .right),
-                    .init(header: "CURRENT-OFFSET", alignment: .right),
-                    .init(header: "LOG-END-OFFSET", alignment: .right),
-                    .init(header: "LAG", alignment: .right), .init(header: "CLIENT-ID"), .init(header: "HOST"),
-                ])
-                for partition in report.partitions {
-                    partitions.append([
-                        partition.partition.topic, "\(partition.partition.partition)",
-                        partition.committed.map(String.init) ?? "-", partition.end.map(String.init) ?? "-",
-                        partition.lag.map(String.init) ?? "-", Groups.dash(partition.owner?.clientID),
-                        Groups.dash(partition.owner?.host),
-                    ])
-                }
-                lines += ["", partitions.render(), "", "Total lag: \(report.totalLag)"]
-            }
-            return lines.joined(separator: "\n")
-        }
-    }
-
-    /// The describe report of a group: its description, committed offsets and the end offsets of its partitions.
-    static func report(_ group: String, admin: KafkaAdmin) async throws(KafkaError) -> GroupReport {
-        let description =
-            try await admin.describeGroups([group])[group]
-            ?? KafkaConsumerGroupDescription(group: group, state: .dead, members: [])
-        let committed = try await admin.committedOffsets(group: group)
-        let partitions = GroupReport.partitions(of: description, committed: committed)
-        var ends: [KafkaTopicPartition: Int64] = [:]
-        for topic in Set(partitions.map(\.topic)).sorted() {
-            do {
-                let marks = try await admin.watermarks(partitions: partitions.filter { $0.topic == topic })
-                for (partition, mark) in marks { ends[partition] = mark.end }
-            } catch where error.code == .admin {
-                // A topic deleted since the group committed on it: shown without end offsets, not a failure.
-                continue
-            }
-        }
-        return GroupReport(description: description, committed: committed, endOffsets: ends)
-    }
-
-    /// The text, or `-` for none or empty.
-    static func dash(_ text: String?) -> String {
-        guard let text, !text.isEmpty else { return "-" }
-        return text
-    }
-
-    /// `orders:0,1,2 audit:3`.
-    static func assignment(_ partitions: [KafkaTopicPartition]) -> String {
-        var byTopic: [(topic: String, partitions: [Int32])] = []
-        for partition in partitions.sorted() {
-            if byTopic.last?.topic == partition.topic {
-                byTopic[byTopic.count - 1].partitions.append(partition.partition)
-            } else {
-                byTopic.append((partition.topic, [partition.partition]))
-            }
-        }
-        return byTopic.map { "\($0.topic):" + $0.partitions.map(String.init).joined(separator: ",") }
-            .joined(separator: " ")
     }
 }
 
@@ -353,36 +255,10 @@ extension Groups {
                     throw fail(refusal, code: Groups.groupHasMembers)
                 }
                 let committed = try await admin.committedOffsets(group: self.group)
-                var source: [KafkaTopicPartition: Int64] = [:]
-                if case .fromGroup(let other) = mode { source = try await admin.committedOffsets(group: other) }
-                var topics: [String: [Int32]] = [:]
-                if !selections.isEmpty {
-                    for topic in try await admin.listTopics() { topics[topic.name] = topic.partitions }
-                }
                 let plan: OffsetResetPlan
                 do {
-                    // Copying another group's offsets covers, by default, what that group committed on.
-                    let partitions: [KafkaTopicPartition]
-                    if case .fromGroup(let other) = mode {
-                        partitions = try OffsetResetPlan.partitions(selecting: selections, topics: topics, committed: source, group: other)
-                    } else {
-                        partitions = try OffsetResetPlan.partitions(
-                            selecting: selections, topics: topics, committed: committed, group: self.group
-                        )
-                    }
-                    let watermarks = try await admin.watermarks(partitions: partitions)
-                    var forTime: [KafkaTopicPartition: Int64?] = [:]
-                    if case .dateTime(let milliseconds) = mode {
-                        forTime = try await admin.offsets(atOrAfter: milliseconds, partitions: partitions)
-                    }
-                    plan = try OffsetResetPlan(
-                        group: self.group,
-                        mode: mode,
-                        partitions: partitions,
-                        committed: committed,
-                        watermarks: watermarks,
-                        offsetsForTime: forTime,
-                        sourceOffsets: source
+                    plan = try await OffsetResetPlan.reading(
+                        group: self.group, mode: mode, selections: selections, committed: committed, admin: admin
                     )
                 } catch let error as OffsetResetError {
                     throw fail(error.reason, code: ExitStatus.usage.exitCode)
@@ -392,8 +268,8 @@ extension Groups {
                     print("")
                 }
                 guard self.execute else {
-                    if self.json { return try printJSON(PlanOutput(plan: plan, executed: false)) }
-                    print(Self.table(plan))
+                    if self.json { return try printJSON(OffsetResetPlan.Output(plan: plan, executed: false)) }
+                    print(plan.table)
                     print("")
                     print("Nothing changed; add --execute to apply.")
                     if let refusal { print("Note: --execute would refuse now: \(refusal).") }
@@ -404,9 +280,9 @@ extension Groups {
                 let now = try await admin.committedOffsets(group: self.group, partitions: plan.rows.map(\.partition))
                 let differing = plan.rows.filter { now[$0.partition] != .some($0.new) }
                 if self.json {
-                    try printJSON(PlanOutput(plan: plan, executed: differing.isEmpty))
+                    try printJSON(OffsetResetPlan.Output(plan: plan, executed: differing.isEmpty))
                 } else {
-                    print(Self.table(plan))
+                    print(plan.table)
                     print("")
                     let count = plan.rows.count
                     print("Applied: group '\(self.group)' reset on \(count) partition\(count == 1 ? "" : "s").")
@@ -423,37 +299,6 @@ extension Groups {
                 }
             }
         }
-
-        static func table(_ plan: OffsetResetPlan) -> String {
-            var table = TextTable([
-                .init(header: "GROUP", maxWidth: 60), .init(header: "TOPIC", maxWidth: 80),
-                .init(header: "PARTITION", alignment: .right), .init(header: "CURRENT-OFFSET", alignment: .right),
-                .init(header: "NEW-OFFSET", alignment: .right), .init(header: "CHANGE", alignment: .right),
-            ])
-            for row in plan.rows {
-                var new = "\(row.new)"
-                if row.isClamped { new += row.requested < row.new ? " (first)" : " (end)" }
-                table.append([
-                    plan.group, row.partition.topic, "\(row.partition.partition)", row.current.map(String.init) ?? "-",
-                    new, row.change.map { $0 > 0 ? "+\($0)" : "\($0)" } ?? "-",
-                ])
-            }
-            return table.render()
-        }
-    }
-
-    /// The JSON of `reset-offsets`: the plan and whether it was applied.
-    struct PlanOutput: Encodable {
-        var plan: OffsetResetPlan
-        var executed: Bool
-
-        private enum Keys: String, CodingKey { case plan, executed }
-
-        func encode(to encoder: any Encoder) throws {
-            try self.plan.encode(to: encoder)
-            var container = encoder.container(keyedBy: Keys.self)
-            try container.encode(self.executed, forKey: .executed)
-        }
     }
 }
 
@@ -462,5 +307,4 @@ extension Groups {
 extension Groups {
     /// `--execute` refused while the group has members (EX_TEMPFAIL: try again once its workers are stopped).
     static let groupHasMembers = ExitStatus.temporaryFailure.exitCode
-
 }

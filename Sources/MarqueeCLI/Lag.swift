@@ -6,15 +6,13 @@ import MarqueeWorker
 import ServiceLifecycle
 import UnixSignals
 
-import struct Foundation.Date
-
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `marquee lag`: consumer lag of each stage's group, per topic and partition, with a status per group over a
 /// window of samples (docs/lag.md). The model and the status rules live in `MarqueeOperations`
-/// (`LagSampler`, `LagWindow`, `LagEvaluation`); this is their presentation.
+/// (`LagSampler`, `LagWindow`, `LagEvaluation`), the text in `LagReport+Text`; this samples and prints.
 struct Lag: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Consumer lag per stage, group, topic and partition, with a status per group.",
@@ -177,7 +175,7 @@ struct Lag: AsyncParsableCommand {
                         guard window.observationCount > 0, error.isRetriable else { throw error }
                         // A broker that went away after the first round: say so, keep the window, try again.
                         let line =
-                            "broker unreachable, trying again every \(LagFormat.duration(self.sampleInterval)): "
+                            "broker unreachable, trying again every \(self.sampleInterval.compactDescription): "
                             + error.reason
                         if terminal && !self.json {
                             Self.write("\u{1B}[H\u{1B}[2J" + line + "\n")
@@ -194,11 +192,11 @@ struct Lag: AsyncParsableCommand {
                     if self.json {
                         Self.write(report.json() + "\n")
                     } else {
-                        let heading =
-                            "marquee lag — every \(LagFormat.duration(self.sampleInterval)), status over "
-                            + "the last \(samples) samples (\(window.observationCount) so far) — Ctrl-C to stop"
                         let frame =
-                            heading + "\n\n" + LagFormat.render(report, allPartitions: self.allPartitions) + "\n"
+                            report.watchFrame(
+                                interval: self.sampleInterval, samples: samples, observed: window.observationCount,
+                                allPartitions: self.allPartitions
+                            ) + "\n"
                         // Home and clear, then the whole frame in one write: no flicker, no scrolling.
                         Self.write(terminal ? "\u{1B}[H\u{1B}[2J" + frame : frame + "\n")
                     }
@@ -214,7 +212,7 @@ struct Lag: AsyncParsableCommand {
                     window.append(try await sampler.sample())
                 }
                 let report = LagReport(stages: window.evaluate(), maxLag: self.maxLag)
-                let text = self.json ? report.json() : LagFormat.render(report, allPartitions: self.allPartitions)
+                let text = self.json ? report.json() : report.text(allPartitions: self.allPartitions)
                 Self.write(text + "\n")
                 let exceeding = report.exceeding
                 if let maxLag = self.maxLag, !exceeding.isEmpty {
@@ -229,36 +227,11 @@ struct Lag: AsyncParsableCommand {
 
     /// The stages asked for, each with its group.
     func targets(_ layout: PipelineLayout) throws -> [LagTarget] {
-        var stages = layout.stages
-        if let names = self.stage {
-            let wanted = names.split(separator: ",")
-                .map { String($0.filter { !$0.isWhitespace }) }
-                .filter { !$0.isEmpty }
-            for name in wanted where layout.stage(name) == nil {
-                throw ValidationError(
-                    "--stage: no stage '\(name)' (stages: \(PipelineLayout.stageNames.joined(separator: ", ")))"
-                )
-            }
-            guard !wanted.isEmpty else { throw ValidationError("--stage: name at least one stage") }
-            stages = stages.filter { wanted.contains($0.name) }
+        do {
+            return try LagTarget.selecting(stages: self.stage, groups: self.group, layout: layout)
+        } catch {
+            throw ValidationError(error.description)
         }
-        var groups: [String: String] = [:]
-        for value in self.group {
-            let parts = value.split(separator: "=", maxSplits: 1).map(String.init)
-            if parts.count == 2 {
-                guard stages.contains(where: { $0.name == parts[0] }) else {
-                    throw ValidationError("--group \(value): stage '\(parts[0])' is not shown (see --stage)")
-                }
-                guard !parts[1].isEmpty else { throw ValidationError("--group \(value): the group name is empty") }
-                groups[parts[0]] = parts[1]
-            } else {
-                guard stages.count == 1, !value.isEmpty else {
-                    throw ValidationError("--group \(value): give stage=group, or show one stage (--stage)")
-                }
-                groups[stages[0].name] = value
-            }
-        }
-        return stages.map { LagTarget(stage: $0, group: groups[$0.name]) }
     }
 
     /// `--serve`: the lag exporter and its listener, until SIGTERM or SIGINT.
@@ -294,7 +267,7 @@ struct Lag: AsyncParsableCommand {
             var standardError = StandardError()
             let shown = host.contains(":") ? "[\(host)]" : host
             print(
-                "marquee lag: serving http://\(shown):\(port)/metrics, sampling every \(LagFormat.duration(interval)) (Ctrl-C to stop)",
+                "marquee lag: serving http://\(shown):\(port)/metrics, sampling every \(interval.compactDescription) (Ctrl-C to stop)",
                 to: &standardError
             )
         }
@@ -340,147 +313,9 @@ struct IntervalArgument: ExpressibleByArgument {
     init(duration: Duration) { self.duration = duration }
 
     init?(argument: String) {
-        let text = argument.trimmingSpaces()
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
-        var scale = 1.0
-        var number = Substring(text)
-        for (suffix, factor) in units where text.hasSuffix(suffix) {
-            number = text.dropLast(suffix.count)
-            scale = factor
-            break
-        }
-        guard let value = Double(number), value.isFinite, value > 0 else { return nil }
-        let milliseconds = (value * scale * 1000).rounded()
-        guard milliseconds >= 1, milliseconds <= 86_400_000 else { return nil }
-        self.duration = .milliseconds(Int64(milliseconds))
+        guard let duration = Duration(interval: argument) else { return nil }
+        self.duration = duration
     }
 
-    var defaultValueDescription: String { LagFormat.duration(self.duration) }
-}
-
-extension String {
-    fileprivate func trimmingSpaces() -> String {
-        String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
-    }
-}
-
-/// The text form of a ``LagReport``.
-enum LagFormat {
-    /// A block per stage: a heading with the status and its reason, a table of partitions, a totals line, notes.
-    static func render(_ report: LagReport, allPartitions: Bool = false) -> String {
-        var blocks: [String] = []
-        for stage in report.stages {
-            var lines: [String] = []
-            let members = "\(stage.members) member\(stage.members == 1 ? "" : "s")"
-            let state = stage.state == .unknown ? "" : " (\(stage.state))"
-            var heading = "\(stage.stage) — group \(stage.group), \(members)\(state): \(stage.status)"
-            if let maxLag = report.maxLag, stage.totals.dueLag > maxLag {
-                heading += " — due lag \(stage.totals.dueLag) above --max-lag \(maxLag)"
-            }
-            lines.append(heading)
-            lines.append("  \(stage.reason)")
-            let hasRetry = stage.partitions.contains { $0.sample.isRetryTier }
-            var columns: [TextTable.Column] = [
-                .init(header: "TOPIC", maxWidth: 60),
-                .init(header: "PARTITION", alignment: .right),
-                .init(header: "COMMITTED", alignment: .right),
-                .init(header: "END", alignment: .right),
-                .init(header: "LAG", alignment: .right),
-                .init(header: "LAG AGE", alignment: .right),
-                .init(header: "RATE/S", alignment: .right),
-                .init(header: "DRAIN", alignment: .right),
-            ]
-            if hasRetry {
-                columns += [.init(header: "OVERDUE", alignment: .right), .init(header: "NOT DUE", alignment: .right)]
-            }
-            columns.append(.init(header: "STATUS"))
-            var table = TextTable(columns)
-            // Partitions grouped by topic, in order; idle ones (no lag, OK) fold into one row per topic unless
-            // every partition is asked for.
-            var topics: [(name: String, partitions: [PartitionLag])] = []
-            for partition in stage.partitions {
-                if topics.last?.name == partition.partition.topic {
-                    topics[topics.count - 1].partitions.append(partition)
-                } else {
-                    topics.append((partition.partition.topic, [partition]))
-                }
-            }
-            for topic in topics {
-                let isIdle: (PartitionLag) -> Bool = { $0.lag == 0 && $0.status == .ok }
-                let idle = allPartitions ? [] : topic.partitions.filter(isIdle)
-                for partition in topic.partitions where allPartitions || !isIdle(partition) {
-                    table.append(Self.row(partition, hasRetry: hasRetry))
-                }
-                if !idle.isEmpty {
-                    let rates = idle.compactMap(\.rate)
-                    var row = [
-                        topic.name,
-                        idle.count == topic.partitions.count ? "all \(idle.count) idle" : "\(idle.count) more idle",
-                        "", "", "0", "", rates.isEmpty ? "—" : Self.rate(rates.reduce(0, +)), "",
-                    ]
-                    if hasRetry { row += ["", ""] }
-                    row.append("")
-                    table.append(row)
-                }
-            }
-            let totals = stage.totals
-            var total = [
-                "total (due \(totals.dueLag))", "", "", "", "\(totals.lag)",
-                totals.lagAge.map(Self.duration) ?? "—",
-                totals.rate.map(Self.rate) ?? "—",
-                totals.dueLag > 0 ? totals.drainTime.map(Self.duration) ?? "—" : "",
-            ]
-            if hasRetry { total += ["\(totals.overdue)", "\(totals.notYetDue)"] }
-            total.append("")
-            table.append(total)
-            if stage.partitions.isEmpty {
-                lines.append("  no topics yet")
-            } else {
-                lines += table.render().split(separator: "\n").map { "  " + $0 }
-            }
-            if !stage.missingTopics.isEmpty {
-                let names = stage.missingTopics.joined(separator: ", ")
-                let verb = stage.missingTopics.count == 1 ? "does" : "do"
-                lines.append("  note: \(names) \(verb) not exist yet (no lag)")
-            }
-            for note in stage.notes { lines.append("  note: \(note)") }
-            blocks.append(lines.joined(separator: "\n"))
-        }
-        let window =
-            report.stages.first.map { stage in
-                stage.samples == 1 ? "1 sample" : "\(stage.samples) samples over \(Self.duration(stage.window))"
-            } ?? "no stages"
-        let time = Date(timeIntervalSince1970: Double(report.time) / 1000)
-            .formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: false))
-        return (["\(time), \(window)"] + blocks).joined(separator: "\n\n")
-    }
-
-    /// One partition's row.
-    static func row(_ partition: PartitionLag, hasRetry: Bool) -> [String] {
-        let sample = partition.sample
-        var row = [
-            sample.partition.topic,
-            "\(sample.partition.partition)",
-            sample.committed.map { "\($0)" } ?? "—",
-            "\(sample.end)",
-            "\(sample.lag)",
-            partition.lagAge.map(Self.duration) ?? "—",
-            partition.rate.map(Self.rate) ?? "—",
-            sample.dueLag > 0 ? partition.drainTime.map(Self.duration) ?? "—" : "",
-        ]
-        if hasRetry {
-            let unknown = sample.isRetryTier && sample.lag > 0 ? "?" : ""
-            row += [sample.retry.map { "\($0.overdue)" } ?? unknown, sample.retry.map { "\($0.notYetDue)" } ?? unknown]
-        }
-        row.append(partition.status == .ok ? "" : partition.status.rawValue)
-        return row
-    }
-
-    static func duration(_ duration: Duration) -> String { duration.compactDescription }
-
-    /// One decimal: `0.0`, `12.5`.
-    static func rate(_ value: Double) -> String {
-        let tenths = Int64((value * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10)"
-    }
+    var defaultValueDescription: String { self.duration.compactDescription }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import MarqueeOperations
 import MarqueeSettings
 import MarqueeStore
 import MarqueeWorker
@@ -182,23 +183,7 @@ extension Query {
                 guard !movies.isEmpty else {
                     return options.nothingFound("no movie title contains '\(title)' in \(store.location)")
                 }
-                var table = TextTable([
-                    .init(header: "ID", alignment: .right), .init(header: "TITLE"), .init(header: "ORIGINAL TITLE"),
-                    .init(header: "RELEASED"), .init(header: "POPULARITY", alignment: .right),
-                    .init(header: "VOTE", alignment: .right), .init(header: "LANGUAGES"),
-                ])
-                for movie in movies {
-                    table.append([
-                        "\(movie.movieID)", movie.title ?? "–", movie.originalTitle ?? "–", movie.releaseDate ?? "–",
-                        Format.decimal(movie.popularity, digits: 1), Format.decimal(movie.voteAverage, digits: 1),
-                        movie.languages.joined(separator: " "),
-                    ])
-                }
-                print(table.render())
-                let more = movies.count == limit ? " (the first \(limit): --limit shows more)" : ""
-                print(
-                    "\(Format.count(movies.count, "movie")) whose title contains '\(title)', most popular first\(more)"
-                )
+                print(MovieSummary.text(movies, title: title, limit: limit))
             }
         }
     }
@@ -234,88 +219,8 @@ extension Query {
                 let movie = try await store.movie(id: id, language: language)
                 if options.json { return try options.printJSON(movie) }
                 guard let movie else { return options.nothingFound("no movie \(id) in \(store.location)") }
-                print(Self.render(movie))
+                print(movie.text)
             }
-        }
-
-        static func render(_ movie: MovieDetails) -> String {
-            var lines: [String] = []
-            var heading = movie.title ?? movie.originalTitle ?? "(no title)"
-            if let original = movie.originalTitle, original != heading { heading += " (\(original))" }
-            lines.append("\(heading) — TMDB \(movie.movieID)")
-            var facts = TextTable([.init(header: "", maxWidth: 20), .init(header: "", maxWidth: 100)])
-            func fact(_ name: String, _ value: String?) {
-                if let value, !value.isEmpty { facts.append([name, value]) }
-            }
-            fact(
-                "original title",
-                movie.originalTitle.map { title in movie.originalLanguage.map { "\(title) [\($0)]" } ?? title }
-            )
-            fact("released", movie.releaseDate)
-            fact("runtime", movie.facts?.runtime.map { "\($0) min" })
-            fact("genres", movie.genres.map { $0.name ?? "#\($0.genreID)" }.joined(separator: ", "))
-            fact("popularity", movie.popularity.map { Format.decimal($0, digits: 1) })
-            fact(
-                "votes",
-                movie.voteAverage.map { average in
-                    Format.decimal(average, digits: 1)
-                        + (movie.voteCount.map { " (\(Format.grouped($0)) votes)" } ?? "")
-                }
-            )
-            fact("status", movie.facts?.status)
-            fact("budget", movie.facts?.budget.map { "$" + Format.grouped($0) })
-            fact("revenue", movie.facts?.revenue.map { "$" + Format.grouped($0) })
-            fact("imdb", movie.facts?.imdbID)
-            fact("countries", movie.facts?.productionCountries.joined(separator: ", "))
-            fact("adult", movie.isAdult == true ? "yes" : nil)
-            lines.append(facts.render(showingHeader: false))
-
-            if !movie.localized.isEmpty {
-                var titles = TextTable([
-                    .init(header: "LANGUAGE"), .init(header: "TITLE", maxWidth: 50),
-                    .init(header: "TAGLINE", maxWidth: 60),
-                ])
-                for localized in movie.localized {
-                    titles.append([localized.language, localized.title ?? "–", localized.tagline ?? ""])
-                }
-                lines += ["", titles.render()]
-            }
-            if !movie.reviews.isEmpty {
-                var reviews = TextTable([
-                    .init(header: "REVIEW BY", maxWidth: 24), .init(header: "RATING", alignment: .right),
-                    .init(header: "WRITTEN"), .init(header: "EXCERPT", maxWidth: 70),
-                ])
-                for review in movie.reviews {
-                    reviews.append([
-                        review.author ?? "–", Format.decimal(review.rating, digits: 1),
-                        review.createdAt.map { String($0.prefix(10)) } ?? "–", review.excerpt ?? "",
-                    ])
-                }
-                lines += ["", reviews.render()]
-            }
-            if !movie.images.isEmpty {
-                lines += ["", Format.images(movie.images)]
-            }
-            if !movie.koficLinks.isEmpty {
-                var links = TextTable([
-                    .init(header: "KOFIC"), .init(header: "KOREAN TITLE"), .init(header: "OPENED"),
-                    .init(header: "LINKED BY"),
-                ])
-                for link in movie.koficLinks {
-                    links.append([link.movieCd, link.title ?? "–", link.openDate ?? "–", link.method])
-                }
-                lines += ["", links.render()]
-            }
-            lines += [
-                "",
-                "movie \(movie.movieID): "
-                    + [
-                        Format.count(movie.localized.count, "language"), Format.count(movie.genres.count, "genre"),
-                        Format.count(movie.reviews.count, "review"), Format.count(movie.images.count, "image"),
-                        Format.count(movie.koficLinks.count, "KOFIC link"),
-                    ].joined(separator: ", ") + (movie.facts == nil ? "; details not fetched yet" : ""),
-            ]
-            return lines.joined(separator: "\n")
         }
     }
 
@@ -372,25 +277,18 @@ extension Query {
         var language: String?
 
         /// `--date` as `YYYY-MM-DD`.
-        var day: String? {
-            guard let date else { return nil }
-            let digits = date.filter(\.isNumber)
-            guard date.count == 8, digits.count == 8 else { return date }
-            return "\(digits.prefix(4))-\(digits.dropFirst(4).prefix(2))-\(digits.suffix(2))"
-        }
+        var day: String? { self.date.map(CatalogueQuery.day) }
 
         func validate() throws {
             if self.date != nil, self.week != nil { throw ValidationError("give --date or --week, not both") }
             if self.week != nil, self.period == .daily {
                 throw ValidationError("--week picks a weekly list: add --weekly, --weekend or --weekdays")
             }
-            if let day = self.day, !Format.isDay(day) {
+            if let day = self.day, !CatalogueQuery.isDay(day) {
                 throw ValidationError("--date '\(self.date ?? "")' is not a day: use YYYY-MM-DD")
             }
-            if let week = self.week {
-                guard week.count == 6, week.allSatisfy(\.isASCII), week.allSatisfy(\.isNumber),
-                    let number = Int(week.suffix(2)), (1...53).contains(number)
-                else { throw ValidationError("--week '\(week)' is not a week: use YYYYWW, e.g. 202401") }
+            if let week = self.week, !CatalogueQuery.isWeek(week) {
+                throw ValidationError("--week '\(week)' is not a week: use YYYYWW, e.g. 202401")
             }
         }
 
@@ -408,52 +306,8 @@ extension Query {
                     let what = week.map { "week \($0)" } ?? day.map { "\($0)" } ?? "any day"
                     return options.nothingFound("no \(period.rawValue) box office for \(what) in \(store.location)")
                 }
-                print(Self.heading(chart, latest: day == nil && week == nil))
-                var table = TextTable([
-                    .init(header: "RANK", alignment: .right), .init(header: "CHANGE", alignment: .right),
-                    .init(header: "MOVIE", maxWidth: 30), .init(header: "OPENED"),
-                    .init(header: "AUDIENCE", alignment: .right), .init(header: "TOTAL", alignment: .right),
-                    .init(header: "SALES (KRW)", alignment: .right), .init(header: "SHARE", alignment: .right),
-                    .init(header: "SCREENS", alignment: .right), .init(header: "SHOWS", alignment: .right),
-                    .init(header: "TMDB", maxWidth: 36),
-                ])
-                for entry in chart.entries {
-                    let change: String =
-                        if entry.isNew == true { "new" } else if let change = entry.rankChange, change != 0 {
-                            change > 0 ? "+\(change)" : "\(change)"
-                        } else { "–" }
-                    table.append([
-                        "\(entry.rank)", change, entry.movieName ?? entry.movieCd ?? "–", entry.openDate ?? "–",
-                        Format.grouped(entry.audienceCount), Format.grouped(entry.audienceAccumulated),
-                        Format.grouped(entry.salesAmount),
-                        entry.salesShare.map { Format.decimal($0, digits: 1) + "%" } ?? "–",
-                        Format.grouped(entry.screenCount), Format.grouped(entry.showCount),
-                        entry.tmdbMovieID.map { id in "\(id)" + (entry.tmdbTitle.map { " \($0)" } ?? "") } ?? "",
-                    ])
-                }
-                print(table.render())
-                let linked = chart.entries.filter { $0.tmdbMovieID != nil }.count
-                print(
-                    "\(Format.count(chart.entries.count, "entry", plural: "entries")), \(linked) linked to a TMDB movie"
-                )
+                print(chart.text(latest: day == nil && week == nil))
             }
-        }
-
-        static func heading(_ chart: BoxOfficeChart, latest: Bool) -> String {
-            let range: String
-            switch (chart.showRangeStart, chart.showRangeEnd) {
-            case (let start?, let end?) where start == end: range = start
-            case (let start?, let end?): range = "\(start) – \(end)"
-            default: range = chart.periodKey
-            }
-            let name: String
-            switch chart.period {
-            case .daily: name = "Daily box office for \(range)"
-            case .week: name = "Weekly box office for \(range) (week \(chart.periodKey))"
-            case .weekend: name = "Weekend box office for \(range) (week \(chart.periodKey))"
-            case .weekdays: name = "Weekdays box office for \(range) (week \(chart.periodKey))"
-            }
-            return name + (latest ? ", the latest in the store" : "")
         }
     }
 
@@ -493,32 +347,14 @@ extension Query {
 
         func run() async throws {
             let (options, title, author, limit) = (self.options, self.title, self.author, self.limit)
-            let criteria = [title.map { "'\($0)' in the title" }, author.map { "'\($0)' in an author's name" }]
-                .compactMap { $0 }.joined(separator: " and ")
+            let criteria = BookSummary.criteria(title: title, author: author)
             try await options.withStore { store in
                 let books = try await store.books(titleContaining: title, author: author, limit: limit)
                 if options.json { return try options.printJSON(books) }
                 guard !books.isEmpty else {
                     return options.nothingFound("no book with \(criteria) in \(store.location)")
                 }
-                var table = TextTable([
-                    .init(header: "TITLE", maxWidth: 50), .init(header: "AUTHORS", maxWidth: 36),
-                    .init(header: "FIRST", alignment: .right), .init(header: "EDITIONS", alignment: .right),
-                    .init(header: "COVER"), .init(header: "KEY"),
-                ])
-                for book in books {
-                    let cover =
-                        book.cover.map { "stored, \(Format.count($0.variants.count, "variant"))" }
-                        ?? book.coverID.map { "id \($0)" } ?? "–"
-                    table.append([
-                        book.title ?? "–", book.authors.compactMap(\.name).joined(separator: ", "),
-                        book.firstPublishYear.map { "\($0)" } ?? "–", Format.grouped(book.editionCount), cover,
-                        book.bookKey,
-                    ])
-                }
-                print(table.render())
-                let more = books.count == limit ? " (the first \(limit): --limit shows more)" : ""
-                print("\(Format.count(books.count, "book")) with \(criteria), most editions first\(more)")
+                print(BookSummary.text(books, criteria: criteria, limit: limit))
             }
         }
     }
@@ -540,108 +376,23 @@ extension Query {
             try await options.withStore { store in
                 let counts = try await store.counts()
                 if options.json { return try options.printJSON(counts) }
-                var table = TextTable([.init(header: "TABLE"), .init(header: "ROWS", alignment: .right)])
-                for (name, count) in counts.all {
-                    table.append([name, Format.grouped(count)])
-                }
-                print(table.render())
-                let version = try await store.schemaVersion().map { "schema version \($0)" } ?? "no schema"
-                print("\(store.location), \(version)")
+                print(counts.text(location: store.location, schemaVersion: try await store.schemaVersion()))
             }
         }
     }
 }
 
-// MARK: - Validation and formatting
+// MARK: - Validation
 
 private func validateSearch(_ text: String, name: String) throws {
     // The store folds the text the same way and would refuse it: say so as a usage error.
-    guard TitleMatching.fold(text) != nil else {
+    guard CatalogueQuery.isSearchable(text) else {
         throw ValidationError("\(name) '\(text)' has no letter or digit to search for")
     }
 }
 
 private func validateLimit(_ limit: Int) throws {
-    guard (1...Store.maximumLimit).contains(limit) else {
+    guard CatalogueQuery.isLimit(limit) else {
         throw ValidationError("--limit must be from 1 to \(Store.maximumLimit)")
-    }
-}
-
-/// How values are written in tables.
-enum Format {
-    /// `0:42`, `12:03`, `1:02:03`.
-    static func elapsed(_ duration: Duration) -> String {
-        let seconds = Int(duration.components.seconds)
-        let two = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
-        return seconds >= 3600
-            ? "\(seconds / 3600):\(two(seconds / 60 % 60)):\(two(seconds % 60))" : "\(seconds / 60):\(two(seconds % 60))"
-    }
-
-    /// `1,234,567`; `–` for none.
-    static func grouped(_ value: Int?) -> String {
-        guard let value else { return "–" }
-        let digits = String(value.magnitude)
-        var result = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0, (digits.count - index) % 3 == 0 { result.append(",") }
-            result.append(digit)
-        }
-        return (value < 0 ? "-" : "") + result
-    }
-
-    /// A number with `digits` decimals; `–` for none.
-    static func decimal(_ value: Double?, digits: Int) -> String {
-        guard let value, value.isFinite else { return "–" }
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let scaled = (abs(value) * scale).rounded()
-        let whole = Int(scaled / scale)
-        let fraction = Int(scaled) - whole * Int(scale)
-        var text = (value < 0 && scaled != 0 ? "-" : "") + grouped(whole)
-        if digits > 0 {
-            let fractionText = String(fraction)
-            text += "." + String(repeating: "0", count: max(0, digits - fractionText.count)) + fractionText
-        }
-        return text
-    }
-
-    /// `1 movie`, `3 movies`.
-    static func count(_ count: Int, _ noun: String, plural: String? = nil) -> String {
-        "\(count) \(count == 1 ? noun : plural ?? noun + "s")"
-    }
-
-    /// `YYYY-MM-DD` and a real calendar day.
-    static func isDay(_ text: String) -> Bool {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), year >= 1,
-            (1...12).contains(month), day >= 1
-        else { return false }
-        let isLeap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        return day <= [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-    }
-
-    /// The images table of a movie: role, original, variants, colour.
-    static func images(_ images: [StoredImage]) -> String {
-        var table = TextTable([
-            .init(header: "IMAGE"), .init(header: "ORIGINAL"), .init(header: "VARIANTS", maxWidth: 80),
-            .init(header: "COLOUR"), .init(header: "SHA-256", maxWidth: 14),
-        ])
-        for image in images {
-            table.append([
-                image.role, "\(image.width)×\(image.height) \(image.format) \(self.bytes(image.bytes))",
-                image.variants.map { "\($0.width)w \($0.format) \(self.bytes($0.bytes))" }.joined(separator: ", "),
-                image.dominantColor ?? "–", image.sha256,
-            ])
-        }
-        return table.render()
-    }
-
-    /// `812 B`, `34 KB`, `1.2 MB`.
-    static func bytes(_ count: Int) -> String {
-        if count < 1000 { return "\(count) B" }
-        if count < 1_000_000 { return "\(count / 1000) KB" }
-        return self.decimal(Double(count) / 1_000_000, digits: 1) + " MB"
     }
 }

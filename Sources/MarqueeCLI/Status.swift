@@ -63,26 +63,8 @@ struct Status: AsyncParsableCommand {
         if self.json {
             try printJSON(statuses)
         } else {
-            print(Self.table(statuses).render())
+            print(WorkerStatus.table(statuses))
         }
         if statuses.contains(where: { $0.state != .ready }) { throw ExitCode.failure }
-    }
-
-    static func table(_ statuses: [WorkerStatus]) -> TextTable {
-        let headers = ["STAGE", "ADDRESS", "READY", "IN FLIGHT", "ASSIGNED", "PAUSED", "SUCCEEDED", "RETRIED", "DLQ", "LAG", "REASON"]
-        var table = TextTable(
-            headers.enumerated().map { index, header in
-                TextTable.Column(header: header, alignment: (3...9).contains(index) ? .right : .left, maxWidth: index == 10 ? 80 : 40)
-            }
-        )
-        for status in statuses {
-            let figures = status.figures
-            let numbers = [
-                figures?.inFlight, figures?.assignedPartitions, figures?.pausedPartitions, figures?.succeeded, figures?.retried,
-                figures?.deadLettered, figures?.consumerLag,
-            ].map { $0.map { String(Int64($0)) } ?? "-" }
-            table.append([status.stage, status.address, status.state.rawValue] + numbers + [status.reason ?? ""])
-        }
-        return table
     }
 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import MarqueeKafka
 import MarqueeOperations
-import MarqueePipeline
 
 struct Topics: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,41 +42,15 @@ struct Topics: AsyncParsableCommand {
         func run() async throws {
             let layout = try self.kafka.layout()
             try await reportingKafkaErrors {
-                let admin = try self.kafka.makeAdmin()
-                let stageOf = Dictionary(layout.stages.flatMap { stage in stage.topics.all.map { ($0, stage.name) } }) { first, _ in first }
-                let topics = try await admin.listTopics()
-                    .filter { !$0.name.hasPrefix("__") && (!self.pipelineOnly || stageOf[$0.name] != nil) }
-                    .sorted { (stageOf[$0.name] == nil ? 1 : 0, $0.name) < (stageOf[$1.name] == nil ? 1 : 0, $1.name) }
-                var listed: [TopicListing] = []
-                for topic in topics {
-                    let watermarks = try await admin.watermarks(topic: topic.name)
-                    listed.append(TopicListing(name: topic.name, stage: stageOf[topic.name], watermarks: watermarks))
-                }
-                self.json ? try printJSON(listed) : self.printTable(listed)
-            }
-        }
-
-        private func printTable(_ topics: [TopicListing]) {
-            let headers = self.partitions
-                ? ["TOPIC", "STAGE", "PARTITION", "FIRST", "END", "MESSAGES"] : ["TOPIC", "STAGE", "PARTITIONS", "END", "MESSAGES"]
-            var table = TextTable(
-                headers.enumerated().map { index, header in
-                    TextTable.Column(header: header, alignment: index >= 2 ? .right : .left, maxWidth: index == 0 ? 80 : 40)
-                }
-            )
-            for topic in topics {
-                if self.partitions {
-                    for partition in topic.partitions {
-                        table.append([
-                            topic.name, topic.stage ?? "", "\(partition.partition)", "\(partition.first)", "\(partition.end)",
-                            "\(partition.end - partition.first)",
-                        ])
-                    }
+                let listed = try await TopicListing.read(
+                    admin: try self.kafka.makeAdmin(), layout: layout, pipelineOnly: self.pipelineOnly
+                )
+                if self.json {
+                    try printJSON(listed)
                 } else {
-                    table.append([topic.name, topic.stage ?? "", "\(topic.partitions.count)", "\(topic.end)", "\(topic.messages)"])
+                    print(TopicListing.table(listed, byPartition: self.partitions))
                 }
             }
-            print(table.render())
         }
     }
 
@@ -141,52 +114,9 @@ struct Topics: AsyncParsableCommand {
 
 /// Creates `names` (or every stage topic of `layout`) and prints each one's fate.
 private func createTopics(layout: PipelineLayout, names: [String], partitions: Int?, replicationFactor: Int?, kafka: KafkaOptions) async throws {
-    let names = names.isEmpty ? layout.stages.flatMap(\.topics.all) : names
+    let topics = layout.newTopics(names: names, partitions: partitions, replicationFactor: replicationFactor)
     try await reportingKafkaErrors {
-        let created = Set(
-            try await kafka.makeAdmin().createTopics(
-                names.map {
-                    .init(
-                        name: $0, partitions: partitions ?? layout.partitions, replicationFactor: replicationFactor ?? layout.replicationFactor,
-                        configs: StageTopics.topicConfigs
-                    )
-                }
-            )
-        )
-        for name in names {
-            print("\(name): \(created.contains(name) ? "created" : "exists")")
-        }
-    }
-}
-
-/// A topic as `marquee topics list` shows it.
-struct TopicListing: Encodable {
-    struct Partition: Encodable {
-        var partition: Int32
-        var first: Int64
-        var end: Int64
-    }
-
-    var name: String
-    /// The pipeline stage the topic belongs to, if it is one of the pipeline's.
-    var stage: String?
-    var partitions: [Partition]
-    /// The sum of the partitions' end offsets.
-    var end: Int64
-    /// Messages retained now.
-    var messages: Int64
-
-    init(name: String, stage: String?, watermarks: [KafkaTopicPartition: KafkaWatermarks]) {
-        self.name = name
-        self.stage = stage
-        self.partitions = watermarks.sorted { $0.key < $1.key }.map { Partition(partition: $0.key.partition, first: $0.value.start, end: $0.value.end) }
-        self.end = self.partitions.map(\.end).reduce(0, +)
-        self.messages = self.partitions.map { $0.end - $0.first }.reduce(0, +)
-    }
-}
-
-extension String {
-    func padding(_ width: Int) -> String {
-        self.count >= width ? self : self + String(repeating: " ", count: width - self.count)
+        let created = try await kafka.makeAdmin().createTopics(topics)
+        if !topics.isEmpty { print(PipelineLayout.creationReport(topics, created: created)) }
     }
 }

@@ -123,3 +123,52 @@ extension DeadLetter {
         return String(decoding: output, as: UTF8.self)
     }
 }
+
+// MARK: - DeadLetter + its facts for people
+
+extension DeadLetter {
+    /// What `marquee dlq show` prints: the letter's facts (id, topic, kind, error, attempts, lineage, key, time,
+    /// whether purged), every header, and the payload (``readablePayload``) with its size and form.
+    ///
+    /// - Parameter nowMilliseconds: Now, for the letter's age.
+    public func details(nowMilliseconds: Int64) -> String {
+        var facts = TextTable([.init(header: ""), .init(header: "", maxWidth: 10_000)])
+        let time = self.timestamp.map { DeadLetterFilter.format(milliseconds: $0) } ?? "-"
+        let age = self.age(nowMilliseconds: nowMilliseconds).map { " (\(TextFormat.age(milliseconds: $0)) ago)" } ?? ""
+        for (name, value) in [
+            ("id", self.id.description),
+            ("topic", "\(self.record.topic), partition \(self.id.partition), offset \(self.id.offset)"),
+            ("kind", self.kind), ("error kind", self.errorKind), ("error", self.error ?? "-"),
+            ("attempts", self.attempt.map { String($0) } ?? "-"), ("origin", self.origin ?? "-"),
+            ("job", self.jobID ?? "-"), ("root", self.root ?? "-"), ("parent", self.parent ?? "-"),
+            ("key", self.readableKey), ("time", time + age),
+            ("purged", self.isPurged ? "yes" : "no"),
+        ] {
+            facts.append([name, value])
+        }
+        var lines = [facts.render(showingHeader: false), "", "headers (\(self.record.headers.count)):"]
+        for header in self.record.headers {
+            lines.append("  \(header.key): \(header.value.map { Self.escaped($0) } ?? "(no value)")")
+        }
+        let form =
+            switch self.payloadForm {
+            case .json: "JSON"
+            case .text: "text, not JSON"
+            case .binary: "not UTF-8, escaped"
+            }
+        lines += ["", "payload (\(self.record.value.count) bytes, \(form)):", self.readablePayload]
+        return lines.joined(separator: "\n")
+    }
+
+    /// The record's key as one printable line (``escaped(_:)``), or `-` for none.
+    public var readableKey: String { self.record.key.map { Self.escaped($0) } ?? "-" }
+}
+
+// MARK: - DeadLetterID + lists for people
+
+extension DeadLetterID {
+    /// `fetch/0/1, fetch/0/2`: the first five ids, and `, …` when there are more.
+    public static func firstFive(_ ids: [DeadLetterID]) -> String {
+        ids.prefix(5).map(\.description).joined(separator: ", ") + (ids.count > 5 ? ", …" : "")
+    }
+}

@@ -1,57 +1,13 @@
-/// A table for a terminal: columns aligned by *display width*, so Korean, Japanese and Chinese text (two
-/// columns per character) lines up with Latin text.
-struct TextTable {
-    enum Alignment { case left, right }
-
-    struct Column {
-        var header: String
-        var alignment: Alignment = .left
-        /// Longer cells are cut with `…` to this many terminal columns.
-        var maxWidth: Int = 40
-    }
-
-    var columns: [Column]
-    var rows: [[String]] = []
-
-    init(_ columns: [Column]) { self.columns = columns }
-
-    mutating func append(_ row: [String]) { self.rows.append(row) }
-
-    /// The header (unless `showingHeader` is false) and the rows, two spaces between columns, no trailing spaces.
-    func render(showingHeader: Bool = true) -> String {
-        let cells = self.rows.map { row in
-            self.columns.indices.map { index in
-                DisplayWidth.truncate(
-                    DisplayWidth.printable(index < row.count ? row[index] : ""),
-                    to: self.columns[index].maxWidth
-                )
-            }
-        }
-        let widths = self.columns.indices.map { index in
-            ([DisplayWidth.of(self.columns[index].header)] + cells.map { DisplayWidth.of($0[index]) }).max() ?? 0
-        }
-        func line(_ values: [String]) -> String {
-            var text = ""
-            for (index, value) in values.enumerated() {
-                if index > 0 { text += "  " }
-                let padding = String(repeating: " ", count: max(0, widths[index] - DisplayWidth.of(value)))
-                text += self.columns[index].alignment == .left ? value + padding : padding + value
-            }
-            while text.last == " " { text.removeLast() }
-            return text
-        }
-        return ((showingHeader ? [line(self.columns.map(\.header))] : []) + cells.map(line)).joined(separator: "\n")
-    }
-}
-
 /// How many terminal columns text takes: East Asian Wide and Fullwidth characters (Hangul, kana, CJK
 /// ideographs, full-width forms) and emoji take two, combining marks and format characters none, the rest one.
-enum DisplayWidth {
-    static func of(_ text: String) -> Int {
+public enum DisplayWidth {
+    /// The terminal columns of `text`.
+    public static func of(_ text: String) -> Int {
         text.reduce(0) { $0 + self.of($1) }
     }
 
-    static func of(_ character: Character) -> Int {
+    /// The terminal columns of one character: 0, 1 or 2.
+    public static func of(_ character: Character) -> Int {
         guard let scalar = character.unicodeScalars.first else { return 0 }
         let value = scalar.value
         if value < 0x20 || (0x7F..<0xA0).contains(value) { return 0 }
@@ -85,7 +41,7 @@ enum DisplayWidth {
     ]
 
     /// The text cut to `width` columns, ending with `…` when it was cut.
-    static func truncate(_ text: String, to width: Int) -> String {
+    public static func truncate(_ text: String, to width: Int) -> String {
         guard self.of(text) > width else { return text }
         var result = ""
         var used = 0
@@ -99,7 +55,7 @@ enum DisplayWidth {
     }
 
     /// Line breaks, tabs and other control characters made spaces, so one value stays on one line.
-    static func printable(_ text: String) -> String {
+    public static func printable(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }) else {
             return text
         }

@@ -1,0 +1,130 @@
+public import MarqueeCore
+public import MarqueeKafka
+import MarqueePipeline
+public import MarqueeStore
+
+/// One look at the pipeline for `marquee drain`: each stage's lag and dead letters, what the store holds, and
+/// with roots, how far the crawl's jobs got.
+public struct DrainSample: Sendable, Hashable {
+    /// One stage's figures.
+    public struct Stage: Sendable, Hashable {
+        /// The stage's name.
+        public var name: String
+        /// Unconsumed messages on the main topic and the retry tiers.
+        public var lag: Int64
+        /// Messages held by the dead-letter topic.
+        public var deadLetters: Int64
+
+        /// A stage with its figures.
+        public init(name: String, lag: Int64, deadLetters: Int64) {
+            self.name = name
+            self.lag = lag
+            self.deadLetters = deadLetters
+        }
+    }
+
+    /// The stages, in the layout's order.
+    public var stages: [Stage]
+    /// What the store holds; `nil` until the indexer created the schema.
+    public var counts: StoreCounts?
+    /// How far the crawl's jobs got (with roots).
+    public var lineage: LineageProgress?
+    /// Whether the crawl's roots were given, so the crawl's jobs must finish too.
+    public var followsRoots: Bool
+
+    /// A sample of figures already read.
+    public init(stages: [Stage], counts: StoreCounts?, lineage: LineageProgress?, followsRoots: Bool) {
+        self.stages = stages
+        self.counts = counts
+        self.lineage = lineage
+        self.followsRoots = followsRoots
+    }
+
+    /// Reads the figures: each stage's lag (a topic not created yet holds nothing) and dead letters, the store's
+    /// counts, and the lineage of `roots` (every root when `roots` is `nil`).
+    ///
+    /// - Throws: Nothing the broker or the store answer: a figure that cannot be read counts as nothing yet.
+    public static func take(
+        layout: PipelineLayout,
+        admin: KafkaAdmin,
+        store: Store,
+        roots: [JobID]?
+    ) async -> DrainSample {
+        var stages: [Stage] = []
+        for stage in layout.stages {
+            var lag: Int64 = 0
+            for topic in stage.topics.consumed {
+                // A topic not created yet holds nothing to consume.
+                guard let rows = try? await admin.lag(group: stage.group, topics: [topic]) else { continue }
+                lag += rows.map(\.lag).reduce(0, +)
+            }
+            let dlq = (try? await admin.watermarks(topic: stage.topics.dlq)) ?? [:]
+            stages.append(
+                Stage(name: stage.name, lag: lag, deadLetters: dlq.values.map { $0.end - $0.start }.reduce(0, +))
+            )
+        }
+        let counts = try? await store.counts()
+        let lineage = counts == nil ? nil : try? await store.lineageProgress(roots: roots)
+        return DrainSample(
+            stages: stages,
+            counts: counts,
+            lineage: lineage ?? (roots == nil ? nil : LineageProgress()),
+            followsRoots: roots != nil
+        )
+    }
+
+    /// Whether nothing is left to do: no stage has lag, and with roots, every job of the crawl finished.
+    public var isIdle: Bool {
+        self.stages.allSatisfy { $0.lag == 0 } && (!self.followsRoots || self.lineage?.isComplete == true)
+    }
+
+    /// What is still pending, in words.
+    public var pendingSummary: String {
+        var parts = self.stages.filter { $0.lag > 0 }.map { "\($0.name) lag \($0.lag)" }
+        if self.followsRoots, let lineage = self.lineage, !lineage.isComplete {
+            parts.append(
+                "\(lineage.finished) of \(lineage.expected) jobs finished, \(lineage.retrying) waiting for a retry"
+            )
+        }
+        return parts.isEmpty ? "idle, not yet settled" : parts.joined(separator: ", ")
+    }
+
+    /// The lines of the progress display: a line per stage, what is stored, the crawl's jobs (with roots), and
+    /// the time elapsed.
+    public func lines(elapsed: Duration) -> [String] {
+        var lines = self.stages.map { stage in
+            "\(Self.padded(stage.name, 8)) lag \(Self.padded(TextFormat.grouped(Int(stage.lag)), 9, left: true))"
+                + "   dead letters \(TextFormat.grouped(Int(stage.deadLetters)))"
+        }
+        if let counts {
+            lines.append(
+                "stored   \(counts.movies) movies, \(counts.boxOfficeEntries) box-office entries, \(counts.books) "
+                    + "books, \(counts.images) images"
+            )
+        } else {
+            lines.append("stored   nothing yet (the indexer has not written its first batch)")
+        }
+        if self.followsRoots, let lineage {
+            lines.append(
+                "jobs     \(lineage.finished) of \(lineage.expected) finished, \(lineage.retrying) waiting for a "
+                    + "retry, \(lineage.deadLettered) dead-lettered"
+            )
+        }
+        lines.append("elapsed  \(TextFormat.elapsed(elapsed))")
+        return lines
+    }
+
+    /// The job ids of a roots file: one per line (as `marquee enqueue` prints them), white space removed, blank
+    /// lines skipped.
+    public static func roots(in text: String) -> [JobID] {
+        text.split(whereSeparator: \.isNewline).map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty }
+            .map(JobID.init(rawValue:))
+    }
+
+    /// `text` padded with spaces to `width` characters, on the right (or on the left).
+    private static func padded(_ text: String, _ width: Int, left: Bool = false) -> String {
+        guard text.count < width else { return text }
+        let padding = String(repeating: " ", count: width - text.count)
+        return left ? padding + text : text + padding
+    }
+}

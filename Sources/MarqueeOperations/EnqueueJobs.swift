@@ -1,0 +1,175 @@
+public import MarqueeCore
+
+/// The fetch jobs `marquee enqueue` builds from its flags, one function per job kind: each builds every job the
+/// flags ask for, then checks each with the fetch stage's own decoding, so flags cannot produce a job the worker
+/// refuses.
+///
+/// Every function throws an ``EnqueueError`` naming the flag at fault.
+public enum EnqueueJobs {
+    /// Languages from `--language`: comma-separated, white space ignored, empty values dropped.
+    public static func languages(_ text: String) -> [String] {
+        text.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty }
+    }
+
+    /// `--pages 3` or `--pages 1-5`: pages from 1; `nil` for anything else.
+    public static func pages(_ text: String) -> ClosedRange<Int64>? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let first = Int64(parts[0]), let last = parts.last.flatMap({ Int64($0) }),
+            first >= 1, last >= first
+        else { return nil }
+        return first...last
+    }
+
+    /// A TMDB movie list (`popular`, `now_playing`, `top_rated` or `upcoming`): a job per page and language.
+    public static func tmdbList(
+        _ list: String,
+        pages: ClosedRange<Int64>,
+        languages: [String],
+        region: String?,
+        follow: Follow
+    ) throws(EnqueueError) -> [FetchJob] {
+        guard let list = FetchJob.TMDBList(rawValue: list) else {
+            throw EnqueueError("'\(list)' is not a TMDB list: popular, now_playing, top_rated or upcoming")
+        }
+        return try self.checked(
+            languages.flatMap { language in
+                pages.map {
+                    FetchJob.tmdbList(list: list, page: $0, language: language, region: region, follow: follow)
+                }
+            }
+        )
+    }
+
+    /// A TMDB search, per language: `pages` of one page (`--pages N`) is page 1 following up to N pages; a range
+    /// of pages is a job per page, each on its own.
+    public static func tmdbSearch(
+        _ query: String,
+        pages: ClosedRange<Int64>,
+        languages: [String],
+        year: Int64?,
+        follow: Follow
+    ) throws(EnqueueError) -> [FetchJob] {
+        func following(_ pages: Int64) -> Follow {
+            var follow = follow
+            follow.pages = pages
+            return follow
+        }
+        return try self.checked(
+            languages.flatMap { language in
+                pages.lowerBound == pages.upperBound
+                    ? [
+                        FetchJob.tmdbSearch(
+                            query: query, page: 1, language: language, year: year, follow: following(pages.upperBound)
+                        )
+                    ]
+                    : pages.map {
+                        FetchJob.tmdbSearch(query: query, page: $0, language: language, year: year, follow: following(1))
+                    }
+            }
+        )
+    }
+
+    /// TMDB movie details: a job per movie and language.
+    public static func tmdbMovies(_ ids: [Int64], languages: [String], follow: Follow) throws(EnqueueError) -> [FetchJob] {
+        guard !ids.isEmpty else { throw EnqueueError("name at least one movie id") }
+        return try self.checked(
+            languages.flatMap { language in ids.map { FetchJob.tmdbMovie(id: $0, language: language, follow: follow) } }
+        )
+    }
+
+    /// TMDB reviews: a job per movie and language, page 1 queueing pages 2…`pages`.
+    public static func tmdbReviews(_ ids: [Int64], pages: Int64, languages: [String]) throws(EnqueueError) -> [FetchJob] {
+        guard !ids.isEmpty else { throw EnqueueError("name at least one movie id") }
+        return try self.checked(
+            languages.flatMap { language in
+                ids.map { FetchJob.tmdbReviews(id: $0, page: 1, language: language, follow: Follow(pages: pages)) }
+            }
+        )
+    }
+
+    /// TMDB's genre list: a job per language.
+    public static func tmdbGenres(languages: [String]) throws(EnqueueError) -> [FetchJob] {
+        try self.checked(languages.map { .tmdbGenres(language: $0) })
+    }
+
+    /// KOFIC's daily box office: a job per day from `from` to `to` (default: `from`), `YYYY-MM-DD`.
+    public static func koficDaily(from: String, to: String?, follow: Follow) throws(EnqueueError) -> [FetchJob] {
+        try self.checked(
+            try CalendarDay.range(from: from, to: to, step: 1).map {
+                FetchJob.koficDailyBoxOffice(date: $0.compact, follow: follow)
+            }
+        )
+    }
+
+    /// KOFIC's weekly box office of `period` (`week`, `weekend` or `weekdays`): a job per week, every 7 days from
+    /// `from` to `to` (any day of a week names it).
+    public static func koficWeekly(
+        from: String,
+        to: String?,
+        period: String,
+        follow: Follow
+    ) throws(EnqueueError) -> [FetchJob] {
+        let week: FetchJob.KOFICWeek
+        switch period {
+        case "week": week = .week
+        case "weekend": week = .weekend
+        case "weekdays": week = .weekdays
+        default: throw EnqueueError("--period must be week, weekend or weekdays, not '\(period)'")
+        }
+        return try self.checked(
+            try CalendarDay.range(from: from, to: to, step: 7).map {
+                FetchJob.koficWeeklyBoxOffice(date: $0.compact, week: week, follow: follow)
+            }
+        )
+    }
+
+    /// KOFIC movie info: a job per movie code.
+    public static func koficMovies(_ codes: [String], follow: Follow) throws(EnqueueError) -> [FetchJob] {
+        guard !codes.isEmpty else { throw EnqueueError("name at least one movie code") }
+        return try self.checked(codes.map { .koficMovie(code: $0, follow: follow) })
+    }
+
+    /// A Kakao image search for a poster.
+    public static func kakaoPoster(_ query: String, movieCode: String?) throws(EnqueueError) -> [FetchJob] {
+        try self.checked([.kakaoPoster(query: query, movieCode: movieCode)])
+    }
+
+    /// Open Library works: a job per work id.
+    public static func openLibraryWorks(_ ids: [String], follow: Follow) throws(EnqueueError) -> [FetchJob] {
+        guard !ids.isEmpty else { throw EnqueueError("name at least one work id") }
+        return try self.checked(ids.map { .openLibraryWork(id: $0, follow: follow) })
+    }
+
+    /// An Open Library search: page 1, queueing pages 2…`pages`.
+    public static func openLibrarySearch(
+        _ query: String,
+        pages: Int64,
+        limit: Int64,
+        follow: Follow
+    ) throws(EnqueueError) -> [FetchJob] {
+        var follow = follow
+        follow.pages = pages
+        return try self.checked([.openLibrarySearch(query: query, page: 1, limit: limit, follow: follow)])
+    }
+
+    /// Each job as the fetch stage decodes it.
+    ///
+    /// - Throws: An ``EnqueueError`` with the decoding's reason for the first job it refuses.
+    static func checked(_ jobs: [FetchJob]) throws(EnqueueError) -> [FetchJob] {
+        try jobs.map { job throws(EnqueueError) in
+            do {
+                return try FetchJob.decode(job.encoded())
+            } catch {
+                throw EnqueueError("\(error)")
+            }
+        }
+    }
+
+    /// `3 jobs sent to marquee.fetch:` and a line per kind with its count, kinds in order.
+    public static func summary(_ jobs: [FetchJob], verb: String) -> String {
+        var byKind: [String: Int] = [:]
+        for job in jobs { byKind[job.kind, default: 0] += 1 }
+        return (["\(TextFormat.count(jobs.count, "job")) \(verb):"]
+            + byKind.sorted(by: { $0.key < $1.key }).map { "  \($0.key)  \($0.value)" }).joined(separator: "\n")
+    }
+}
