@@ -37,7 +37,7 @@ struct FollowOptions: ParsableArguments {
 func buildJobs(_ build: () throws -> [FetchJob]) throws -> [FetchJob] {
     do {
         return try build()
-    } catch let error as EnqueueError {
+    } catch let error as OperationsError {
         throw ValidationError(error.description)
     }
 }

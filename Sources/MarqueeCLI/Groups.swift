@@ -225,7 +225,7 @@ extension Groups {
             }
         }
 
-        func mode() throws(OffsetResetError) -> OffsetResetMode {
+        func mode() throws(OperationsError) -> OffsetResetMode {
             try OffsetResetMode.choosing(
                 earliest: self.toEarliest,
                 latest: self.toLatest,
@@ -236,7 +236,7 @@ extension Groups {
             )
         }
 
-        func selections() throws(OffsetResetError) -> [TopicSelection] {
+        func selections() throws(OperationsError) -> [TopicSelection] {
             var selections: [TopicSelection] = []
             for text in self.topic { selections.append(try TopicSelection(parsing: text)) }
             return selections
@@ -260,7 +260,7 @@ extension Groups {
                     plan = try await OffsetResetPlan.reading(
                         group: self.group, mode: mode, selections: selections, committed: committed, admin: admin
                     )
-                } catch let error as OffsetResetError {
+                } catch let error as OperationsError where error.code == .offsetReset {
                     throw fail(error.reason, code: ExitStatus.usage.exitCode)
                 }
                 if selections.isEmpty && !self.json {

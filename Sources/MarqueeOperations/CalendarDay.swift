@@ -44,16 +44,16 @@ public struct CalendarDay: Sendable, Hashable, Comparable {
 
     /// The days from `from` to `to` (default: `from`), `step` days apart; at most ten years of them.
     ///
-    /// - Throws: An ``EnqueueError`` for a day it cannot read, `to` before `from`, or more than ten years.
-    public static func range(from: String, to: String?, step: Int) throws(EnqueueError) -> [CalendarDay] {
+    /// - Throws: An ``OperationsError`` for a day it cannot read, `to` before `from`, or more than ten years.
+    public static func range(from: String, to: String?, step: Int) throws(OperationsError) -> [CalendarDay] {
         guard let first = CalendarDay(from), let last = CalendarDay(to ?? from) else {
-            throw EnqueueError("--from and --to must be days as YYYY-MM-DD")
+            throw OperationsError(.enqueue, "--from and --to must be days as YYYY-MM-DD")
         }
-        guard first <= last else { throw EnqueueError("--to is before --from") }
+        guard first <= last else { throw OperationsError(.enqueue, "--to is before --from") }
         var days: [CalendarDay] = []
         var day = first
         while day <= last {
-            guard days.count < 3660 / step else { throw EnqueueError("at most ten years of days at once") }
+            guard days.count < 3660 / step else { throw OperationsError(.enqueue, "at most ten years of days at once") }
             days.append(day)
             for _ in 0..<step { day = day.next }
         }

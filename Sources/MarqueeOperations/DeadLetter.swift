@@ -105,23 +105,23 @@ public struct DeadLetterID: Hashable, Sendable, Comparable, CustomStringConverti
     /// Reads `stage/partition/offset`, where the stage may also be written as its dead-letter topic
     /// (`marquee.fetch.dlq/2/17`, the form of `marquee-origin` and `marquee-replayed-from`).
     ///
-    /// - Throws: A ``DeadLetterError`` saying what is wrong: the shape, a number, or a stage the layout does not
+    /// - Throws: A ``OperationsError`` saying what is wrong: the shape, a number, or a stage the layout does not
     ///   have.
-    public init(parsing text: String, layout: PipelineLayout) throws(DeadLetterError) {
+    public init(parsing text: String, layout: PipelineLayout) throws(OperationsError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 3 else {
-            throw DeadLetterError("'\(text)' is not a dead letter id: expected stage/partition/offset, e.g. fetch/2/17")
+            throw OperationsError(.deadLetters, "'\(text)' is not a dead letter id: expected stage/partition/offset, e.g. fetch/2/17")
         }
         let name = parts.dropLast(2).joined(separator: "/")
         guard let partition = Int32(parts[parts.count - 2]), partition >= 0 else {
-            throw DeadLetterError("'\(text)': the partition '\(parts[parts.count - 2])' is not a number")
+            throw OperationsError(.deadLetters, "'\(text)': the partition '\(parts[parts.count - 2])' is not a number")
         }
         guard let offset = Int64(parts[parts.count - 1]), offset >= 0 else {
-            throw DeadLetterError("'\(text)': the offset '\(parts[parts.count - 1])' is not a number")
+            throw OperationsError(.deadLetters, "'\(text)': the offset '\(parts[parts.count - 1])' is not a number")
         }
         guard let stage = layout.stage(name) ?? layout.stages.first(where: { $0.topics.dlq == name }) else {
             let names = layout.stages.map(\.name).joined(separator: ", ")
-            throw DeadLetterError("'\(text)': no stage or dead-letter topic '\(name)' (stages: \(names))")
+            throw OperationsError(.deadLetters, "'\(text)': no stage or dead-letter topic '\(name)' (stages: \(names))")
         }
         self.init(stage: stage.name, partition: partition, offset: offset)
     }
@@ -139,14 +139,4 @@ public struct DeadLetterID: Hashable, Sendable, Comparable, CustomStringConverti
             rank(rhs.stage), rhs.stage, rhs.partition, rhs.offset
         )
     }
-}
-
-/// Something about dead letters that cannot be done as asked, in words for the operator (a malformed id, a stage
-/// the pipeline does not have, a time that cannot be read).
-public struct DeadLetterError: Error, Sendable, CustomStringConvertible {
-    /// What is wrong, for the operator.
-    public var description: String
-
-    /// An error that says `description`.
-    public init(_ description: String) { self.description = description }
 }

@@ -18,7 +18,7 @@ extension DeadLetterFilter {
     ///   - until: `--until`: the same forms.
     ///   - layout: The pipeline's stages.
     ///   - nowMilliseconds: Now, in milliseconds since the epoch.
-    /// - Throws: A ``DeadLetterError`` naming the option for an unknown stage or error kind, or a time it cannot
+    /// - Throws: A ``OperationsError`` naming the option for an unknown stage or error kind, or a time it cannot
     ///   read.
     public init(
         stages: [String],
@@ -29,24 +29,24 @@ extension DeadLetterFilter {
         until: String?,
         layout: PipelineLayout,
         nowMilliseconds: Int64
-    ) throws(DeadLetterError) {
+    ) throws(OperationsError) {
         self.init()
         self.stages = Self.values(stages)
         let stageNames = layout.stages.map(\.name)
         for stage in self.stages.sorted() where !stageNames.contains(stage) {
-            throw DeadLetterError("--stage: no stage '\(stage)' (stages: \(stageNames.joined(separator: ", ")))")
+            throw OperationsError(.deadLetters, "--stage: no stage '\(stage)' (stages: \(stageNames.joined(separator: ", ")))")
         }
         self.kinds = Self.values(kinds)
         self.errorKinds = Self.values(errorKinds)
         let known = Envelope.ErrorKind.allCases.map(\.rawValue) + [DeadLetter.unknownErrorKind]
         for errorKind in self.errorKinds.sorted() where !known.contains(errorKind) {
-            throw DeadLetterError("--error-kind: '\(errorKind)' is not one of \(known.joined(separator: ", "))")
+            throw OperationsError(.deadLetters, "--error-kind: '\(errorKind)' is not one of \(known.joined(separator: ", "))")
         }
         self.errorText = errorText.flatMap { $0.isEmpty ? nil : $0 }
-        self.since = try since.map { text throws(DeadLetterError) in
+        self.since = try since.map { text throws(OperationsError) in
             try Self.time(text, nowMilliseconds: nowMilliseconds)
         }
-        self.until = try until.map { text throws(DeadLetterError) in
+        self.until = try until.map { text throws(OperationsError) in
             try Self.time(text, nowMilliseconds: nowMilliseconds)
         }
     }

@@ -57,8 +57,8 @@ public struct DeadLetterFilter: Sendable, Hashable {
     ///   - text: What the operator wrote.
     ///   - nowMilliseconds: Now, in milliseconds since the epoch.
     /// - Returns: Milliseconds since the epoch.
-    /// - Throws: A ``DeadLetterError`` naming the accepted forms.
-    public static func time(_ text: String, nowMilliseconds: Int64) throws(DeadLetterError) -> Int64 {
+    /// - Throws: A ``OperationsError`` naming the accepted forms.
+    public static func time(_ text: String, nowMilliseconds: Int64) throws(OperationsError) -> Int64 {
         let units: [Character: Int64] = ["s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000]
         if let unit = text.last, let scale = units[unit], let amount = Int64(text.dropLast()), amount >= 0 {
             let (product, overflow) = amount.multipliedReportingOverflow(by: scale)
@@ -77,7 +77,7 @@ public struct DeadLetterFilter: Sendable, Hashable {
                 return Int64((date.timeIntervalSince1970 * 1000).rounded())
             }
         }
-        throw DeadLetterError(
+        throw OperationsError(.deadLetters, 
             "'\(text)' is not a time: write a time ago (90s, 15m, 2h, 3d, 1w), an ISO 8601 time with its zone "
                 + "(2026-11-22T09:30:00Z) or a day (2026-11-22)"
         )

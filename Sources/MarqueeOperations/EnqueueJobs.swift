@@ -4,7 +4,7 @@ public import MarqueeCore
 /// flags ask for, then checks each with the fetch stage's own decoding, so flags cannot produce a job the worker
 /// refuses.
 ///
-/// Every function throws an ``EnqueueError`` naming the flag at fault.
+/// Every function throws an ``OperationsError`` naming the flag at fault.
 public enum EnqueueJobs {
     /// Languages from `--language`: comma-separated, white space ignored, empty values dropped.
     public static func languages(_ text: String) -> [String] {
@@ -27,9 +27,9 @@ public enum EnqueueJobs {
         languages: [String],
         region: String?,
         follow: Follow
-    ) throws(EnqueueError) -> [FetchJob] {
+    ) throws(OperationsError) -> [FetchJob] {
         guard let list = FetchJob.TMDBList(rawValue: list) else {
-            throw EnqueueError("'\(list)' is not a TMDB list: popular, now_playing, top_rated or upcoming")
+            throw OperationsError(.enqueue, "'\(list)' is not a TMDB list: popular, now_playing, top_rated or upcoming")
         }
         return try self.checked(
             languages.flatMap { language in
@@ -48,7 +48,7 @@ public enum EnqueueJobs {
         languages: [String],
         year: Int64?,
         follow: Follow
-    ) throws(EnqueueError) -> [FetchJob] {
+    ) throws(OperationsError) -> [FetchJob] {
         func following(_ pages: Int64) -> Follow {
             var follow = follow
             follow.pages = pages
@@ -70,16 +70,16 @@ public enum EnqueueJobs {
     }
 
     /// TMDB movie details: a job per movie and language.
-    public static func tmdbMovies(_ ids: [Int64], languages: [String], follow: Follow) throws(EnqueueError) -> [FetchJob] {
-        guard !ids.isEmpty else { throw EnqueueError("name at least one movie id") }
+    public static func tmdbMovies(_ ids: [Int64], languages: [String], follow: Follow) throws(OperationsError) -> [FetchJob] {
+        guard !ids.isEmpty else { throw OperationsError(.enqueue, "name at least one movie id") }
         return try self.checked(
             languages.flatMap { language in ids.map { FetchJob.tmdbMovie(id: $0, language: language, follow: follow) } }
         )
     }
 
     /// TMDB reviews: a job per movie and language, page 1 queueing pages 2…`pages`.
-    public static func tmdbReviews(_ ids: [Int64], pages: Int64, languages: [String]) throws(EnqueueError) -> [FetchJob] {
-        guard !ids.isEmpty else { throw EnqueueError("name at least one movie id") }
+    public static func tmdbReviews(_ ids: [Int64], pages: Int64, languages: [String]) throws(OperationsError) -> [FetchJob] {
+        guard !ids.isEmpty else { throw OperationsError(.enqueue, "name at least one movie id") }
         return try self.checked(
             languages.flatMap { language in
                 ids.map { FetchJob.tmdbReviews(id: $0, page: 1, language: language, follow: Follow(pages: pages)) }
@@ -88,12 +88,12 @@ public enum EnqueueJobs {
     }
 
     /// TMDB's genre list: a job per language.
-    public static func tmdbGenres(languages: [String]) throws(EnqueueError) -> [FetchJob] {
+    public static func tmdbGenres(languages: [String]) throws(OperationsError) -> [FetchJob] {
         try self.checked(languages.map { .tmdbGenres(language: $0) })
     }
 
     /// KOFIC's daily box office: a job per day from `from` to `to` (default: `from`), `YYYY-MM-DD`.
-    public static func koficDaily(from: String, to: String?, follow: Follow) throws(EnqueueError) -> [FetchJob] {
+    public static func koficDaily(from: String, to: String?, follow: Follow) throws(OperationsError) -> [FetchJob] {
         try self.checked(
             try CalendarDay.range(from: from, to: to, step: 1).map {
                 FetchJob.koficDailyBoxOffice(date: $0.compact, follow: follow)
@@ -108,13 +108,13 @@ public enum EnqueueJobs {
         to: String?,
         period: String,
         follow: Follow
-    ) throws(EnqueueError) -> [FetchJob] {
+    ) throws(OperationsError) -> [FetchJob] {
         let week: FetchJob.KOFICWeek
         switch period {
         case "week": week = .week
         case "weekend": week = .weekend
         case "weekdays": week = .weekdays
-        default: throw EnqueueError("--period must be week, weekend or weekdays, not '\(period)'")
+        default: throw OperationsError(.enqueue, "--period must be week, weekend or weekdays, not '\(period)'")
         }
         return try self.checked(
             try CalendarDay.range(from: from, to: to, step: 7).map {
@@ -124,19 +124,19 @@ public enum EnqueueJobs {
     }
 
     /// KOFIC movie info: a job per movie code.
-    public static func koficMovies(_ codes: [String], follow: Follow) throws(EnqueueError) -> [FetchJob] {
-        guard !codes.isEmpty else { throw EnqueueError("name at least one movie code") }
+    public static func koficMovies(_ codes: [String], follow: Follow) throws(OperationsError) -> [FetchJob] {
+        guard !codes.isEmpty else { throw OperationsError(.enqueue, "name at least one movie code") }
         return try self.checked(codes.map { .koficMovie(code: $0, follow: follow) })
     }
 
     /// A Kakao image search for a poster.
-    public static func kakaoPoster(_ query: String, movieCode: String?) throws(EnqueueError) -> [FetchJob] {
+    public static func kakaoPoster(_ query: String, movieCode: String?) throws(OperationsError) -> [FetchJob] {
         try self.checked([.kakaoPoster(query: query, movieCode: movieCode)])
     }
 
     /// Open Library works: a job per work id.
-    public static func openLibraryWorks(_ ids: [String], follow: Follow) throws(EnqueueError) -> [FetchJob] {
-        guard !ids.isEmpty else { throw EnqueueError("name at least one work id") }
+    public static func openLibraryWorks(_ ids: [String], follow: Follow) throws(OperationsError) -> [FetchJob] {
+        guard !ids.isEmpty else { throw OperationsError(.enqueue, "name at least one work id") }
         return try self.checked(ids.map { .openLibraryWork(id: $0, follow: follow) })
     }
 
@@ -146,7 +146,7 @@ public enum EnqueueJobs {
         pages: Int64,
         limit: Int64,
         follow: Follow
-    ) throws(EnqueueError) -> [FetchJob] {
+    ) throws(OperationsError) -> [FetchJob] {
         var follow = follow
         follow.pages = pages
         return try self.checked([.openLibrarySearch(query: query, page: 1, limit: limit, follow: follow)])
@@ -154,13 +154,13 @@ public enum EnqueueJobs {
 
     /// Each job as the fetch stage decodes it.
     ///
-    /// - Throws: An ``EnqueueError`` with the decoding's reason for the first job it refuses.
-    static func checked(_ jobs: [FetchJob]) throws(EnqueueError) -> [FetchJob] {
-        try jobs.map { job throws(EnqueueError) in
+    /// - Throws: An ``OperationsError`` with the decoding's reason for the first job it refuses.
+    static func checked(_ jobs: [FetchJob]) throws(OperationsError) -> [FetchJob] {
+        try jobs.map { job throws(OperationsError) in
             do {
                 return try FetchJob.decode(job.encoded())
             } catch {
-                throw EnqueueError("\(error)")
+                throw OperationsError(.enqueue, "\(error)")
             }
         }
     }

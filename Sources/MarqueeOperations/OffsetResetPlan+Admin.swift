@@ -15,7 +15,7 @@ extension OffsetResetPlan {
     ///   - selections: The topics and partitions named (`--topic`).
     ///   - committed: The group's committed offsets.
     ///   - admin: Asks the cluster.
-    /// - Throws: An ``OffsetResetError`` when the selection gives nothing to reset or names what the cluster
+    /// - Throws: An ``OperationsError`` when the selection gives nothing to reset or names what the cluster
     ///   lacks; a ``KafkaError`` when the broker refuses or does not answer.
     public static func reading(
         group: String,

@@ -30,7 +30,7 @@ public enum OffsetResetMode: Sendable, Hashable, CustomStringConvertible {
     ///   - offset: `--to-offset`, if given.
     ///   - shiftBy: `--shift-by`, if given.
     ///   - fromGroup: `--from-group`, if given.
-    /// - Throws: An ``OffsetResetError`` when no mode or more than one is given, or the time cannot be read.
+    /// - Throws: An ``OperationsError`` when no mode or more than one is given, or the time cannot be read.
     public static func choosing(
         earliest: Bool,
         latest: Bool,
@@ -38,7 +38,7 @@ public enum OffsetResetMode: Sendable, Hashable, CustomStringConvertible {
         offset: Int64?,
         shiftBy: Int64?,
         fromGroup: String? = nil
-    ) throws(OffsetResetError) -> OffsetResetMode {
+    ) throws(OperationsError) -> OffsetResetMode {
         var modes: [OffsetResetMode] = []
         var names: [String] = []
         if earliest {
@@ -62,14 +62,14 @@ public enum OffsetResetMode: Sendable, Hashable, CustomStringConvertible {
             names.append("--shift-by")
         }
         if let fromGroup {
-            guard !fromGroup.isEmpty else { throw OffsetResetError("--from-group: the group name is empty") }
+            guard !fromGroup.isEmpty else { throw OperationsError(.offsetReset, "--from-group: the group name is empty") }
             modes.append(.fromGroup(fromGroup))
             names.append("--from-group")
         }
         guard modes.count == 1 else {
             let all = "--to-earliest, --to-latest, --to-datetime T, --to-offset N, --shift-by N or --from-group G"
-            if modes.isEmpty { throw OffsetResetError("name how to reset: one of \(all)") }
-            throw OffsetResetError("give one way to reset, not \(names.joined(separator: " and ")): one of \(all)")
+            if modes.isEmpty { throw OperationsError(.offsetReset, "name how to reset: one of \(all)") }
+            throw OperationsError(.offsetReset, "give one way to reset, not \(names.joined(separator: " and ")): one of \(all)")
         }
         return modes[0]
     }
@@ -80,14 +80,14 @@ public enum OffsetResetMode: Sendable, Hashable, CustomStringConvertible {
     /// A time without a zone is refused rather than read in some local zone: the machine running the command
     /// and the operator's idea of "local" differ too often.
     ///
-    /// - Throws: An ``OffsetResetError`` for text that is not such a time.
-    public static func parseDateTime(_ text: String) throws(OffsetResetError) -> Int64 {
+    /// - Throws: An ``OperationsError`` for text that is not such a time.
+    public static func parseDateTime(_ text: String) throws(OperationsError) -> Int64 {
         let plain = ISO8601DateFormatter()
         plain.formatOptions = [.withInternetDateTime]
         let withFractions = ISO8601DateFormatter()
         withFractions.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         guard let date = plain.date(from: text) ?? withFractions.date(from: text) else {
-            throw OffsetResetError(
+            throw OperationsError(.offsetReset, 
                 "--to-datetime '\(text)' is not an ISO 8601 time with its zone, such as 2026-11-27T06:00:00Z or "
                     + "2026-11-27T15:00:00+09:00"
             )
@@ -131,12 +131,12 @@ public struct TopicSelection: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads `topic` or `topic:0,2,5`.
     ///
-    /// - Throws: An ``OffsetResetError`` for an empty or illegal topic name, or a partition list that is empty or
+    /// - Throws: An ``OperationsError`` for an empty or illegal topic name, or a partition list that is empty or
     ///   holds anything but partition numbers.
-    public init(parsing text: String) throws(OffsetResetError) {
+    public init(parsing text: String) throws(OperationsError) {
         let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let topic = String(parts[0])
-        guard !topic.isEmpty else { throw OffsetResetError("--topic '\(text)': the topic name is empty") }
+        guard !topic.isEmpty else { throw OperationsError(.offsetReset, "--topic '\(text)': the topic name is empty") }
         // Kafka's rule for topic names: letters, digits, '.', '_' and '-', at most 249 of them.
         let isLegal =
             topic.utf8.count <= 249
@@ -146,7 +146,7 @@ public struct TopicSelection: Sendable, Hashable, CustomStringConvertible {
                         || scalar == "." || scalar == "_" || scalar == "-")
             }
         guard isLegal else {
-            throw OffsetResetError(
+            throw OperationsError(.offsetReset, 
                 "--topic '\(text)': '\(topic)' is not a topic name (letters, digits, '.', '_' and '-' only)"
             )
         }
@@ -158,7 +158,7 @@ public struct TopicSelection: Sendable, Hashable, CustomStringConvertible {
         for item in parts[1].split(separator: ",", omittingEmptySubsequences: false) {
             let number = item.filter { $0 != " " }
             guard let partition = Int32(number), partition >= 0 else {
-                throw OffsetResetError(
+                throw OperationsError(.offsetReset, 
                     "--topic '\(text)': '\(item)' is not a partition number (write topic:0,2,5)"
                 )
             }
@@ -254,7 +254,7 @@ public struct OffsetResetPlan: Sendable, Hashable {
     ///   - offsetsForTime: For ``OffsetResetMode/dateTime(milliseconds:)``: per partition, the first offset at or
     ///     after the time, `nil` where no message is that recent.
     ///   - sourceOffsets: For ``OffsetResetMode/fromGroup(_:)``: the other group's committed offsets.
-    /// - Throws: An ``OffsetResetError`` when `--shift-by` meets a partition where the group committed nothing (it
+    /// - Throws: An ``OperationsError`` when `--shift-by` meets a partition where the group committed nothing (it
     ///   has nothing to shift, and `kafka-consumer-groups` refuses too), or an input lacks a partition.
     public init(
         group: String,
@@ -264,14 +264,14 @@ public struct OffsetResetPlan: Sendable, Hashable {
         watermarks: [KafkaTopicPartition: KafkaWatermarks],
         offsetsForTime: [KafkaTopicPartition: Int64?] = [:],
         sourceOffsets: [KafkaTopicPartition: Int64] = [:]
-    ) throws(OffsetResetError) {
+    ) throws(OperationsError) {
         self.group = group
         self.mode = mode
         var rows: [Row] = []
         var uncommitted: [KafkaTopicPartition] = []
         for partition in Array(Set(partitions)).sorted() {
             guard let marks = watermarks[partition] else {
-                throw OffsetResetError("no first and end offsets of \(partition)")
+                throw OperationsError(.offsetReset, "no first and end offsets of \(partition)")
             }
             let current = committed[partition]
             let requested: Int64
@@ -282,7 +282,7 @@ public struct OffsetResetPlan: Sendable, Hashable {
                 requested = marks.end
             case .dateTime:
                 guard let found = offsetsForTime[partition] else {
-                    throw OffsetResetError("no offset for the time on \(partition)")
+                    throw OperationsError(.offsetReset, "no offset for the time on \(partition)")
                 }
                 requested = found ?? marks.end
             case .offset(let offset):
@@ -296,7 +296,7 @@ public struct OffsetResetPlan: Sendable, Hashable {
                 requested = overflow ? (shift < 0 ? .min : .max) : sum
             case .fromGroup(let source):
                 guard let found = sourceOffsets[partition] else {
-                    throw OffsetResetError("group '\(source)' committed no offset on \(partition): name the partitions it has with --topic")
+                    throw OperationsError(.offsetReset, "group '\(source)' committed no offset on \(partition): name the partitions it has with --topic")
                 }
                 requested = found
             }
@@ -305,7 +305,7 @@ public struct OffsetResetPlan: Sendable, Hashable {
         }
         guard uncommitted.isEmpty else {
             let names = uncommitted.map(\.description).joined(separator: ", ")
-            throw OffsetResetError(
+            throw OperationsError(.offsetReset, 
                 "--shift-by moves a committed offset, and group '\(group)' has none on \(names): "
                     + "reset those with --to-earliest, --to-latest, --to-datetime or --to-offset"
             )
@@ -329,17 +329,17 @@ public struct OffsetResetPlan: Sendable, Hashable {
     ///   - topics: The partitions of each topic of the cluster.
     ///   - committed: The group's committed offsets.
     ///   - group: The consumer group, for messages.
-    /// - Throws: An ``OffsetResetError`` for a topic the cluster does not have, a partition its topic does not
+    /// - Throws: An ``OperationsError`` for a topic the cluster does not have, a partition its topic does not
     ///   have, or no selection while the group committed nothing.
     public static func partitions(
         selecting selections: [TopicSelection],
         topics: [String: [Int32]],
         committed: [KafkaTopicPartition: Int64],
         group: String
-    ) throws(OffsetResetError) -> [KafkaTopicPartition] {
+    ) throws(OperationsError) -> [KafkaTopicPartition] {
         guard !selections.isEmpty else {
             guard !committed.isEmpty else {
-                throw OffsetResetError(
+                throw OperationsError(.offsetReset, 
                     "group '\(group)' has committed no offsets, so there is nothing to reset without --topic: "
                         + "name the topics (--topic T, or T:0,2 for some partitions)"
                 )
@@ -349,13 +349,13 @@ public struct OffsetResetPlan: Sendable, Hashable {
         var partitions: [KafkaTopicPartition] = []
         for selection in TopicSelection.merged(selections) {
             guard let existing = topics[selection.topic], !existing.isEmpty else {
-                throw OffsetResetError("--topic \(selection.topic): the cluster has no such topic")
+                throw OperationsError(.offsetReset, "--topic \(selection.topic): the cluster has no such topic")
             }
             let chosen = selection.partitions ?? existing.sorted()
             let missing = chosen.filter { !existing.contains($0) }
             guard missing.isEmpty else {
                 let count = existing.count
-                throw OffsetResetError(
+                throw OperationsError(.offsetReset, 
                     "--topic \(selection): \(selection.topic) has \(count) partition\(count == 1 ? "" : "s") "
                         + "(\(existing.sorted().map(String.init).joined(separator: ","))), "
                         + "not \(missing.map(String.init).joined(separator: ","))"
@@ -422,17 +422,4 @@ extension OffsetResetPlan: Encodable {
         try container.encode(self.mode.description, forKey: .mode)
         try container.encode(self.rows.map(JSONRow.init), forKey: .partitions)
     }
-}
-
-/// Input `reset-offsets` cannot act on: no mode or two, a time it cannot read, a topic or partition the cluster
-/// lacks, nothing to reset.
-public struct OffsetResetError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What is wrong, for an operator.
-    public var reason: String
-
-    /// An error with this reason.
-    public init(_ reason: String) { self.reason = reason }
-
-    /// The reason.
-    public var description: String { self.reason }
 }

@@ -47,19 +47,19 @@ public struct PipelineLayout: Sendable, Hashable {
     /// - `MARQUEE_WORKERS`: `stage=host:port` pairs, comma-separated, a stage named once per worker
     ///   (default `fetch=127.0.0.1:9101,images=127.0.0.1:9102,records=127.0.0.1:9103`)
     ///
-    /// - Throws: ``LayoutError`` naming the setting and what is wrong with it.
-    public init(settings: [String: String]) throws(LayoutError) {
+    /// - Throws: ``OperationsError`` naming the setting and what is wrong with it.
+    public init(settings: [String: String]) throws(OperationsError) {
         do {
             try self.init(source: try Settings(environment: settings.filter { $0.key != Settings.fileVariable }))
-        } catch let error as LayoutError {
+        } catch let error as OperationsError {
             throw error
         } catch {
-            throw LayoutError("\(error)")
+            throw OperationsError(.layout, "\(error)")
         }
     }
 
     /// A layout from the settings' layers (``load(file:environment:)``).
-    public init(source: Settings) throws(LayoutError) {
+    public init(source: Settings) throws(OperationsError) {
         let tiers: Int
         var workers: [String: [String]] = [:]
         var groups: [String: String] = [:]
@@ -76,7 +76,7 @@ public struct PipelineLayout: Sendable, Hashable {
                 for pair in text.split(separator: ",") {
                     let parts = pair.split(separator: "=", maxSplits: 1).map { String($0.filter { !$0.isWhitespace }) }
                     guard parts.count == 2, Self.stageNames.contains(parts[0]), Self.isAddress(parts[1]) else {
-                        throw LayoutError(
+                        throw OperationsError(.layout,
                             "MARQUEE_WORKERS: '\(pair)' from \(origin) is not stage=host:port (stages: \(Self.stageNames.joined(separator: ", ")))"
                         )
                     }
@@ -85,10 +85,10 @@ public struct PipelineLayout: Sendable, Hashable {
             } else {
                 for (stage, port) in Self.defaultPorts { workers[stage] = ["127.0.0.1:\(port)"] }
             }
-        } catch let error as LayoutError {
+        } catch let error as OperationsError {
             throw error
         } catch {
-            throw LayoutError("\(error)")
+            throw OperationsError(.layout, "\(error)")
         }
         let prefix = self.prefix
         self.stages = Self.stageNames.map { name in
@@ -105,13 +105,13 @@ public struct PipelineLayout: Sendable, Hashable {
     /// - Parameters:
     ///   - file: A settings file (``SettingsFile``: `NAME=value` lines as an `.env` file has them); `nil`:
     ///     `MARQUEE_CONFIG` from the environment, if set.
-    /// - Throws: ``LayoutError`` for an unreadable file, a malformed line (with its number) or a bad value.
-    public static func load(file: String?, environment: [String: String]) throws(LayoutError) -> PipelineLayout {
+    /// - Throws: ``OperationsError`` for an unreadable file, a malformed line (with its number) or a bad value.
+    public static func load(file: String?, environment: [String: String]) throws(OperationsError) -> PipelineLayout {
         let source: Settings
         do {
             source = try Settings(environment: environment, settingsFile: file)
         } catch {
-            throw LayoutError(error.description)
+            throw OperationsError(.layout, error.description)
         }
         return try PipelineLayout(source: source)
     }
@@ -122,13 +122,6 @@ public struct PipelineLayout: Sendable, Hashable {
         }
         return (1...65535).contains(port)
     }
-}
-
-/// A setting of the pipeline layout that cannot be used, in words for the operator.
-public struct LayoutError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-
-    public init(_ description: String) { self.description = description }
 }
 
 extension StringProtocol {

@@ -12,7 +12,7 @@ import Testing
         grep: String? = nil,
         since: String? = nil,
         until: String? = nil
-    ) throws(DeadLetterError) -> DeadLetterFilter {
+    ) throws(OperationsError) -> DeadLetterFilter {
         try DeadLetterFilter(
             stages: stages, kinds: kinds, errorKinds: errorKinds, errorText: grep, since: since, until: until,
             layout: self.layout, nowMilliseconds: self.now
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func anUnknownStageErrorKindOrTimeNamesTheOption() {
-        #expect(throws: DeadLetterError.self) { try self.filter(stages: ["fetch", "videos"]) }
+        #expect(throws: OperationsError.self) { try self.filter(stages: ["fetch", "videos"]) }
         do {
             _ = try self.filter(stages: ["videos"])
             Issue.record("the stage 'videos' was taken")

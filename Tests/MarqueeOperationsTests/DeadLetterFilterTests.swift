@@ -83,7 +83,7 @@ import Testing
         "", "2", "h", "-2h", "2x", "yesterday", "2026-11-22 09:30", "2026-11-22T09:30:00", "99999999999999999999w",
     ])
     func unreadableTimesAreRefused(_ text: String) {
-        #expect(throws: DeadLetterError.self) { try DeadLetterFilter.time(text, nowMilliseconds: Self.now) }
+        #expect(throws: OperationsError.self) { try DeadLetterFilter.time(text, nowMilliseconds: Self.now) }
     }
 
     @Test func timesPrintAsISO8601InUTC() {

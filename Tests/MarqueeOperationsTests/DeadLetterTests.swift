@@ -218,7 +218,7 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
         #expect {
             _ = try DeadLetterID(parsing: text, layout: self.layout)
         } throws: { error in
-            (error as? DeadLetterError)?.description.contains(reason) == true
+            (error as? OperationsError)?.description.contains(reason) == true
         }
     }
 

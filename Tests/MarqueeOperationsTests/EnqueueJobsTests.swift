@@ -26,7 +26,7 @@ import Testing
                 .tmdbList(list: .popular, page: 2, language: "en-US", region: "KR", follow: Self.details),
             ]
         )
-        #expect(throws: EnqueueError("'trending' is not a TMDB list: popular, now_playing, top_rated or upcoming")) {
+        #expect(throws: OperationsError(.enqueue, "'trending' is not a TMDB list: popular, now_playing, top_rated or upcoming")) {
             try EnqueueJobs.tmdbList("trending", pages: 1...1, languages: ["ko-KR"], region: nil, follow: .none)
         }
     }
@@ -46,14 +46,14 @@ import Testing
     }
 
     @Test func idsAreRequiredAndEachMakesAJob() throws {
-        #expect(throws: EnqueueError("name at least one movie id")) {
+        #expect(throws: OperationsError(.enqueue, "name at least one movie id")) {
             try EnqueueJobs.tmdbMovies([], languages: ["ko-KR"], follow: .none)
         }
-        #expect(throws: EnqueueError("name at least one movie id")) {
+        #expect(throws: OperationsError(.enqueue, "name at least one movie id")) {
             try EnqueueJobs.tmdbReviews([], pages: 2, languages: ["en-US"])
         }
-        #expect(throws: EnqueueError("name at least one movie code")) { try EnqueueJobs.koficMovies([], follow: .none) }
-        #expect(throws: EnqueueError("name at least one work id")) { try EnqueueJobs.openLibraryWorks([], follow: .none) }
+        #expect(throws: OperationsError(.enqueue, "name at least one movie code")) { try EnqueueJobs.koficMovies([], follow: .none) }
+        #expect(throws: OperationsError(.enqueue, "name at least one work id")) { try EnqueueJobs.openLibraryWorks([], follow: .none) }
         #expect(
             try EnqueueJobs.tmdbReviews([278], pages: 3, languages: ["en-US"])
                 == [.tmdbReviews(id: 278, page: 1, language: "en-US", follow: Follow(pages: 3))]
@@ -77,25 +77,25 @@ import Testing
                 .koficWeeklyBoxOffice(date: $0, week: .weekend, follow: .none)
             }
         )
-        #expect(throws: EnqueueError("--period must be week, weekend or weekdays, not 'month'")) {
+        #expect(throws: OperationsError(.enqueue, "--period must be week, weekend or weekdays, not 'month'")) {
             try EnqueueJobs.koficWeekly(from: "2024-01-01", to: nil, period: "month", follow: .none)
         }
-        #expect(throws: EnqueueError("--to is before --from")) {
+        #expect(throws: OperationsError(.enqueue, "--to is before --from")) {
             try EnqueueJobs.koficDaily(from: "2024-01-02", to: "2024-01-01", follow: .none)
         }
-        #expect(throws: EnqueueError("--from and --to must be days as YYYY-MM-DD")) {
+        #expect(throws: OperationsError(.enqueue, "--from and --to must be days as YYYY-MM-DD")) {
             try EnqueueJobs.koficDaily(from: "2023-02-29", to: nil, follow: .none)
         }
-        #expect(throws: EnqueueError("at most ten years of days at once")) {
+        #expect(throws: OperationsError(.enqueue, "at most ten years of days at once")) {
             try EnqueueJobs.koficDaily(from: "2000-01-01", to: "2011-01-01", follow: .none)
         }
     }
 
     @Test func aJobTheWorkerWouldRefuseIsRefusedHere() {
-        #expect(throws: EnqueueError.self) {
+        #expect(throws: OperationsError.self) {
             try EnqueueJobs.tmdbMovies([-1], languages: ["ko-KR"], follow: .none)
         }
-        #expect(throws: EnqueueError.self) {
+        #expect(throws: OperationsError.self) {
             try EnqueueJobs.tmdbList("popular", pages: 1...1, languages: ["ko-KR"], region: nil, follow: Follow(pages: 0))
         }
     }

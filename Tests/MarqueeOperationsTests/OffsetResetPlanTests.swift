@@ -84,7 +84,7 @@ import class Foundation.NSNull
     }
 
     @Test func shiftByRefusesAPartitionWithoutACommittedOffset() {
-        let error = #expect(throws: OffsetResetError.self) { try Self.plan(.shift(by: 1), [Self.p0, Self.p2]) }
+        let error = #expect(throws: OperationsError.self) { try Self.plan(.shift(by: 1), [Self.p0, Self.p2]) }
         #expect(error?.reason.contains("orders[2]") == true, "\(String(describing: error))")
         #expect(error?.reason.contains("--to-earliest") == true)
     }
@@ -100,13 +100,13 @@ import class Foundation.NSNull
         let outside = try Self.plan(.dateTime(milliseconds: 0), [Self.p0], offsetsForTime: [Self.p0: 2])
         #expect(Self.news(outside) == [10])
         // A partition the broker gave no answer for is an error, not a silent end offset.
-        #expect(throws: OffsetResetError.self) {
+        #expect(throws: OperationsError.self) {
             try Self.plan(.dateTime(milliseconds: 0), [Self.p0, Self.p1], offsetsForTime: [Self.p0: 12])
         }
     }
 
     @Test func aPartitionWithoutWatermarksIsAnError() {
-        #expect(throws: OffsetResetError.self) { try Self.plan(.earliest, [Self.audit]) }
+        #expect(throws: OperationsError.self) { try Self.plan(.earliest, [Self.audit]) }
     }
 
     // MARK: Choosing the mode
@@ -137,11 +137,11 @@ import class Foundation.NSNull
                 shiftBy: nil
             ) == .dateTime(milliseconds: 1000)
         )
-        let none = #expect(throws: OffsetResetError.self) {
+        let none = #expect(throws: OperationsError.self) {
             try OffsetResetMode.choosing(earliest: false, latest: false, dateTime: nil, offset: nil, shiftBy: nil)
         }
         #expect(none?.reason.hasPrefix("name how to reset") == true)
-        let two = #expect(throws: OffsetResetError.self) {
+        let two = #expect(throws: OperationsError.self) {
             try OffsetResetMode.choosing(earliest: true, latest: false, dateTime: nil, offset: 4, shiftBy: nil)
         }
         #expect(two?.reason.contains("not --to-earliest and --to-offset") == true, "\(String(describing: two))")
@@ -153,7 +153,7 @@ import class Foundation.NSNull
         #expect(try OffsetResetMode.parseDateTime("2026-11-26T22:00:00-08:00") == 1_795_759_200_000)
         #expect(try OffsetResetMode.parseDateTime("2026-11-27T06:00:00.250Z") == 1_795_759_200_250)
         for bad in ["2026-11-27T06:00:00", "2026-11-27", "yesterday", "", "2026-13-01T00:00:00Z", "1795759200000"] {
-            let error = #expect(throws: OffsetResetError.self, "\(bad)") { try OffsetResetMode.parseDateTime(bad) }
+            let error = #expect(throws: OperationsError.self, "\(bad)") { try OffsetResetMode.parseDateTime(bad) }
             #expect(error?.reason.contains("ISO 8601") == true)
         }
         #expect(
@@ -170,9 +170,9 @@ import class Foundation.NSNull
         #expect(try TopicSelection(parsing: "orders:5, 0,5").partitions == [0, 5])
         #expect(try TopicSelection(parsing: "marquee.fetch-retry_1:3").description == "marquee.fetch-retry_1:3")
         for bad in ["", ":1", "orders:", "orders:a", "orders:1,,2", "orders:-1", "or ders", "orders:1:2", "주문"] {
-            #expect(throws: OffsetResetError.self, "\(bad)") { try TopicSelection(parsing: bad) }
+            #expect(throws: OperationsError.self, "\(bad)") { try TopicSelection(parsing: bad) }
         }
-        #expect(throws: OffsetResetError.self) { try TopicSelection(parsing: String(repeating: "t", count: 250)) }
+        #expect(throws: OperationsError.self) { try TopicSelection(parsing: String(repeating: "t", count: 250)) }
     }
 
     @Test func repeatedTopicsMerge() {
@@ -196,7 +196,7 @@ import class Foundation.NSNull
             group: "g"
         )
         #expect(partitions == [Self.p0, Self.p1])
-        let error = #expect(throws: OffsetResetError.self) {
+        let error = #expect(throws: OperationsError.self) {
             try OffsetResetPlan.partitions(selecting: [], topics: topics, committed: [:], group: "g")
         }
         #expect(error?.reason.contains("group 'g' has committed no offsets") == true)
@@ -219,7 +219,7 @@ import class Foundation.NSNull
             group: "g"
         )
         #expect(some == [Self.audit, Self.p0, Self.p2])
-        let unknown = #expect(throws: OffsetResetError.self) {
+        let unknown = #expect(throws: OperationsError.self) {
             try OffsetResetPlan.partitions(
                 selecting: [.init(topic: "nope")],
                 topics: topics,
@@ -228,7 +228,7 @@ import class Foundation.NSNull
             )
         }
         #expect(unknown?.reason == "--topic nope: the cluster has no such topic")
-        let missing = #expect(throws: OffsetResetError.self) {
+        let missing = #expect(throws: OperationsError.self) {
             try OffsetResetPlan.partitions(
                 selecting: [.init(topic: "orders", partitions: [1, 7, 9])],
                 topics: topics,
@@ -316,7 +316,7 @@ extension OffsetResetPlanTests {
         )
         #expect(plan.offsets == [p0: 2, p1: 4], "below the first retained offset becomes it, as in every mode")
         #expect(
-            throws: OffsetResetError.self,
+            throws: OperationsError.self,
             performing: {
                 try OffsetResetPlan(
                     group: "g", mode: .fromGroup("old"), partitions: [p0, p1], committed: [:], watermarks: marks,
@@ -325,7 +325,7 @@ extension OffsetResetPlanTests {
             }
         )
         #expect(try OffsetResetMode.choosing(earliest: false, latest: false, dateTime: nil, offset: nil, shiftBy: nil, fromGroup: "old") == .fromGroup("old"))
-        #expect(throws: OffsetResetError.self) {
+        #expect(throws: OperationsError.self) {
             try OffsetResetMode.choosing(earliest: true, latest: false, dateTime: nil, offset: nil, shiftBy: nil, fromGroup: "old")
         }
     }
