@@ -1,6 +1,10 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+/// Under CI (`CI=true`) a warning in Marquee's own code fails the build; locally it stays a warning.
+/// https://github.com/swiftlang/swift-evolution/blob/main/proposals/0443-warning-control.md
+let warningsAsErrors: [SwiftSetting] = Context.environment["CI"] == "true" ? [.treatAllWarnings(as: .error)] : []
+
 /// Settings every Swift target shares (STYLE.md (e)).
 let swiftSettings: [SwiftSetting] = [
     // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0335-existential-any.md
@@ -9,7 +13,7 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
     // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0409-access-level-on-imports.md
     .enableUpcomingFeature("InternalImportsByDefault"),
-]
+] + warningsAsErrors
 
 let package = Package(
     name: "marquee",
