@@ -1,3 +1,4 @@
+import MarqueeCore
 import ArgumentParser
 import MarqueeKafka
 import MarqueeObservability

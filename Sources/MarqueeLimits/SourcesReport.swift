@@ -1,3 +1,4 @@
+import MarqueeCore
 public import MarqueeStore
 
 import struct Foundation.Date
@@ -307,29 +308,10 @@ extension SourcesReport {
 
     /// Two units at most: `850ms`, `4.2s`, `3m05s`, `2h10m`, `1d04h`.
     static func duration(microseconds: Int64) -> String {
-        let milliseconds = microseconds / 1000
-        if milliseconds < 1000 { return "\(milliseconds)ms" }
-        let seconds = milliseconds / 1000
-        if seconds < 60 {
-            let tenths = milliseconds / 100
-            return tenths % 10 == 0 ? "\(seconds)s" : "\(tenths / 10).\(tenths % 10)s"
-        }
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        if seconds < 3600 { return "\(seconds / 60)m\(two(seconds % 60))s" }
-        if seconds < 86_400 { return "\(seconds / 3600)h\(two(seconds % 3600 / 60))m" }
-        return "\(seconds / 86_400)d\(two(seconds % 86_400 / 3600))h"
+        Duration.microseconds(microseconds).compactDescription
     }
 
-    /// `1,234,567`.
-    static func grouped(_ value: Int) -> String {
-        let digits = String(value.magnitude)
-        var result = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0, (digits.count - index) % 3 == 0 { result.append(",") }
-            result.append(digit)
-        }
-        return (value < 0 ? "-" : "") + result
-    }
+    static func grouped(_ value: Int) -> String { value.groupedDescription }
 
     /// A number with `digits` decimals.
     static func decimal(_ value: Double, digits: Int) -> String {

@@ -1,3 +1,4 @@
+import MarqueeCore
 import MarqueeKafka
 
 import struct Foundation.Date

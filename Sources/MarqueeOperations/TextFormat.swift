@@ -1,3 +1,4 @@
+import MarqueeCore
 /// How `marquee` writes numbers, counts and times in its tables and lines.
 public enum TextFormat {
     /// `0:42`, `12:03`, `1:02:03`.
@@ -10,14 +11,7 @@ public enum TextFormat {
 
     /// `1,234,567`; `–` for none.
     public static func grouped(_ value: Int?) -> String {
-        guard let value else { return "–" }
-        let digits = String(value.magnitude)
-        var result = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0, (digits.count - index) % 3 == 0 { result.append(",") }
-            result.append(digit)
-        }
-        return (value < 0 ? "-" : "") + result
+        value?.groupedDescription ?? "–"
     }
 
     /// A number with `digits` decimals, its whole part grouped; `–` for none (or not finite).
