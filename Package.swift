@@ -51,15 +51,21 @@ let package = Package(
             pkgConfig: "rdkafka-static",
             providers: [.apt(["librdkafka-dev"])]
         ),
+        // The one JSON engine: the strict reader (JSONDocument), JSONValue and JSONObject, the writer (JSONWriter).
+        .target(
+            name: "MarqueeJSON",
+            swiftSettings: swiftSettings
+        ),
         // Domain values shared by every stage: envelope, job ids, payloads and their strict decoding.
         .target(
             name: "MarqueeCore",
+            dependencies: ["MarqueeJSON"],
             swiftSettings: swiftSettings
         ),
         // Source adapters: upstream requests, response parsing into records and follow-up jobs (docs/design.md, "Sources").
         .target(
             name: "MarqueeSources",
-            dependencies: ["MarqueeCore"],
+            dependencies: ["MarqueeCore", "MarqueeJSON"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -78,6 +84,7 @@ let package = Package(
             name: "MarqueePipeline",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeKafka",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -185,6 +192,7 @@ let package = Package(
             name: "MarqueeFetchStage",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeHTTP",
                 "MarqueeKafka",
                 "MarqueeLimits",
@@ -230,6 +238,7 @@ let package = Package(
         .target(
             name: "MarqueeEmulator",
             dependencies: [
+                "MarqueeJSON",
                 "CMarqueeVips",
                 "Cvips",
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -255,6 +264,7 @@ let package = Package(
             name: "MarqueeImageStage",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeHTTP",
                 "MarqueeImageStore",
                 "MarqueeImaging",
@@ -289,6 +299,7 @@ let package = Package(
             name: "MarqueeStore",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -326,6 +337,7 @@ let package = Package(
             name: "MarqueeScheduler",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeKafka",
                 "MarqueePipeline",
                 .product(name: "Logging", package: "swift-log"),
@@ -363,6 +375,7 @@ let package = Package(
             name: "MarqueeOperations",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeSettings",
                 "MarqueeHTTP",
                 "MarqueeKafka",
@@ -377,6 +390,7 @@ let package = Package(
             name: "MarqueeDashboard",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeHTTP",
                 "MarqueeImageStore",
                 "MarqueeKafka",
@@ -396,6 +410,7 @@ let package = Package(
             name: "MarqueeCLI",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeLimits",
                 "MarqueeDashboard",
                 "MarqueeHTTP",
@@ -455,6 +470,7 @@ let package = Package(
         .executableTarget(
             name: "FetchBenchmark",
             dependencies: [
+                "MarqueeJSON",
                 "Cjemalloc",
                 "MarqueeCore",
                 "MarqueeFetchStage",
@@ -475,6 +491,7 @@ let package = Package(
             name: "IndexBenchmark",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -524,12 +541,17 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeCoreTests",
-            dependencies: ["MarqueeCore"],
+            dependencies: ["MarqueeCore", "MarqueeJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeJSONTests",
+            dependencies: ["MarqueeCore", "MarqueeJSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "MarqueeSourcesTests",
-            dependencies: ["MarqueeCore", "MarqueeSources"],
+            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeSources"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -539,7 +561,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueePipelineTests",
-            dependencies: ["MarqueeCore", "MarqueeKafka", "MarqueePipeline", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeKafka", "MarqueePipeline", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -593,22 +615,23 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeStoreTests",
-            dependencies: ["MarqueeCore", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport"],
+            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "MarqueeSchedulerTests",
-            dependencies: ["MarqueeCore", "MarqueeScheduler"],
+            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeScheduler"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "MarqueeOperationsTests",
-            dependencies: ["MarqueeKafka", "MarqueeOperations", "MarqueePipeline"],
+            dependencies: ["MarqueeJSON", "MarqueeKafka", "MarqueeOperations", "MarqueePipeline"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "MarqueeDashboardTests",
             dependencies: [
+                "MarqueeJSON",
                 "MarqueeCore", "MarqueeDashboard", "MarqueeKafka", "MarqueeObservability", "MarqueeOperations",
                 "MarqueeStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -643,6 +666,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
+                "MarqueeJSON",
                 "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeDashboard", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
                 "MarqueeImageStore", "MarqueeImaging", "MarqueeKafka", "MarqueeLimits", "MarqueeObservability", "MarqueeOperations",
                 "MarqueePipeline", "MarqueeScheduler", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",

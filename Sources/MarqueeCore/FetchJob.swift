@@ -1,3 +1,5 @@
+public import MarqueeJSON
+
 /// How far a fetch job follows what it finds.
 public struct Follow: Hashable, Sendable {
     /// For paged endpoints: the last page to fetch (this job's page included). 1 means only this page.
@@ -48,6 +50,20 @@ public struct Follow: Hashable, Sendable {
         // Written only when asked for, so workers that predate the flag still read every other job.
         if self.backdrops { fields["backdrops"] = .bool(true) }
         return .object(fields)
+    }
+
+    /// Writes the member `follow` as ``json`` would be written, unless this is ``none`` (then left out, as
+    /// ``FetchJob/json`` leaves it out).
+    func write(to writer: inout JSONWriter) {
+        guard self != .none else { return }
+        writer.key("follow")
+        writer.beginObject()
+        if self.backdrops { writer.write("backdrops", true) }
+        writer.write("details", self.details)
+        writer.write("images", self.images)
+        writer.write("pages", self.pages)
+        writer.write("reviews", self.reviews)
+        writer.endObject()
     }
 }
 
@@ -338,90 +354,44 @@ public enum FetchJob: Hashable, Sendable {
 
     /// The payload bytes: ``json`` encoded. The TMDB kinds (a list or search page's twenty follow-ups) are written
     /// member by member in sorted key order without building the object, the same bytes (a tenth of a list page's
-    /// parse and encode; make bench-fetch); the others through ``json``.
+    /// parse and encode); the others through ``json``.
     public func encoded() -> [UInt8] {
-        var writer = MemberWriter()
+        var writer = JSONWriter.object(capacity: 160)
         switch self {
         case .tmdbList(let list, let page, let language, let region, let follow):
-            writer.follow(follow)
-            writer.member("kind", self.kind)
-            writer.member("language", language)
-            writer.member("list", list.rawValue)
-            writer.member("page", page)
-            if let region { writer.member("region", region) }
-        case .tmdbSearch(let query, let page, let language, _, let follow):
-            writer.follow(follow)
-            writer.member("kind", self.kind)
-            writer.member("language", language)
-            writer.member("page", page)
-            writer.member("query", query)
+            follow.write(to: &writer)
+            writer.write("kind", self.kind)
+            writer.write("language", language)
+            writer.write("list", list.rawValue)
+            writer.write("page", page)
+            if let region { writer.write("region", region) }
+            writer.write("v", Self.version)
+        case .tmdbSearch(let query, let page, let language, let year, let follow):
+            follow.write(to: &writer)
+            writer.write("kind", self.kind)
+            writer.write("language", language)
+            writer.write("page", page)
+            writer.write("query", query)
+            writer.write("v", Self.version)
+            if let year { writer.write("year", year) }
         case .tmdbMovie(let id, let language, let follow):
-            writer.follow(follow)
-            writer.member("id", id)
-            writer.member("kind", self.kind)
-            writer.member("language", language)
+            follow.write(to: &writer)
+            writer.write("id", id)
+            writer.write("kind", self.kind)
+            writer.write("language", language)
+            writer.write("v", Self.version)
         case .tmdbReviews(let id, let page, let language, let follow):
-            writer.follow(follow)
-            writer.member("id", id)
-            writer.member("kind", self.kind)
-            writer.member("language", language)
-            writer.member("page", page)
+            follow.write(to: &writer)
+            writer.write("id", id)
+            writer.write("kind", self.kind)
+            writer.write("language", language)
+            writer.write("page", page)
+            writer.write("v", Self.version)
         default:
             return self.json.encoded()
         }
-        writer.member("v", Self.version)
-        if case .tmdbSearch(_, _, _, let year?, _) = self { writer.member("year", year) }
+        writer.endObject()
         return writer.finish()
-    }
-}
-
-/// Writes a JSON object's members in the order given (the caller's: sorted keys), as ``JSONValue/encoded()``
-/// writes them.
-private struct MemberWriter {
-    private var output: [UInt8] = [UInt8(ascii: "{")]
-    private var isFirst = true
-
-    init() { self.output.reserveCapacity(160) }
-
-    private mutating func key(_ name: String) {
-        if !self.isFirst { self.output.append(UInt8(ascii: ",")) }
-        self.isFirst = false
-        JSONValue.write(string: name, to: &self.output)
-        self.output.append(UInt8(ascii: ":"))
-    }
-
-    mutating func member(_ name: String, _ value: String) {
-        self.key(name)
-        JSONValue.write(string: value, to: &self.output)
-    }
-
-    mutating func member(_ name: String, _ value: Int64) {
-        self.key(name)
-        JSONValue.integer(value).write(to: &self.output)
-    }
-
-    mutating func member(_ name: String, _ value: Bool) {
-        self.key(name)
-        JSONValue.bool(value).write(to: &self.output)
-    }
-
-    /// `follow` as ``Follow/json`` writes it, unless it is ``Follow/none`` (then left out, as ``FetchJob/json``
-    /// does).
-    mutating func follow(_ follow: Follow) {
-        guard follow != .none else { return }
-        self.key("follow")
-        var inner = MemberWriter()
-        if follow.backdrops { inner.member("backdrops", true) }
-        inner.member("details", follow.details)
-        inner.member("images", follow.images)
-        inner.member("pages", follow.pages)
-        inner.member("reviews", follow.reviews)
-        self.output.append(contentsOf: inner.finish())
-    }
-
-    consuming func finish() -> [UInt8] {
-        self.output.append(UInt8(ascii: "}"))
-        return self.output
     }
 }
 

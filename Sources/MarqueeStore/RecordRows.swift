@@ -1,5 +1,6 @@
 import MarqueeCore
 import Foundation
+import MarqueeJSON
 
 /// A record the store refuses: a field of the wrong type, a key that does not match its data, a missing
 /// required field. It can never be stored as it is (the indexer sends it to the DLQ with this description).
@@ -392,17 +393,6 @@ struct Fields {
 
     func hasAny(of names: [String]) -> Bool { names.contains { self.record.data[$0] != nil } }
 
-    private static func typeName(_ value: JSONValue) -> String {
-        switch value {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .integer, .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
-
     func int(_ name: String) throws(InvalidRecord) -> Int64? { try self.int(self.record.data[name], field: name) }
 
     func int(_ value: JSONValue?, field: String) throws(InvalidRecord) -> Int64? {
@@ -410,7 +400,7 @@ struct Fields {
         case nil, .null?: return nil
         case .integer(let value)?: return value
         case .number(let value)? where value.rounded() == value && abs(value) < 9.0e15: return Int64(value)
-        case let value?: throw self.invalid(field, "expected an integer, got \(Self.typeName(value))")
+        case let value?: throw self.invalid(field, "expected an integer, got \(value.typeName)")
         }
     }
 
@@ -426,7 +416,7 @@ struct Fields {
         case nil, .null?: return nil
         case .integer(let value)?: return Double(value)
         case .number(let value)?: return value
-        case let value?: throw self.invalid(name, "expected a number, got \(Self.typeName(value))")
+        case let value?: throw self.invalid(name, "expected a number, got \(value.typeName)")
         }
     }
 
@@ -434,7 +424,7 @@ struct Fields {
         switch self.record.data[name] {
         case nil, .null?: return nil
         case .bool(let value)?: return value
-        case let value?: throw self.invalid(name, "expected a boolean, got \(Self.typeName(value))")
+        case let value?: throw self.invalid(name, "expected a boolean, got \(value.typeName)")
         }
     }
 
@@ -444,7 +434,7 @@ struct Fields {
         switch value {
         case nil, .null?: return nil
         case .string(let value)?: return Self.sanitized(value)
-        case let value?: throw self.invalid(field, "expected a string, got \(Self.typeName(value))")
+        case let value?: throw self.invalid(field, "expected a string, got \(value.typeName)")
         }
     }
 
@@ -490,7 +480,7 @@ struct Fields {
         switch self.record.data[name] {
         case nil, .null?: return .array([])
         case .array(let values)?: return .array(values.map(Self.sanitized))
-        case let value?: throw self.invalid(name, "expected an array, got \(Self.typeName(value))")
+        case let value?: throw self.invalid(name, "expected an array, got \(value.typeName)")
         }
     }
 
@@ -508,7 +498,7 @@ struct Fields {
         var result: [[String: JSONValue]] = []
         for (index, value) in values.enumerated() {
             guard case .object(let members) = value else {
-                throw self.invalid("\(name)[\(index)]", "expected an object, got \(Self.typeName(value))")
+                throw self.invalid("\(name)[\(index)]", "expected an object, got \(value.typeName)")
             }
             result.append(members.dictionary)
         }
