@@ -162,7 +162,8 @@ public final class JSONDocument: Sendable {
             self.document.tokens.withUnsafeBufferPointer { tokens in
                 self.document.bytes.withUnsafeBufferPointer { bytes in
                     // Refuses nothing: only a key named twice can be refused, and this reading keeps the last.
-                    TreeBuilder(bytes: bytes, tokens: tokens, refusesDuplicateKeys: false).value(at: self.index) ?? .null
+                    let builder = TreeBuilder(bytes: bytes, tokens: tokens, refusesDuplicateKeys: false)
+                    return builder.value(at: self.index) ?? .null
                 }
             }
         }
@@ -247,7 +248,8 @@ public final class JSONDocument: Sendable {
     fileprivate static func text(of token: Token, in bytes: UnsafeBufferPointer<UInt8>) -> String {
         // Checked when the document was read: valid UTF-8, and escapes that decode.
         if !token.isEscaped {
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)]), as: UTF8.self)
+            let contents = UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)])
+            return String(decoding: contents, as: UTF8.self)
         }
         return Self.decodeEscapes(bytes, from: Int(token.start), to: Int(token.end))
     }

@@ -71,7 +71,10 @@ public struct JSONWriter: Sendable {
     /// The output: everything written, every object and array closed.
     @inlinable
     public consuming func finish() -> [UInt8] {
-        precondition(self.openContainers == 0, "JSONWriter.finish() with \(self.openContainers) objects or arrays still open")
+        precondition(
+            self.openContainers == 0,
+            "JSONWriter.finish() with \(self.openContainers) objects or arrays still open"
+        )
         return self.output
     }
 
@@ -234,7 +237,10 @@ public struct JSONWriter: Sendable {
     /// they are, then its closing brace (a record keeps a parser's writer that way until it is written itself).
     @inlinable
     public mutating func write(openObject other: JSONWriter) {
-        precondition(other.openContainers == 1 && other.output.first == UInt8(ascii: "{"), "not a writer with one object open")
+        precondition(
+            other.openContainers == 1 && other.output.first == UInt8(ascii: "{"),
+            "JSONWriter.write(openObject:) takes a writer with one object open"
+        )
         self.separate()
         self.output.append(contentsOf: other.output)
         self.output.append(UInt8(ascii: "}"))
