@@ -55,15 +55,21 @@ let package = Package(
             pkgConfig: "rdkafka-static",
             providers: [.apt(["librdkafka-dev"])]
         ),
+        // The one JSON engine: the strict reader (JSONDocument), JSONValue and JSONObject, the writer (JSONWriter).
+        .target(
+            name: "MarqueeJSON",
+            swiftSettings: swiftSettings
+        ),
         // Domain values shared by every stage: envelope, job ids, payloads and their strict decoding.
         .target(
             name: "MarqueeCore",
+            dependencies: ["MarqueeJSON"],
             swiftSettings: swiftSettings
         ),
         // Source adapters: upstream requests, response parsing into records and follow-up jobs (docs/design.md, "Sources").
         .target(
             name: "MarqueeSources",
-            dependencies: ["MarqueeCore"],
+            dependencies: ["MarqueeCore", "MarqueeJSON"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -82,6 +88,7 @@ let package = Package(
             name: "MarqueePipeline",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeKafka",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -190,6 +197,7 @@ let package = Package(
             name: "MarqueeFetchStage",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeHTTP",
                 "MarqueeKafka",
                 "MarqueeLimits",
@@ -236,6 +244,7 @@ let package = Package(
             name: "MarqueeEmulator",
             dependencies: [
                 "MarqueeImaging",
+                "MarqueeJSON",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -261,6 +270,7 @@ let package = Package(
             name: "MarqueeImageStage",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeHTTP",
                 "MarqueeImageStore",
                 "MarqueeImaging",
@@ -295,6 +305,7 @@ let package = Package(
             name: "MarqueeStore",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -334,6 +345,7 @@ let package = Package(
             name: "MarqueeScheduler",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeKafka",
                 "MarqueePipeline",
                 .product(name: "Logging", package: "swift-log"),
@@ -372,6 +384,7 @@ let package = Package(
             name: "MarqueeOperations",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeSettings",
                 "MarqueeHTTP",
                 "MarqueeKafka",
@@ -387,6 +400,7 @@ let package = Package(
             name: "MarqueeDashboard",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeHTTP",
                 "MarqueeImageStore",
                 "MarqueeKafka",
@@ -406,6 +420,7 @@ let package = Package(
             name: "MarqueeCLI",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeLimits",
                 "MarqueeDashboard",
                 "MarqueeHTTP",
@@ -465,6 +480,7 @@ let package = Package(
         .executableTarget(
             name: "FetchBenchmark",
             dependencies: [
+                "MarqueeJSON",
                 "Cjemalloc",
                 "MarqueeCore",
                 "MarqueeFetchStage",
@@ -485,6 +501,7 @@ let package = Package(
             name: "IndexBenchmark",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -534,12 +551,17 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeCoreTests",
-            dependencies: ["MarqueeCore"],
+            dependencies: ["MarqueeCore", "MarqueeJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeJSONTests",
+            dependencies: ["MarqueeCore", "MarqueeJSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "MarqueeSourcesTests",
-            dependencies: ["MarqueeCore", "MarqueeSources"],
+            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeSources"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -549,7 +571,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueePipelineTests",
-            dependencies: ["MarqueeCore", "MarqueeKafka", "MarqueePipeline", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeKafka", "MarqueePipeline", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -603,22 +625,23 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeStoreTests",
-            dependencies: ["MarqueeCore", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport"],
+            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "MarqueeSchedulerTests",
-            dependencies: ["MarqueeCore", "MarqueeScheduler"],
+            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeScheduler"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "MarqueeOperationsTests",
-            dependencies: ["MarqueeCore", "MarqueeKafka", "MarqueeOperations", "MarqueePipeline", "MarqueeStore"],
+            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeKafka", "MarqueeOperations", "MarqueePipeline", "MarqueeStore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "MarqueeDashboardTests",
             dependencies: [
+                "MarqueeJSON",
                 "MarqueeCore", "MarqueeDashboard", "MarqueeKafka", "MarqueeObservability", "MarqueeOperations",
                 "MarqueeStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -653,6 +676,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
+                "MarqueeJSON",
                 "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeDashboard", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
                 "MarqueeImageStore", "MarqueeImaging", "MarqueeIndexStage", "MarqueeKafka", "MarqueeLimits", "MarqueeObservability",
                 "MarqueeOperations", "MarqueePipeline", "MarqueeScheduler", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import MarqueeCore
 import MarqueeHTTP
+import MarqueeJSON
 import MarqueeSources
 
 /// The kinds of job a run is made of.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import MarqueeCore
 @_spi(Benchmarking) import MarqueeStore
+import MarqueeJSON
 import NIOCore
 import PostgresNIO
 

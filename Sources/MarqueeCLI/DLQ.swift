@@ -1,5 +1,6 @@
 import ArgumentParser
 import MarqueeCore
+import MarqueeJSON
 import MarqueeKafka
 import MarqueeOperations
 import MarqueePipeline

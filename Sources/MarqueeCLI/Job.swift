@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import MarqueeCore
+import MarqueeJSON
 import MarqueeKafka
 import MarqueeOperations
 import MarqueeSettings

@@ -1,4 +1,7 @@
+public import MarqueeJSON
+
 /// A job for the image stage: download one image, store its variants, link it to its owner (docs/design.md, "Payloads").
+
 public struct ImageJob: Hashable, Sendable {
     /// What the image is to its owner.
     public enum Role: String, Hashable, Sendable, CaseIterable {
@@ -108,20 +111,14 @@ public struct ImageJob: Hashable, Sendable {
     /// The payload bytes: ``json`` encoded, written member by member in sorted key order without building the
     /// object (the same bytes).
     public func encoded() -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(64 + self.url.utf8.count + self.owner.utf8.count)
-        output.append(contentsOf: #"{"kind":"#.utf8)
-        JSONValue.write(string: Self.kind, to: &output)
-        output.append(contentsOf: #","owner":"#.utf8)
-        JSONValue.write(string: self.owner, to: &output)
-        output.append(contentsOf: #","role":"#.utf8)
-        JSONValue.write(string: self.role.rawValue, to: &output)
-        output.append(contentsOf: #","url":"#.utf8)
-        JSONValue.write(string: self.url, to: &output)
-        output.append(contentsOf: #","v":"#.utf8)
-        JSONValue.integer(FetchJob.version).write(to: &output)
-        output.append(UInt8(ascii: "}"))
-        return output
+        var writer = JSONWriter.object(capacity: 64 + self.url.utf8.count + self.owner.utf8.count)
+        writer.write("kind", Self.kind)
+        writer.write("owner", self.owner)
+        writer.write("role", self.role.rawValue)
+        writer.write("url", self.url)
+        writer.write("v", FetchJob.version)
+        writer.endObject()
+        return writer.finish()
     }
 }
 
@@ -155,9 +152,10 @@ public struct Record: Hashable, Sendable {
         get {
             switch self.storage {
             case .object(let object): return object
-            case .written(let unclosed):
-                // The bytes are a JSONObjectWriter's: an object by construction, once closed.
-                guard case .object(let object)? = StrictJSON.parse(unclosed + [UInt8(ascii: "}")]) else {
+            case .written(var writer):
+                // An object by construction, once closed.
+                writer.endObject()
+                guard case .object(let object)? = JSONDocument.parse(writer.finish()) else {
                     preconditionFailure("a record's written data is not a JSON object")
                 }
                 return object
@@ -166,10 +164,11 @@ public struct Record: Hashable, Sendable {
         set { self.storage = .object(newValue) }
     }
 
-    /// The data as built, or as a parser wrote it (``JSONObjectWriter``'s bytes, the object not closed yet).
+    /// The data as built, or as a parser wrote it (a ``JSONWriter`` with the object still open: closing it
+    /// where the record is made could copy its bytes, while the parser's variable still holds them).
     private enum Storage: Sendable {
         case object(JSONObject)
-        case written(unclosed: [UInt8])
+        case written(JSONWriter)
     }
 
     private var storage: Storage
@@ -182,18 +181,24 @@ public struct Record: Hashable, Sendable {
     }
 
     /// A record whose data a parser wrote directly: the payload takes its bytes as they are, without building
-    /// the object (the fetch stage's records; ``JSONObjectWriter``).
-    public init(kind: Kind, key: String, fetchedAt: Int64, writtenData: consuming JSONObjectWriter) {
+    /// the object (the fetch stage's records).
+    ///
+    /// - Parameter writtenData: A writer of ``JSONWriter/object(capacity:)`` with the data's members written,
+    ///   the object not closed.
+    public init(kind: Kind, key: String, fetchedAt: Int64, writtenData: consuming JSONWriter) {
+        precondition(writtenData.depth == 1, "a record's written data is one object, left open")
         self.kind = kind
         self.key = key
         self.fetchedAt = fetchedAt
-        self.storage = .written(unclosed: writtenData.unclosedBytes)
+        self.storage = .written(writtenData)
     }
 
     /// Equal when kind, key, time and data are, however the data was made.
     public static func == (lhs: Record, rhs: Record) -> Bool {
         guard lhs.kind == rhs.kind, lhs.key == rhs.key, lhs.fetchedAt == rhs.fetchedAt else { return false }
-        if case .written(let left) = lhs.storage, case .written(let right) = rhs.storage, left == right { return true }
+        if case .written(let left) = lhs.storage, case .written(let right) = rhs.storage, left.bytes == right.bytes {
+            return true
+        }
         return lhs.data == rhs.data
     }
 
@@ -240,29 +245,23 @@ public struct Record: Hashable, Sendable {
     /// The payload bytes: ``json`` encoded, written member by member in sorted key order without building the
     /// object (the same bytes).
     public func encoded() -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(512)
-        self.write(to: &output)
-        return output
+        var writer = JSONWriter(capacity: 512)
+        self.write(to: &writer)
+        return writer.finish()
     }
 
-    /// Appends ``encoded()``'s bytes to `output` (a caller writing many records can reuse one buffer).
-    public func write(to output: inout [UInt8]) {
-        output.append(contentsOf: #"{"data":"#.utf8)
+    /// Writes ``encoded()``'s bytes (a caller writing many records can reuse one writer's buffer).
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("data")
         switch self.storage {
-        case .object(let object): JSONValue.write(object: object, to: &output)
-        case .written(let unclosed):
-            output.append(contentsOf: unclosed)
-            output.append(UInt8(ascii: "}"))
+        case .object(let object): writer.write(object: object)
+        case .written(let data): writer.write(openObject: data)
         }
-        output.append(contentsOf: #","fetched_at":"#.utf8)
-        JSONValue.integer(self.fetchedAt).write(to: &output)
-        output.append(contentsOf: #","key":"#.utf8)
-        JSONValue.write(string: self.key, to: &output)
-        output.append(contentsOf: #","kind":"#.utf8)
-        JSONValue.write(string: self.kind.rawValue, to: &output)
-        output.append(contentsOf: #","v":"#.utf8)
-        JSONValue.integer(FetchJob.version).write(to: &output)
-        output.append(UInt8(ascii: "}"))
+        writer.write("fetched_at", self.fetchedAt)
+        writer.write("key", self.key)
+        writer.write("kind", self.kind.rawValue)
+        writer.write("v", FetchJob.version)
+        writer.endObject()
     }
 }

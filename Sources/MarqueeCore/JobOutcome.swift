@@ -1,3 +1,5 @@
+import MarqueeJSON
+
 /// What became of one job when a stage finished with it: the `job.outcome` record that lineage is built from
 /// (the store's `job_outcomes` table).
 ///
@@ -8,6 +10,7 @@
 ///
 /// As a ``Record`` it is `{"kind": "job.outcome", "key": <job id>, "fetched_at": <finish time>, "data": {…}}`;
 /// every data field is present, `null` where it does not apply (docs/records.md, "Lineage").
+
 public struct JobOutcome: Hashable, Sendable {
     /// How the job finished.
     public enum Outcome: Hashable, Sendable {
@@ -152,66 +155,38 @@ public struct JobOutcome: Hashable, Sendable {
     /// ``record`` encoded (``Record/encoded()``), written field by field in sorted key order without building the
     /// record (the same bytes): every job of every stage sends one.
     public func encodedRecord() -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(400 + 40 * self.spawned.count)
-        func field(_ name: StaticString, _ first: Bool = false) {
-            if !first { output.append(UInt8(ascii: ",")) }
-            output.append(UInt8(ascii: "\""))
-            output.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            output.append(contentsOf: #"":"#.utf8)
+        var writer = JSONWriter.object(capacity: 400 + 40 * self.spawned.count)
+        writer.key("data")
+        writer.beginObject()
+        writer.write("attempt", Int64(self.attempt))
+        writer.write("error", self.outcome.error.map { String($0.prefix(Self.maxErrorLength)) })
+        writer.write("error_kind", self.outcome.errorKind?.rawValue)
+        writer.write("job_id", self.jobID.rawValue)
+        writer.write("kind", self.kind)
+        writer.write("outcome", self.outcome.name)
+        writer.key("outputs")
+        writer.beginObject()
+        for stage in self.outputs.keys.sorted() {
+            writer.key(stage)
+            writer.write(integer: Int64(self.outputs[stage] ?? 0))
         }
-        func nullable(_ value: String?) {
-            if let value { JSONValue.write(string: value, to: &output) } else { output.append(contentsOf: "null".utf8) }
-        }
-        output.append(contentsOf: #"{"data":{"#.utf8)
-        field("attempt", true)
-        JSONValue.integer(Int64(self.attempt)).write(to: &output)
-        field("error")
-        nullable(self.outcome.error.map { String($0.prefix(Self.maxErrorLength)) })
-        field("error_kind")
-        nullable(self.outcome.errorKind?.rawValue)
-        field("job_id")
-        JSONValue.write(string: self.jobID.rawValue, to: &output)
-        field("kind")
-        JSONValue.write(string: self.kind, to: &output)
-        field("outcome")
-        JSONValue.write(string: self.outcome.name, to: &output)
-        field("outputs")
-        output.append(UInt8(ascii: "{"))
-        for (position, stage) in self.outputs.keys.sorted().enumerated() {
-            if position > 0 { output.append(UInt8(ascii: ",")) }
-            JSONValue.write(string: stage, to: &output)
-            output.append(UInt8(ascii: ":"))
-            JSONValue.integer(Int64(self.outputs[stage] ?? 0)).write(to: &output)
-        }
-        output.append(UInt8(ascii: "}"))
-        field("parent_id")
-        nullable(self.parentID?.rawValue)
-        field("root_id")
-        JSONValue.write(string: self.rootID.rawValue, to: &output)
-        field("source")
-        JSONValue.write(string: self.source, to: &output)
-        field("spawned")
-        output.append(UInt8(ascii: "["))
-        for (position, id) in self.spawned.enumerated() {
-            if position > 0 { output.append(UInt8(ascii: ",")) }
-            JSONValue.write(string: id.rawValue, to: &output)
-        }
-        output.append(UInt8(ascii: "]"))
-        field("stage")
-        JSONValue.write(string: self.stage, to: &output)
-        field("tier")
-        if let tier = self.outcome.tier { JSONValue.integer(Int64(tier)).write(to: &output) } else { output.append(contentsOf: "null".utf8) }
-        output.append(contentsOf: #"},"fetched_at":"#.utf8)
-        JSONValue.integer(self.finishedAt).write(to: &output)
-        output.append(contentsOf: #","key":"#.utf8)
-        JSONValue.write(string: self.jobID.rawValue, to: &output)
-        output.append(contentsOf: #","kind":"#.utf8)
-        JSONValue.write(string: Record.Kind.jobOutcome.rawValue, to: &output)
-        output.append(contentsOf: #","v":"#.utf8)
-        JSONValue.integer(FetchJob.version).write(to: &output)
-        output.append(UInt8(ascii: "}"))
-        return output
+        writer.endObject()
+        writer.write("parent_id", self.parentID?.rawValue)
+        writer.write("root_id", self.rootID.rawValue)
+        writer.write("source", self.source)
+        writer.key("spawned")
+        writer.beginArray()
+        for id in self.spawned { writer.write(string: id.rawValue) }
+        writer.endArray()
+        writer.write("stage", self.stage)
+        writer.write("tier", self.outcome.tier.map(Int64.init))
+        writer.endObject()
+        writer.write("fetched_at", self.finishedAt)
+        writer.write("key", self.jobID.rawValue)
+        writer.write("kind", Record.Kind.jobOutcome.rawValue)
+        writer.write("v", FetchJob.version)
+        writer.endObject()
+        return writer.finish()
     }
 
     /// The Kafka key of its record (``Record/dedupeKey``).

@@ -1,5 +1,8 @@
+public import MarqueeJSON
+
 /// Reads the fields of one JSON object strictly: each accessor checks type and range, and ``finish()`` refuses
 /// any field nobody asked for. Errors carry the field's dotted path.
+
 public struct PayloadReader {
     private let object: JSONObject
     private let path: String

@@ -1,5 +1,6 @@
 import Hummingbird
 import MarqueeCore
+import MarqueeJSON
 import MarqueeKafka
 import MarqueeObservability
 import MarqueeOperations

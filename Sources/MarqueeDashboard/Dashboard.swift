@@ -3,6 +3,7 @@ public import Logging
 import MarqueeCore
 import MarqueeHTTP
 import MarqueeImageStore
+import MarqueeJSON
 import MarqueeKafka
 public import MarqueeObservability
 import MarqueeOperations

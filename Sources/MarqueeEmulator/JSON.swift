@@ -1,8 +1,10 @@
-/// A JSON value whose objects keep their key order, serialized deterministically.
+import MarqueeJSON
+
+/// A JSON value whose objects keep their key order, serialized deterministically through ``JSONWriter``.
 ///
 /// The emulator writes responses with the upstream's own key order (TMDB, KOFIC, Kakao and Open Library each
 /// have theirs), and the same catalogue must give byte-identical bodies, so Foundation's unordered dictionaries
-/// are not used for output.
+/// are not used for output. Objects are lists of pairs built in place, in the order the upstream writes them.
 public enum JSON: Sendable, Equatable {
     /// `null`.
     case null
@@ -23,69 +25,33 @@ public enum JSON: Sendable, Equatable {
         lhs.serialized() == rhs.serialized()
     }
 
-    /// The value as compact UTF-8 JSON.
+    /// The value as compact UTF-8 JSON, each object's keys in the order given (``JSONWriter``).
     public func serialized() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(1024)
-        self.write(into: &out)
-        return out
+        var writer = JSONWriter(capacity: 1024, keyOrder: .asGiven)
+        self.write(to: &writer)
+        return writer.finish()
     }
 
-    /// Appends the compact UTF-8 JSON form of this value to `out`.
-    public func write(into out: inout [UInt8]) {
+    /// Writes the value as the next one of `writer`.
+    func write(to writer: inout JSONWriter) {
         switch self {
-        case .null:
-            out.append(contentsOf: "null".utf8)
-        case .bool(let value):
-            out.append(contentsOf: (value ? "true" : "false").utf8)
-        case .int(let value):
-            out.append(contentsOf: String(value).utf8)
-        case .double(let value):
-            if value.isFinite {
-                out.append(contentsOf: value.description.utf8)
-            } else {
-                out.append(contentsOf: "null".utf8)
-            }
-        case .string(let value):
-            Self.writeString(value, into: &out)
+        case .null: writer.writeNull()
+        case .bool(let value): writer.write(bool: value)
+        case .int(let value): writer.write(integer: Int64(value))
+        case .double(let value): writer.write(number: value)
+        case .string(let value): writer.write(string: value)
         case .array(let values):
-            out.append(UInt8(ascii: "["))
-            for (index, value) in values.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                value.write(into: &out)
-            }
-            out.append(UInt8(ascii: "]"))
+            writer.beginArray()
+            for value in values { value.write(to: &writer) }
+            writer.endArray()
         case .object(let members):
-            out.append(UInt8(ascii: "{"))
-            for (index, member) in members.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                Self.writeString(member.0, into: &out)
-                out.append(UInt8(ascii: ":"))
-                member.1.write(into: &out)
+            writer.beginObject()
+            for (key, value) in members {
+                writer.key(key)
+                value.write(to: &writer)
             }
-            out.append(UInt8(ascii: "}"))
+            writer.endObject()
         }
-    }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    private static func writeString(_ string: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(Self.hexDigits[Int(byte >> 4)])
-                out.append(Self.hexDigits[Int(byte & 0x0F)])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
     }
 }
 

@@ -1,6 +1,7 @@
 public import Logging
 import MarqueeCore
 public import MarqueeHTTP
+import MarqueeJSON
 public import MarqueeLimits
 public import MarqueePipeline
 public import MarqueeSources
@@ -171,12 +172,11 @@ public struct FetchHandler: StageHandler {
         outputs.reserveCapacity(result.records.count + result.imageJobs.count + result.fetchJobs.count)
         // Records are written into one buffer, which grows once a job, and copied out at their size: a review of
         // a few kilobytes grew a buffer of its own three times.
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(4096)
+        var writer = JSONWriter(capacity: 4096)
         for record in result.records {
-            buffer.removeAll(keepingCapacity: true)
-            record.write(to: &buffer)
-            outputs.append(StageOutput(stage: "records", key: record.dedupeKey, payload: Array(buffer)))
+            writer.removeAll()
+            record.write(to: &writer)
+            outputs.append(StageOutput(stage: "records", key: record.dedupeKey, payload: Array(writer.bytes)))
         }
         for image in result.imageJobs {
             outputs.append(StageOutput(stage: "images", key: image.dedupeKey, payload: image.encoded()))

@@ -1,6 +1,7 @@
 import MarqueeCore
 import MarqueeImageStore
 import MarqueeImaging
+import MarqueeJSON
 
 import struct Foundation.Data
 import class Foundation.JSONDecoder

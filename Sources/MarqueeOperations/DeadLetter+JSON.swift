@@ -1,4 +1,5 @@
-public import MarqueeCore
+import MarqueeCore
+public import MarqueeJSON
 import MarqueeKafka
 
 import struct Foundation.Data

@@ -1,5 +1,6 @@
 import MarqueeCore
 public import MarqueeHTTP
+import MarqueeJSON
 
 /// What one worker process says about itself: its `/readyz` answer and the key figures of its `/metrics`.
 public struct WorkerStatus: Sendable, Hashable, Encodable {

@@ -1,4 +1,5 @@
 public import Logging
+import MarqueeJSON
 
 #if canImport(Glibc)
 import Glibc
@@ -16,20 +17,18 @@ public struct JSONLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     private let label: String
-    private let write: @Sendable (String) -> Void
+    private let writeLine: @Sendable ([UInt8]) -> Void
 
     /// A handler writing to standard error.
     public init(label: String) {
-        self.init(label: label) { line in
-            let bytes = Array(line.utf8)
-            _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
-        }
+        self.label = label
+        self.writeLine = { line in _ = line.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) } }
     }
 
     /// A handler writing each line (newline included) with `write`.
     public init(label: String, write: @escaping @Sendable (String) -> Void) {
         self.label = label
-        self.write = write
+        self.writeLine = { line in write(String(decoding: line, as: UTF8.self)) }
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -41,43 +40,44 @@ public struct JSONLogHandler: LogHandler {
         var merged = self.metadata
         if let provided = self.metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let metadata = event.metadata { merged.merge(metadata) { _, new in new } }
-        var line = "{\"ts\":\(Self.quoted(Self.timestamp())),\"level\":\(Self.quoted(event.level.rawValue))"
-        line += ",\"label\":\(Self.quoted(self.label)),\"msg\":\(Self.quoted(event.message.description))"
-        line += ",\"source\":\(Self.quoted(event.source))"
-        for key in merged.keys.sorted() where !["ts", "level", "label", "msg", "source"].contains(key) {
-            line += ",\(Self.quoted(key)):\(Self.json(merged[key]!))"
+        // The fixed members first, then the metadata by key; DEL escaped too, as the lines are read on terminals.
+        var writer = JSONWriter(capacity: 256, keyOrder: .asGiven, escapesDelete: true)
+        writer.beginObject()
+        writer.write("ts", Self.timestamp())
+        writer.write("level", event.level.rawValue)
+        writer.write("label", self.label)
+        writer.write("msg", event.message.description)
+        writer.write("source", event.source)
+        for key in merged.keys.sorted() where !Self.fixedKeys.contains(key) {
+            writer.key(key)
+            Self.write(merged[key]!, to: &writer)
         }
-        line += "}\n"
-        self.write(line)
+        writer.endObject()
+        var line = writer.finish()
+        line.append(UInt8(ascii: "\n"))
+        self.writeLine(line)
     }
 
-    static func json(_ value: Logger.MetadataValue) -> String {
+    /// The members every line has, which metadata of the same name does not replace.
+    private static let fixedKeys: Set<String> = ["ts", "level", "label", "msg", "source"]
+
+    /// A metadata value: strings as strings, lists as arrays, dictionaries as objects with their keys sorted.
+    private static func write(_ value: Logger.MetadataValue, to writer: inout JSONWriter) {
         switch value {
-        case .string(let string): Self.quoted(string)
-        case .stringConvertible(let convertible): Self.quoted(convertible.description)
-        case .array(let values): "[" + values.map(Self.json).joined(separator: ",") + "]"
+        case .string(let string): writer.write(string: string)
+        case .stringConvertible(let convertible): writer.write(string: convertible.description)
+        case .array(let values):
+            writer.beginArray()
+            for value in values { Self.write(value, to: &writer) }
+            writer.endArray()
         case .dictionary(let values):
-            "{" + values.keys.sorted().map { "\(Self.quoted($0)):\(Self.json(values[$0]!))" }.joined(separator: ",") + "}"
-        }
-    }
-
-    /// A JSON string literal: quotes, backslashes and control characters escaped.
-    static func quoted(_ string: String) -> String {
-        var out = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+            writer.beginObject()
+            for key in values.keys.sorted() {
+                writer.key(key)
+                Self.write(values[key]!, to: &writer)
             }
+            writer.endObject()
         }
-        return out + "\""
     }
 
     /// UTC, ISO 8601 with milliseconds.

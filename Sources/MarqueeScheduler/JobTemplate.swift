@@ -1,4 +1,5 @@
 public import MarqueeCore
+public import MarqueeJSON
 
 /// One entry of a schedule's `jobs`: a fetch job's JSON form (docs/fetch.md) that expands into one or more jobs
 /// per window.

@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 import Yams
 
 import struct Foundation.Data

@@ -1,4 +1,5 @@
-public import MarqueeCore
+import MarqueeCore
+public import MarqueeJSON
 
 /// A record of the producer's state topic (`<prefix>producer.windows`): a replica's claim on a window, the
 /// confirmation that a window's jobs were all acknowledged, or a probe a new leader reads back to know it has

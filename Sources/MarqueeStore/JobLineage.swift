@@ -1,4 +1,5 @@
 public import MarqueeCore
+import MarqueeJSON
 
 /// The jobs of one lineage tree as `job_outcomes` holds them: each job's latest outcome (docs/store.md,
 /// "Lineage"), for `marquee job` (docs/job.md).

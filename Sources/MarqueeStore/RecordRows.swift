@@ -1,5 +1,6 @@
 import MarqueeCore
 import Foundation
+import MarqueeJSON
 
 /// One row to upsert, with the child rows that replace the row's children when the row wins.
 struct RowWrite: Sendable {
@@ -377,17 +378,6 @@ struct Fields {
 
     func hasAny(of names: [String]) -> Bool { names.contains { self.record.data[$0] != nil } }
 
-    private static func typeName(_ value: JSONValue) -> String {
-        switch value {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .integer, .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
-
     func int(_ name: String) throws(StoreError) -> Int64? { try self.int(self.record.data[name], field: name) }
 
     func int(_ value: JSONValue?, field: String) throws(StoreError) -> Int64? {
@@ -395,7 +385,7 @@ struct Fields {
         case nil, .null?: return nil
         case .integer(let value)?: return value
         case .number(let value)? where value.rounded() == value && abs(value) < 9.0e15: return Int64(value)
-        case let value?: throw self.invalid(field, "expected an integer, got \(Self.typeName(value))")
+        case let value?: throw self.invalid(field, "expected an integer, got \(value.typeName)")
         }
     }
 
@@ -411,7 +401,7 @@ struct Fields {
         case nil, .null?: return nil
         case .integer(let value)?: return Double(value)
         case .number(let value)?: return value
-        case let value?: throw self.invalid(name, "expected a number, got \(Self.typeName(value))")
+        case let value?: throw self.invalid(name, "expected a number, got \(value.typeName)")
         }
     }
 
@@ -419,7 +409,7 @@ struct Fields {
         switch self.record.data[name] {
         case nil, .null?: return nil
         case .bool(let value)?: return value
-        case let value?: throw self.invalid(name, "expected a boolean, got \(Self.typeName(value))")
+        case let value?: throw self.invalid(name, "expected a boolean, got \(value.typeName)")
         }
     }
 
@@ -429,7 +419,7 @@ struct Fields {
         switch value {
         case nil, .null?: return nil
         case .string(let value)?: return Self.sanitized(value)
-        case let value?: throw self.invalid(field, "expected a string, got \(Self.typeName(value))")
+        case let value?: throw self.invalid(field, "expected a string, got \(value.typeName)")
         }
     }
 
@@ -475,7 +465,7 @@ struct Fields {
         switch self.record.data[name] {
         case nil, .null?: return .array([])
         case .array(let values)?: return .array(values.map(Self.sanitized))
-        case let value?: throw self.invalid(name, "expected an array, got \(Self.typeName(value))")
+        case let value?: throw self.invalid(name, "expected an array, got \(value.typeName)")
         }
     }
 
@@ -493,7 +483,7 @@ struct Fields {
         var result: [[String: JSONValue]] = []
         for (index, value) in values.enumerated() {
             guard case .object(let members) = value else {
-                throw self.invalid("\(name)[\(index)]", "expected an object, got \(Self.typeName(value))")
+                throw self.invalid("\(name)[\(index)]", "expected an object, got \(value.typeName)")
             }
             result.append(members.dictionary)
         }

@@ -2,6 +2,7 @@ public import Logging
 public import MarqueeCore
 public import ServiceLifecycle
 import Foundation
+public import MarqueeJSON
 
 /// The catalogue store (docs/design.md, "Modules"; docs/store.md): the same schema on PostgreSQL or SQLite.
 ///
@@ -251,21 +252,18 @@ public final class Store: Service, Sendable {
     /// Rows as one JSON array of objects holding `columns`, written in column order (no key sorting, no
     /// intermediate document).
     static func json(_ rows: [[String: JSONValue]], columns: [Column]) -> SQLValue {
-        let names = columns.map { Array("\"\($0.name)\":".utf8) }
-        var bytes: [UInt8] = [UInt8(ascii: "[")]
-        bytes.reserveCapacity(rows.count * columns.count * 16)
-        for (index, row) in rows.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(UInt8(ascii: "{"))
-            for (position, column) in columns.enumerated() {
-                if position > 0 { bytes.append(UInt8(ascii: ",")) }
-                bytes.append(contentsOf: names[position])
-                (row[column.name] ?? .null).write(to: &bytes)
+        var writer = JSONWriter(capacity: rows.count * columns.count * 16 + 2)
+        writer.beginArray()
+        for row in rows {
+            writer.beginObject()
+            for column in columns {
+                writer.key(column.name)
+                writer.write(row[column.name] ?? .null)
             }
-            bytes.append(UInt8(ascii: "}"))
+            writer.endObject()
         }
-        bytes.append(UInt8(ascii: "]"))
-        return .text(String(decoding: bytes, as: UTF8.self))
+        writer.endArray()
+        return .text(String(decoding: writer.finish(), as: UTF8.self))
     }
 
     static func json(_ values: [JSONValue]) -> SQLValue {

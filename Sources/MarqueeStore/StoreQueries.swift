@@ -1,5 +1,6 @@
 import Foundation
 import MarqueeCore
+import MarqueeJSON
 
 // The read side of the store: what `marquee query` and the dashboard show. The same SQL runs on both
 // engines: `?` placeholders (``SQLDialect/placeholders(_:)``), dates read as `CAST(x AS TEXT)`, JSON columns read

@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 
 /// The column types of the schema, and what each becomes on the two engines.
 enum ColumnType: Sendable {

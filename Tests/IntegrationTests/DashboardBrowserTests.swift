@@ -1,5 +1,6 @@
 import MarqueeCore
 import MarqueeHTTP
+import MarqueeJSON
 import MarqueeTestSupport
 import Testing
 

@@ -5,6 +5,7 @@ import MarqueeCore
 import MarqueeDashboard
 import MarqueeImageStore
 @_spi(Testing) import MarqueeImaging
+import MarqueeJSON
 import MarqueeKafka
 import MarqueeOperations
 import MarqueePipeline

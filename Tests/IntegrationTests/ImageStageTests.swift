@@ -4,6 +4,7 @@ import MarqueeCore
 import MarqueeHTTP
 import MarqueeImageStage
 import MarqueeImageStore
+import MarqueeJSON
 import MarqueeKafka
 import MarqueePipeline
 import MarqueeTestSupport
@@ -92,7 +93,7 @@ func files(named name: String, below folder: URL) -> [String] {
 func firstPosterURL(_ emulator: UpstreamEmulatorProcess) async throws -> String {
     let list = try await httpGet(emulator.tmdbBaseURL + "/movie/popular?api_key=marquee-emulator&language=en-US").1
     let posterPath = try #require(
-        StrictJSON.parse(Array(list.utf8)).flatMap { json -> String? in
+        JSONDocument.parse(Array(list.utf8)).flatMap { json -> String? in
             guard case .object(let page) = json, case .array(let results)? = page["results"] else { return nil }
             return results.lazy.compactMap { movie -> String? in
                 guard case .object(let fields) = movie, case .string(let path)? = fields["poster_path"] else { return nil }

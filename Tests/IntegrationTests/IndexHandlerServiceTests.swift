@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MarqueeCore
+import MarqueeJSON
 import MarqueeIndexStage
 import MarqueeStore
 import MarqueeTestSupport

@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 import MarqueeKafka
 import MarqueePipeline
 import MarqueeScheduler

@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 import Testing
 
 @Suite struct EnvelopeTests {
@@ -193,9 +194,16 @@ import Testing
 
     @Test func aRecordWrittenAfterOtherBytesAppendsItsEncoding() throws {
         let record = Record(kind: .movieLocalized, key: "tmdb:movie:550:ko-KR", fetchedAt: 1_700_000_000_000, data: ["title": .string("파이트 클럽")])
-        var buffer = Array("earlier bytes".utf8)
-        record.write(to: &buffer)
-        #expect(buffer == Array("earlier bytes".utf8) + record.encoded())
+        var writer = JSONWriter()
+        writer.beginArray()
+        writer.write(string: "earlier bytes")
+        record.write(to: &writer)
+        writer.endArray()
+        #expect(writer.bytes == Array(#"["earlier bytes","#.utf8) + record.encoded() + Array("]".utf8))
+        // A writer reused for the next record (the fetch stage's one buffer a job) writes it alone.
+        writer.removeAll()
+        record.write(to: &writer)
+        #expect(writer.finish() == record.encoded())
         #expect(String(decoding: record.encoded(), as: UTF8.self).hasPrefix(#"{"data":{"title":"파이트 클럽"},"fetched_at":1700000000000,"#))
     }
 }

@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 import Testing
 
 /// Hostile payloads against the decoders every stage runs first: random and mutated jobs and records — wrong

@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import MarqueeCore
+import MarqueeJSON
 import MarqueeKafka
 import MarqueeOperations
 import NIOCore

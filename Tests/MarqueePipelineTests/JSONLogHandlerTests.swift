@@ -1,5 +1,6 @@
 import Logging
 import MarqueeCore
+import MarqueeJSON
 import MarqueePipeline
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
 import Logging
 import MarqueeCore
+import MarqueeJSON
 import Synchronization
 import Testing
 

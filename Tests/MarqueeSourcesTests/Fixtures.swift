@@ -1,5 +1,6 @@
 import Foundation
 import MarqueeCore
+import MarqueeJSON
 import Testing
 
 @testable import MarqueeSources

@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 import Testing
 
 @testable import MarqueeStore

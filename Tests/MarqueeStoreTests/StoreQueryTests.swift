@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MarqueeCore
+import MarqueeJSON
 import MarqueeSources
 import MarqueeTestSupport
 import Testing

@@ -1,4 +1,5 @@
 public import MarqueeCore
+import MarqueeJSON
 
 /// The adapter for KOFIC's open API (kobis): daily and weekly box office, and movie information.
 ///

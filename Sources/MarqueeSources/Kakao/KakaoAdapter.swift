@@ -1,4 +1,5 @@
 public import MarqueeCore
+import MarqueeJSON
 
 /// The adapter for Kakao (Daum) image search, which finds posters for KOFIC movies (KOFIC has none).
 ///

@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 
 /// Builds the records and follow-ups of Open Library responses (docs/records.md).
 struct OpenLibraryParser {

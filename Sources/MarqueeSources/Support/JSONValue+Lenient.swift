@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 
 /// Lenient reading of upstream JSON: upstreams send numbers as strings (KOFIC), integers where floats are
 /// expected (TMDB's `vote_average: 6`), empty strings or a single space for "missing", and leave keys out. These
@@ -107,16 +108,16 @@ protocol LenientJSON {
     /// A boolean from a boolean, or from `"true"`/`"false"`/`"Y"`/`"N"`.
     var bool: Bool? { get }
     /// Writes ``trimmedText`` (`trimmed`) or ``text`` as the member `key` (`null` for `nil`).
-    func writeText(_ key: StaticString, trimmed: Bool, to writer: inout JSONObjectWriter)
+    func writeText(_ key: StaticString, trimmed: Bool, to writer: inout JSONWriter)
 }
 
 extension LenientJSON {
-    func writeText(_ key: StaticString, trimmed: Bool, to writer: inout JSONObjectWriter) {
+    func writeText(_ key: StaticString, trimmed: Bool, to writer: inout JSONWriter) {
         writer.write(key, trimmed ? self.trimmedText : self.text)
     }
 }
 
-extension JSONObjectWriter {
+extension JSONWriter {
     /// `value?.trimmedText` as the member `key`.
     mutating func writeTrimmedText(_ key: StaticString, _ value: (some LenientJSON)?) {
         if let value { value.writeText(key, trimmed: true, to: &self) } else { self.write(key, nil as String?) }
@@ -158,7 +159,7 @@ extension JSONDocument.Value: LenientJSON {
     /// A string that starts (and, to be trimmed, ends) with a visible ASCII character and holds no escape is
     /// its text, trimmed or not: its bytes are written as they are, without making its `String` or looking for
     /// characters to escape. Any other takes `text` or `trimmedText`.
-    func writeText(_ key: StaticString, trimmed: Bool, to writer: inout JSONObjectWriter) {
+    func writeText(_ key: StaticString, trimmed: Bool, to writer: inout JSONWriter) {
         let visible: ClosedRange<UInt8> = 0x21...0x7E
         let written = self.withUnescapedBytes { bytes -> Bool in
             guard let first = bytes.first, let last = bytes.last, visible.contains(first), !trimmed || visible.contains(last)

@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 
 /// The status handling every adapter shares.
 struct ResponseCheck {
@@ -48,7 +49,7 @@ struct ResponseCheck {
 
     /// The body as JSON, or `nil` when it is not JSON.
     func json(_ response: SourceResponse) -> JSONValue? {
-        StrictJSON.parse(response.body)
+        JSONDocument.parse(response.body)
     }
 
     /// A ``SourceError/Code-swift.struct/malformed`` error for a success answer of the wrong shape.

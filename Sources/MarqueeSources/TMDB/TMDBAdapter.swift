@@ -1,4 +1,5 @@
 public import MarqueeCore
+import MarqueeJSON
 
 /// The adapter for TMDB API v3: lists, search, movie details, reviews and genres.
 ///

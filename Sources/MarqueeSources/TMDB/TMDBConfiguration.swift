@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 
 /// The image settings of TMDB's `GET /configuration`: where images live and the renditions TMDB serves.
 public struct TMDBImageConfiguration: Sendable, Hashable {
@@ -26,7 +27,7 @@ public enum TMDBConfiguration {
     /// - Throws: A ``SourceError`` with code ``SourceError/Code-swift.struct/malformed`` when the body is not JSON
     ///   or has no `images.secure_base_url` that is an http(s) URL.
     public static func parse(_ body: some Collection<UInt8>) throws(SourceError) -> TMDBImageConfiguration {
-        guard let json = StrictJSON.parse(body) else {
+        guard let json = JSONDocument.parse(body) else {
             throw SourceError(.malformed, source: .tmdb, "the configuration body is not JSON")
         }
         guard let images = json["images"], let base = images["secure_base_url"]?.trimmedText,

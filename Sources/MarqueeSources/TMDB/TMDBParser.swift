@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 
 /// Builds the records and follow-ups of TMDB responses (docs/records.md).
 struct TMDBParser {
@@ -62,8 +63,8 @@ struct TMDBParser {
         for item in results {
             guard let reviewID = item["id"]?.trimmedText else { continue }
             let details = item["author_details"]
-            // Keys in ascending order (JSONObjectWriter): the record's bytes are written once, here.
-            var data = JSONObjectWriter(capacity: 512)
+            // Keys in ascending order (JSONWriter): the record's bytes are written once, here.
+            var data = JSONWriter.object(capacity: 512)
             data.writeTrimmedText("author", item["author"])
             data.writeTrimmedText("author_name", details?["name"])
             data.write("avatar_url", self.avatarURL(details?["avatar_path"]?.trimmedText))
@@ -97,7 +98,7 @@ struct TMDBParser {
     mutating func genres(_ genres: some Sequence<some LenientJSON>, language: String) {
         for genre in genres {
             guard let id = Self.id(genre) else { continue }
-            var data = JSONObjectWriter(capacity: 64)
+            var data = JSONWriter.object(capacity: 64)
             data.write("genre_id", id)
             data.write("language", language)
             data.writeTrimmedText("name", genre["name"])
@@ -110,9 +111,9 @@ struct TMDBParser {
     // MARK: - Movies
 
     /// The `movie` and `movie.localized` records of a list, search or details item. Their keys are written in
-    /// ascending order (JSONObjectWriter), those only details have in their places.
+    /// ascending order (JSONWriter), those only details have in their places.
     private mutating func movieRecords(_ item: some LenientJSON, id: Int64, language: String, fromDetails: Bool) {
-        var movie = JSONObjectWriter(capacity: 512)
+        var movie = JSONWriter.object(capacity: 512)
         movie.write("adult", item["adult"]?.bool)
         movie.write("backdrop_path", Self.imagePath(item["backdrop_path"]))
         if fromDetails {
@@ -148,7 +149,7 @@ struct TMDBParser {
             Record(kind: .movie, key: "tmdb:movie:\(id)", fetchedAt: self.fetchedAt, writtenData: movie)
         )
 
-        var localized = JSONObjectWriter(capacity: 512)
+        var localized = JSONWriter.object(capacity: 512)
         if fromDetails { localized.writeTrimmedText("homepage", item["homepage"]) }
         localized.write("language", language)
         localized.write("movie_id", id)

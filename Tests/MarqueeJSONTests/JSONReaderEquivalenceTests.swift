@@ -1,14 +1,15 @@
 import Foundation
+import MarqueeCore
 import Testing
 
-@testable import MarqueeCore
+@testable import MarqueeJSON
 
-/// The faster reader, writer and encoders (make bench-fetch) agree with the ones they replaced
+/// The reader, the writer and the payloads' encoders agree with the simpler ones they replaced
 /// (``ReferenceStrictJSON``, ``ReferenceJSONWriter``) on every recorded fixture and on edge cases.
-@Suite struct StrictJSONEquivalenceTests {
+@Suite struct JSONReaderEquivalenceTests {
     /// `Tests/Fixtures`.
     static let fixturesRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // MarqueeCoreTests
+        .deletingLastPathComponent()  // MarqueeJSONTests
         .deletingLastPathComponent()  // Tests
         .appendingPathComponent("Fixtures", isDirectory: true)
 
@@ -48,7 +49,7 @@ import Testing
         for (name, bytes) in try Self.fixtures() {
             for refuses in [false, true] {
                 #expect(
-                    StrictJSON.parse(bytes, refusesDuplicateKeys: refuses)
+                    JSONDocument.parse(bytes, refusesDuplicateKeys: refuses)
                         == ReferenceStrictJSON.parse(bytes, refusesDuplicateKeys: refuses),
                     "\(name)"
                 )
@@ -56,7 +57,7 @@ import Testing
             // Every prefix of a small fixture is refused or read exactly as before.
             if bytes.count < 3000 {
                 for end in stride(from: 0, to: bytes.count, by: 7) {
-                    #expect(StrictJSON.parse(bytes[..<end]) == ReferenceStrictJSON.parse(bytes[..<end]), "\(name) [..<\(end)]")
+                    #expect(JSONDocument.parse(bytes[..<end]) == ReferenceStrictJSON.parse(bytes[..<end]), "\(name) [..<\(end)]")
                 }
             }
         }
@@ -65,35 +66,19 @@ import Testing
     @Test func readsEdgeCasesAsBefore() {
         for bytes in Self.edgeDocuments {
             for refuses in [false, true] {
-                let new = StrictJSON.parse(bytes, refusesDuplicateKeys: refuses)
+                let new = JSONDocument.parse(bytes, refusesDuplicateKeys: refuses)
                 #expect(new == ReferenceStrictJSON.parse(bytes, refusesDuplicateKeys: refuses), "\(bytes)")
             }
             // A non-contiguous collection of the same bytes reads the same.
-            #expect(StrictJSON.parse(AnyCollection(bytes)) == ReferenceStrictJSON.parse(bytes), "\(bytes)")
+            #expect(JSONDocument.parse(AnyCollection(bytes)) == ReferenceStrictJSON.parse(bytes), "\(bytes)")
         }
-        #expect(StrictJSON.parse(Array("-9223372036854775808".utf8)) == .integer(.min))
-        #expect(StrictJSON.parse(Array("9223372036854775808".utf8)) == .number(9_223_372_036_854_775_808))
-    }
-
-    @Test func payloadErrorsAreAsBefore() {
-        func message(_ bytes: [UInt8]) -> String? {
-            do {
-                _ = try JSONValue.parse(bytes)
-                return nil
-            } catch {
-                return error.description
-            }
-        }
-        #expect(message([0x7B, 0xFF, 0x7D])?.contains("the payload is not UTF-8") == true)
-        #expect(message([0x22, 0xC3, 0x22])?.contains("the payload is not UTF-8") == true)
-        #expect(message(Array("{\"a\":1,\"a\":2}".utf8))?.contains("names a key twice") == true)
-        #expect(message(Array("{\"a\":1,}".utf8))?.contains("the payload is not JSON") == true)
-        #expect(message(Array("{\"a\":\"é\"}".utf8)) == nil)
+        #expect(JSONDocument.parse(Array("-9223372036854775808".utf8)) == .integer(.min))
+        #expect(JSONDocument.parse(Array("9223372036854775808".utf8)) == .number(9_223_372_036_854_775_808))
     }
 
     @Test func writesEveryFixtureAsBefore() throws {
         for (name, bytes) in try Self.fixtures() {
-            guard let value = StrictJSON.parse(bytes) else { continue }
+            guard let value = JSONDocument.parse(bytes) else { continue }
             #expect(value.encoded() == ReferenceJSONWriter.encoded(value), "\(name)")
         }
         let record = Record(
@@ -109,37 +94,5 @@ import Testing
             let job = ImageJob(url: "https://image.example/t/p/original/a\"b\\c.jpg", owner: "tmdb:movie:1 é", role: role)
             #expect(job.encoded() == ReferenceJSONWriter.encoded(job.json))
         }
-    }
-
-    @Test func isHTTPURLDecidesASCIIAsCharacterwise() {
-        let parts = ["http://", "https://", "HTTPS://", "hTtP://", "ftp://", "http:/", "http:///", "", "h", "/", "a.b",
-                     " ", "\t", "\r\n", "\u{0B}", "\u{1C}", "x y", "é", "\u{A0}", "\u{301}", "?q=1", "#f"]
-        for first in parts {
-            for second in parts {
-                for third in ["", "host", "/p", " "] {
-                    let url = first + second + third
-                    #expect(ImageJob.isHTTPURL(url) == ImageJob.isHTTPURLCharacterwise(url), "\(url.debugDescription)")
-                }
-            }
-        }
-    }
-
-    @Test func languageDecidesAsCharacterwise() {
-        let alphabet = ["a", "z", "Z", "-", "é", "\u{301}", "\r\n", "["]
-        var strings = [""]
-        for _ in 0..<5 { strings += strings.filter { $0.unicodeScalars.count < 5 }.flatMap { p in alphabet.map { p + $0 } } }
-        strings += ["en-US", "ko-KR", "en", "EN-us", "en-U", "en-USA", "en-US-x", "en_US", "e\u{301}n-US"]
-        for string in Set(strings) {
-            #expect(Validate.language(string) == Validate.languageCharacterwise(string), "\(string.debugDescription)")
-        }
-    }
-}
-
-/// The former character-wise language check: the oracle `languageDecidesAsCharacterwise` compares with.
-extension Validate {
-    fileprivate static func languageCharacterwise(_ value: String) -> Bool {
-        let parts = value.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count <= 2, parts[0].count == 2, parts[0].allSatisfy({ $0.isASCII && $0.isLowercase }) else { return false }
-        return parts.count == 1 || (parts[1].count == 2 && parts[1].allSatisfy { $0.isASCII && $0.isUppercase })
     }
 }

@@ -2,12 +2,12 @@
 ///
 /// An array of pairs rather than a `Dictionary`: the objects a stage reads and writes have a few dozen members
 /// at most, looked up a handful of times each, and a dictionary hashes every key on the way in, again on every
-/// lookup, and costs more to build and to free (BENCHMARKS.md, "CPU per job, sixth round"). A lookup compares
-/// keys one by one instead, up to ``indexThreshold`` members; a larger object (a hostile payload, say) also keeps
-/// a dictionary of its keys' positions, so no lookup, insertion or comparison becomes quadratic.
+/// lookup, and costs more to build and to free. A lookup compares keys one by one instead, up to
+/// ``indexThreshold`` members; a larger object (a hostile payload, say) also keeps a dictionary of its keys'
+/// positions, so no lookup, insertion or comparison becomes quadratic.
 ///
 /// Two objects are equal when they hold the same keys with equal values, in any order (as JSON objects are);
-/// ``JSONValue/encoded()`` writes the keys sorted either way.
+/// ``JSONValue/encoded()`` writes the keys sorted either way (``JSONWriter/KeyOrder/asGiven`` keeps this order).
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
     public typealias Element = (key: String, value: JSONValue)
 
@@ -58,8 +58,8 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     public func makeIterator() -> IndexingIterator<[Element]> { self.members.makeIterator() }
 
-    /// The place of `key` in ``members``.
-    func index(of key: String) -> Int? {
+    /// The place of `key` in ``members``; `nil` if the object does not hold it.
+    public func index(of key: String) -> Int? {
         if let positions = self.positions { return positions[key] }
         return self.members.firstIndex { Self.same($0.key, key) }
     }

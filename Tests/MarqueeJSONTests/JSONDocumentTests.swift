@@ -1,39 +1,40 @@
 import Testing
 
-@testable import MarqueeCore
+@testable import MarqueeJSON
 
-/// A `JSONDocument` accepts and refuses exactly what `StrictJSON` does, and reads the same values.
+/// A `JSONDocument` accepts and refuses exactly what the reference reader (``ReferenceStrictJSON``) does, and
+/// reads the same values.
 @Suite struct JSONDocumentTests {
     /// The document's reading of `bytes`, as a `JSONValue`; `nil` when it refuses them.
     static func reading(_ bytes: [UInt8]) -> JSONValue? { JSONDocument(bytes)?.root.jsonValue }
 
-    @Test func readsEveryFixtureAndItsPrefixesAsStrictJSONDoes() throws {
+    @Test func readsEveryFixtureAndItsPrefixesAsTheReferenceDoes() throws {
         var read = 0
-        for (name, bytes) in try StrictJSONEquivalenceTests.fixtures() {
+        for (name, bytes) in try JSONReaderEquivalenceTests.fixtures() {
             // (A hand-edited sample with a trailing comma is refused by both.)
-            let expected = StrictJSON.parse(bytes)
+            let expected = ReferenceStrictJSON.parse(bytes)
             #expect(Self.reading(bytes) == expected, "\(name)")
             if expected != nil { read += 1 }
             // Cut short anywhere: refused, or (a number cut at a digit) read the same.
             var differing: [Int] = []
             for end in stride(from: 0, to: bytes.count, by: bytes.count < 3000 ? 3 : 41) {
                 let prefix = Array(bytes[..<end])
-                if Self.reading(prefix) != StrictJSON.parse(prefix) { differing.append(end) }
+                if Self.reading(prefix) != ReferenceStrictJSON.parse(prefix) { differing.append(end) }
             }
             #expect(differing.isEmpty, "\(name) cut at \(differing.prefix(10))")
         }
         #expect(read > 20, "the fixtures were read")
     }
 
-    @Test func readsEveryEdgeDocumentAsStrictJSONDoes() {
-        for bytes in StrictJSONEquivalenceTests.edgeDocuments {
-            #expect(Self.reading(bytes) == StrictJSON.parse(bytes), "\(String(decoding: bytes, as: UTF8.self).debugDescription)")
+    @Test func readsEveryEdgeDocumentAsTheReferenceDoes() {
+        for bytes in JSONReaderEquivalenceTests.edgeDocuments {
+            #expect(Self.reading(bytes) == ReferenceStrictJSON.parse(bytes), "\(String(decoding: bytes, as: UTF8.self).debugDescription)")
         }
     }
 
     /// Every two-byte sequence, and three- and four-byte sequences around each boundary of well-formed UTF-8,
-    /// in a string and outside one: refused exactly when `StrictJSON` (`String(validating:)`) refuses them.
-    @Test func validatesUTF8AsStrictJSONDoes() {
+    /// in a string and outside one: refused exactly when the reference (`String(validating:)`) refuses them.
+    @Test func validatesUTF8AsTheReferenceDoes() {
         var sequences: [[UInt8]] = []
         for first in UInt8(0x80)...0xFF {
             for second in UInt8(0)...0xFF { sequences.append([first, second]) }
@@ -52,7 +53,7 @@ import Testing
         for sequence in sequences {
             for document in [[0x22] + sequence + [0x22], [0x22, 0x61] + sequence + [0x62, 0x22], sequence] {
                 let reading = Self.reading(document)
-                if reading != StrictJSON.parse(document) { differing.append(document) }
+                if reading != ReferenceStrictJSON.parse(document) { differing.append(document) }
                 if reading != nil { accepted += 1 }
             }
         }
@@ -61,7 +62,7 @@ import Testing
     }
 
     /// Random strings of quotes, escapes, control and multi-byte bytes, in a string and in an object's key.
-    @Test func readsRandomStringsAsStrictJSONDoes() {
+    @Test func readsRandomStringsAsTheReferenceDoes() {
         let alphabet: [[UInt8]] = [
             [0x61], [0x20], [0x22], [0x5C], [0x5C, 0x6E], [0x5C, 0x75, 0x30, 0x30, 0x34, 0x31], [0x5C, 0x75, 0x44, 0x38, 0x33, 0x43],
             [0x5C, 0x75, 0x44, 0x46, 0x41, 0x43], [0x5C, 0x2F], [0x5C, 0x78], [0x01], [0x7F], [0xC3, 0xA9], [0xC3], [0xA9],
@@ -75,7 +76,7 @@ import Testing
             for _ in 0..<Int.random(in: 0...6, using: &generator) { text += alphabet.randomElement(using: &generator)! }
             for document in [[0x22] + text + [0x22], Array("{\"".utf8) + text + Array("\":1}".utf8)] {
                 let reading = Self.reading(document)
-                if reading != StrictJSON.parse(document) { differing.append(document) }
+                if reading != ReferenceStrictJSON.parse(document) { differing.append(document) }
                 if reading != nil { accepted += 1 }
             }
         }
@@ -103,7 +104,7 @@ import Testing
         #expect(list.map(\.kind) == [.bool, .string, .number, .array, .object])
         #expect(list.map(\.jsonValue) == [.bool(true), .string("x"), .number(2.5), .array([]), .object([:])])
         #expect(root.members?.map(\.key) == ["id", "nested", "title", "none", "dup", "list", "dup", "é"])
-        #expect(root.jsonValue == StrictJSON.parse(document.bytes))
+        #expect(root.jsonValue == ReferenceStrictJSON.parse(document.bytes))
     }
 }
 
@@ -142,7 +143,7 @@ extension JSONDocumentTests {
         parts[parts.count - 1] = "\"t\\u0069tle\":\"escaped last\""
         let escaped = try #require(JSONDocument(Array(("{" + parts.joined(separator: ",") + "}").utf8)))
         #expect(escaped.root[member: "title"]?.string == "escaped last")
-        #expect(escaped.root.jsonValue == StrictJSON.parse(escaped.bytes))
+        #expect(escaped.root.jsonValue == ReferenceStrictJSON.parse(escaped.bytes))
 
         parts.removeLast()
         let once = try #require(JSONDocument(Array(("{" + parts.joined(separator: ",") + "}").utf8)))

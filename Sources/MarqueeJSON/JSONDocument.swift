@@ -1,19 +1,23 @@
-/// A JSON document read once, strictly, into a flat list of tokens over its bytes, for reading a few members of a
-/// large upstream answer.
+/// The strict JSON reader (RFC 8259): payloads and upstream bodies alike, read once into a flat list of tokens
+/// over their bytes.
 ///
-/// ``StrictJSON`` builds a ``JSONValue`` of every member: a `String` of each key and string, an array of each
-/// object and list, all of it freed again once the few members an adapter reads were copied out. A document
-/// instead notes where each value lies (one token a value, in one array) and makes a `String` only of what is
-/// read. Built with `StrictJSON`, a movie detail's tree costs a quarter of the fetch handler's CPU (`make
-/// bench-fetch`), most of it in strings and arrays freed unread.
-///
-/// It accepts and refuses exactly what `StrictJSON.parse(_:)` does, with the same reading:
-/// - the same grammar (RFC 8259), nesting limit (``StrictJSON/maxDepth``), UTF-8 validation and byte order mark;
+/// Foundation's decoder on Linux accepts some invalid documents (a trailing comma after the last element, as in
+/// hand-edited Kakao samples); a payload or an upstream body like that is damaged and must be refused, not
+/// half-trusted. What is accepted:
+/// - exactly one value (RFC 8259: no trailing commas, no comments), surrounding whitespace and a leading UTF-8 byte
+///   order mark allowed, nesting at most ``maxDepth`` deep, strings of valid UTF-8;
 /// - integers that fit `Int64` are integers, other numbers `Double`s, infinite ones refused;
-/// - a key named twice in an object keeps its last value (``Value/subscript(member:)`` finds the last one).
+/// - a key named twice in an object keeps its last value (in the place of its first), or refuses the document
+///   (``parse(_:refusesDuplicateKeys:)``, for payloads: two readers could disagree on which value counts).
 ///
-/// ``Value/jsonValue`` builds the `JSONValue` `StrictJSON` would have (the tests compare the two readings).
+/// A document notes where each value lies (one token a value, in one array) and makes a `String` only of what is
+/// read: an adapter that reads a few members of a large upstream answer (``Value/subscript(member:)``) makes
+/// nothing of the rest. ``parse(_:refusesDuplicateKeys:)`` builds the whole ``JSONValue`` from the tokens, each
+/// array and object at its final size.
 public final class JSONDocument: Sendable {
+    /// Nesting deeper than this is refused, so a hostile body cannot exhaust the stack.
+    public static let maxDepth = 256
+
     /// The document's bytes.
     public let bytes: [UInt8]
     /// One token a value, in document order: a container's members follow it, each object member as its key's
@@ -35,22 +39,48 @@ public final class JSONDocument: Sendable {
         var kind: Kind
         /// A string that holds an escape (its text must be decoded; otherwise it is its bytes).
         var isEscaped = false
-        /// An object that may name a key twice (or has too many members, or escaped keys, to tell cheaply): a
-        /// lookup reads all its members for the last one. Otherwise it stops at the first.
+        /// A string whose bytes are all ASCII.
+        var isASCII = true
+        /// An object that may name a key twice (or has too many members, or keys that are escaped or not ASCII,
+        /// to tell cheaply): a lookup reads all its members for the last one, and building its ``JSONObject``
+        /// compares its keys as `String`s. Otherwise both stop at the first.
         var mayRepeatKeys = false
         /// A boolean's 0 or 1, an integer's bit pattern, a number's bits, a container's count of members, an
         /// unescaped key's ``JSONDocument/fingerprint(_:)``.
         var payload: UInt64 = 0
     }
 
-    /// Reads `bytes`; `nil` when they are not exactly one strict JSON value (surrounding whitespace allowed), as
-    /// `StrictJSON.parse(_:)` would refuse them, or 4 GiB or more (far past any body the fetch stage accepts).
+    /// Reads `bytes`; `nil` when they are not exactly one strict JSON value (surrounding whitespace allowed), or
+    /// 4 GiB or more (far past any body the fetch stage accepts).
     public init?(_ bytes: [UInt8]) {
         guard bytes.count < Int(UInt32.max),
             let tokens = bytes.withUnsafeBufferPointer({ Builder.tokens(of: $0) })
         else { return nil }
         self.bytes = bytes
         self.tokens = tokens
+    }
+
+    /// The document in `bytes` as a value; `nil` when they are not exactly one strict JSON value (surrounding
+    /// whitespace allowed), or 4 GiB or more.
+    ///
+    /// - Parameter refusesDuplicateKeys: Refuse an object that names a key twice, instead of keeping the last.
+    public static func parse(_ bytes: some Collection<UInt8>, refusesDuplicateKeys: Bool = false) -> JSONValue? {
+        // Contiguous bytes (an array, a slice of one) are read in place; anything else is copied once.
+        if let value = bytes.withContiguousStorageIfAvailable({
+            Self.parse(buffer: $0, refusesDuplicateKeys: refusesDuplicateKeys)
+        }) {
+            return value
+        }
+        return Array(bytes).withUnsafeBufferPointer {
+            Self.parse(buffer: $0, refusesDuplicateKeys: refusesDuplicateKeys)
+        }
+    }
+
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, refusesDuplicateKeys: Bool) -> JSONValue? {
+        guard buffer.count < Int(UInt32.max), let tokens = Builder.tokens(of: buffer) else { return nil }
+        return tokens.withUnsafeBufferPointer {
+            TreeBuilder(bytes: buffer, tokens: $0, refusesDuplicateKeys: refusesDuplicateKeys).value(at: 0)
+        }
     }
 
     /// The document's value.
@@ -126,13 +156,16 @@ public final class JSONDocument: Sendable {
             }
         }
 
-        /// The value as `StrictJSON.parse(_:)` reads it.
+        /// The value as ``JSONDocument/parse(_:refusesDuplicateKeys:)`` reads it (a key named twice keeps its
+        /// last value).
         public var jsonValue: JSONValue {
-            if let scalar = self.scalar { return scalar }
-            if let elements = self.elements { return .array(elements.map(\.jsonValue)) }
-            var object = JSONObject()
-            for (key, value) in self.members ?? [] { object[key] = value.jsonValue }
-            return .object(object)
+            self.document.tokens.withUnsafeBufferPointer { tokens in
+                self.document.bytes.withUnsafeBufferPointer { bytes in
+                    // Refuses nothing: only a key named twice can be refused, and this reading keeps the last.
+                    let builder = TreeBuilder(bytes: bytes, tokens: tokens, refusesDuplicateKeys: false)
+                    return builder.value(at: self.index) ?? .null
+                }
+            }
         }
     }
 
@@ -208,20 +241,24 @@ public final class JSONDocument: Sendable {
     /// The text of the string token at `index`.
     private func string(at index: Int) -> String {
         let token = self.tokens[index]
-        return self.bytes.withUnsafeBufferPointer { bytes in
-            // Checked when the document was read: valid UTF-8, and escapes that decode.
-            if !token.isEscaped {
-                return String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)]), as: UTF8.self)
-            }
-            return Self.decodeEscapes(bytes, from: Int(token.start), to: Int(token.end))
+        return self.bytes.withUnsafeBufferPointer { Self.text(of: token, in: $0) }
+    }
+
+    /// The text of a string token.
+    fileprivate static func text(of token: Token, in bytes: UnsafeBufferPointer<UInt8>) -> String {
+        // Checked when the document was read: valid UTF-8, and escapes that decode.
+        if !token.isEscaped {
+            let contents = UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)])
+            return String(decoding: contents, as: UTF8.self)
         }
+        return Self.decodeEscapes(bytes, from: Int(token.start), to: Int(token.end))
     }
 
     /// The text of an escaped string's contents (checked when the document was read), decoded straight into the
     /// string's storage: an escape is never shorter than what it stands for (`\n` one byte for two, `\u00E9` two
     /// for six, a surrogate pair four for twelve). A review's text with line breaks is one such string.
     private static func decodeEscapes(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> String {
-        var reader = StrictJSON(bytes, refusesDuplicateKeys: false)
+        var reader = Scanner(bytes)
         var failed = false
         let text = String(unsafeUninitializedCapacity: end - start) { output in
             var read = start
@@ -264,23 +301,213 @@ public final class JSONDocument: Sendable {
             return written
         }
         if failed {
-            // Not reachable for a string the document checked; StrictJSON's own decoding says what it is.
+            // Not reachable: the document checked every escape when it was read.
             assertionFailure("a string of a JSONDocument does not decode")
-            reader.index = start - 1
-            return reader.string() ?? ""
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
         }
         return text
     }
 
-    /// Reads a document's tokens with `StrictJSON`'s scanner.
+    /// Builds the ``JSONValue`` of the value at a token, and of everything in it.
+    private struct TreeBuilder {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let tokens: UnsafeBufferPointer<Token>
+        let refusesDuplicateKeys: Bool
+
+        /// The value at `index`; `nil` when an object in it names a key twice and that refuses the document.
+        func value(at index: Int) -> JSONValue? {
+            let token = self.tokens[index]
+            switch token.kind {
+            case .null: return .null
+            case .bool: return .bool(token.payload != 0)
+            case .integer: return .integer(Int64(bitPattern: token.payload))
+            case .number: return .number(Double(bitPattern: token.payload))
+            case .string: return .string(JSONDocument.text(of: token, in: self.bytes))
+            case .array:
+                var elements: [JSONValue] = []
+                elements.reserveCapacity(Int(token.payload))
+                var element = index + 1
+                while element < token.next {
+                    guard let value = self.value(at: element) else { return nil }
+                    elements.append(value)
+                    element = Int(self.tokens[element].next)
+                }
+                return .array(elements)
+            case .object:
+                return self.object(at: index, token).map(JSONValue.object)
+            }
+        }
+
+        private func object(at index: Int, _ token: Token) -> JSONObject? {
+            var members: [JSONObject.Element] = []
+            members.reserveCapacity(Int(token.payload))
+            // Keys the reading told apart are appended as they come. Others are checked one by one while the
+            // object is small, through a dictionary of their places past `JSONObject.indexThreshold` members (so a
+            // hostile object of many keys, repeated or not, costs no more than linear time).
+            var places: [String: Int]?
+            var keyIndex = index + 1
+            while keyIndex < token.next {
+                let key = JSONDocument.text(of: self.tokens[keyIndex], in: self.bytes)
+                guard let value = self.value(at: keyIndex + 1) else { return nil }
+                keyIndex = Int(self.tokens[keyIndex + 1].next)
+                guard token.mayRepeatKeys else {
+                    members.append((key: key, value: value))
+                    continue
+                }
+                if places == nil, members.count >= JSONObject.indexThreshold {
+                    places = JSONObject.positions(of: members)
+                }
+                let duplicate: Int?
+                if places != nil {
+                    duplicate = places![key]
+                    if duplicate == nil { places![key] = members.count }
+                } else {
+                    duplicate = members.firstIndex { JSONObject.same($0.key, key) }
+                }
+                if let duplicate {
+                    // A key named twice keeps its last value, or refuses the document.
+                    if self.refusesDuplicateKeys { return nil }
+                    members[duplicate].value = value
+                } else {
+                    members.append((key: key, value: value))
+                }
+            }
+            return JSONObject(uniqueMembers: members, positions: places)
+        }
+    }
+
+    /// The grammar's pieces below the level of containers: whitespace, literals, numbers and `\u` escapes.
+    struct Scanner {
+        /// The document's bytes, borrowed while a document is read or a string decoded.
+        ///
+        /// - Important: Sound because a scanner never outlives the `withUnsafeBufferPointer` /
+        ///   `withContiguousStorageIfAvailable` call whose buffer it reads, and every read goes through an index
+        ///   checked against `bytes.count` first.
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        /// How a number reads.
+        enum Number {
+            case integer(Int64)
+            case number(Double)
+        }
+
+        mutating func skipWhitespace() {
+            while self.index < self.bytes.count {
+                switch self.bytes[self.index] {
+                case 0x20, 0x09, 0x0A, 0x0D: self.index += 1
+                default: return
+                }
+            }
+        }
+
+        var current: UInt8? { self.index < self.bytes.count ? self.bytes[self.index] : nil }
+
+        /// Reads `word` (`true`, `false`, `null`) at `index`; `false` when it is not there.
+        mutating func literal(_ word: StaticString) -> Bool {
+            let count = word.utf8CodeUnitCount
+            guard self.index + count <= self.bytes.count else { return false }
+            for offset in 0..<count where self.bytes[self.index + offset] != word.utf8Start[offset] { return false }
+            self.index += count
+            return true
+        }
+
+        /// The scalar of `\uXXXX` (the `\u` already read), joining a surrogate pair.
+        mutating func unicodeEscape() -> Unicode.Scalar? {
+            guard let high = self.hex4() else { return nil }
+            if (0xD800...0xDBFF).contains(high) {
+                guard self.current == UInt8(ascii: "\\"), self.index + 1 < self.bytes.count,
+                    self.bytes[self.index + 1] == UInt8(ascii: "u")
+                else { return nil }
+                self.index += 2
+                guard let low = self.hex4(), (0xDC00...0xDFFF).contains(low) else { return nil }
+                return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+            }
+            return Unicode.Scalar(high)
+        }
+
+        private mutating func hex4() -> UInt32? {
+            guard self.index + 4 <= self.bytes.count else { return nil }
+            var value: UInt32 = 0
+            for byte in self.bytes[self.index..<self.index + 4] {
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: return nil
+                }
+                value = value << 4 | UInt32(digit)
+            }
+            self.index += 4
+            return value
+        }
+
+        /// A number at `index`: an integer that fits `Int64` (`Int64.min` included) as one, anything else as a
+        /// finite `Double`; `nil` when it is not a JSON number or is infinite.
+        mutating func number() -> Number? {
+            let start = self.index
+            var isInteger = true
+            let isNegative = self.current == UInt8(ascii: "-")
+            if isNegative { self.index += 1 }
+            // The integer part's magnitude, accumulated as it is read (`nil` once it overflows).
+            var magnitude: UInt64? = 0
+            if self.current == UInt8(ascii: "0") {
+                self.index += 1
+            } else {
+                let digitsStart = self.index
+                while let byte = self.current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                    if let value = magnitude {
+                        let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+                        let (sum, overflow2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+                        magnitude = overflow1 || overflow2 ? nil : sum
+                    }
+                    self.index += 1
+                }
+                guard self.index > digitsStart else { return nil }
+            }
+            if self.current == UInt8(ascii: ".") {
+                isInteger = false
+                self.index += 1
+                guard self.digits() > 0 else { return nil }
+            }
+            if self.current == UInt8(ascii: "e") || self.current == UInt8(ascii: "E") {
+                isInteger = false
+                self.index += 1
+                if self.current == UInt8(ascii: "+") || self.current == UInt8(ascii: "-") { self.index += 1 }
+                guard self.digits() > 0 else { return nil }
+            }
+            if isInteger, let magnitude {
+                if !isNegative, magnitude <= UInt64(Int64.max) { return .integer(Int64(magnitude)) }
+                if isNegative, magnitude <= UInt64(Int64.max) { return .integer(-Int64(magnitude)) }
+                if isNegative, magnitude == UInt64(Int64.max) + 1 { return .integer(.min) }
+            }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: self.bytes[start..<self.index]), as: UTF8.self)
+            guard let double = Double(text), double.isFinite else { return nil }
+            return .number(double)
+        }
+
+        private mutating func digits() -> Int {
+            var count = 0
+            while let byte = self.current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                self.index += 1
+                count += 1
+            }
+            return count
+        }
+    }
+
+    /// Reads a document's tokens: the grammar's containers and strings, over ``Scanner``.
     private struct Builder {
-        var reader: StrictJSON
+        var reader: Scanner
         var tokens: [Token] = []
         /// The key tokens of the objects being read, innermost last (one array for all, not one an object).
         var keys: [Int] = []
 
         static func tokens(of bytes: UnsafeBufferPointer<UInt8>) -> [Token]? {
-            var builder = Builder(reader: StrictJSON(bytes, refusesDuplicateKeys: false))
+            var builder = Builder(reader: Scanner(bytes))
             // About a token for every 12 bytes of an upstream answer: reserved once, bounded for large bodies.
             builder.tokens.reserveCapacity(min(bytes.count / 12 + 4, 16 * 1024))
             if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { builder.reader.index = 3 }
@@ -294,7 +521,7 @@ public final class JSONDocument: Sendable {
         }
 
         mutating func value(depth: Int) -> Bool {
-            guard depth < StrictJSON.maxDepth else { return false }
+            guard depth < JSONDocument.maxDepth else { return false }
             self.reader.skipWhitespace()
             guard let byte = self.reader.current else { return false }
             switch byte {
@@ -302,19 +529,19 @@ public final class JSONDocument: Sendable {
             case UInt8(ascii: "["): return self.array(depth: depth)
             case UInt8(ascii: "\""): return self.string()
             case UInt8(ascii: "t"):
-                guard self.reader.literal("true", .bool(true)) != nil else { return false }
+                guard self.reader.literal("true") else { return false }
                 self.append(.bool, payload: 1)
             case UInt8(ascii: "f"):
-                guard self.reader.literal("false", .bool(false)) != nil else { return false }
+                guard self.reader.literal("false") else { return false }
                 self.append(.bool, payload: 0)
             case UInt8(ascii: "n"):
-                guard self.reader.literal("null", .null) != nil else { return false }
+                guard self.reader.literal("null") else { return false }
                 self.append(.null)
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 switch self.reader.number() {
                 case .integer(let value)?: self.append(.integer, payload: UInt64(bitPattern: value))
                 case .number(let value)?: self.append(.number, payload: value.bitPattern)
-                default: return false
+                case nil: return false
                 }
             default: return false
             }
@@ -365,12 +592,13 @@ public final class JSONDocument: Sendable {
         }
 
         /// Whether an object's keys (their tokens) may name one twice: compared by fingerprint, and byte for byte
-        /// where two are alike. An escaped key, or more than 32 keys, count as may.
+        /// where two are alike. An escaped key, a key that is not ASCII (`String`s compare canonically, and two
+        /// different byte sequences can be one key), or more than 32 keys, count as may.
         private func mayRepeat(_ keys: ArraySlice<Int>) -> Bool {
             guard keys.count <= 32 else { return true }
             for (offset, key) in keys.enumerated() {
                 let token = self.tokens[key]
-                if token.isEscaped { return true }
+                if token.isEscaped || !token.isASCII { return true }
                 for other in keys.prefix(offset) where self.tokens[other].payload == token.payload {
                     let otherToken = self.tokens[other]
                     let bytes = self.reader.bytes
@@ -408,13 +636,14 @@ public final class JSONDocument: Sendable {
             }
         }
 
-        /// A string (at its opening quote), checked as `StrictJSON` checks it but not made: no control
-        /// characters, valid UTF-8, escapes that decode (`\u` ones through `StrictJSON`'s own reading).
+        /// A string (at its opening quote), checked but not made: no control characters, valid UTF-8, escapes that
+        /// decode.
         private mutating func string() -> Bool {
             let bytes = self.reader.bytes
             var index = self.reader.index + 1
             let start = index
             var isEscaped = false
+            var isASCII = true
             while true {
                 // Eight bytes at a time while none is a quote, a backslash, a control character or non-ASCII.
                 while index + 8 <= bytes.count,
@@ -429,7 +658,7 @@ public final class JSONDocument: Sendable {
                     self.tokens.append(
                         Token(
                             start: UInt32(start), end: UInt32(index), next: UInt32(self.tokens.count + 1), kind: .string,
-                            isEscaped: isEscaped
+                            isEscaped: isEscaped, isASCII: isASCII
                         )
                     )
                     self.reader.index = index + 1
@@ -457,6 +686,7 @@ public final class JSONDocument: Sendable {
                 default:
                     guard let length = UTF8Check.sequenceLength(bytes, at: index) else { return false }
                     index += length
+                    isASCII = false
                 }
             }
         }

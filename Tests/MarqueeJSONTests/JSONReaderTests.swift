@@ -1,9 +1,9 @@
-import MarqueeCore
+import MarqueeJSON
 import Testing
 
-@Suite struct StrictJSONTests {
+@Suite struct JSONReaderTests {
     @Test func parsesValues() {
-        let json = StrictJSON.parse(
+        let json = JSONDocument.parse(
             Array(#" {"a": [1, -2.5, 1e3, "x\u00e9\ud83c\udfac\n", true, false, null], "b": {}} "#.utf8)
         )
         #expect(
@@ -15,9 +15,9 @@ import Testing
                     "b": .object([:]),
                 ])
         )
-        #expect(StrictJSON.parse(Array("1767943745926332416".utf8)) == .integer(1_767_943_745_926_332_416))
-        #expect(StrictJSON.parse(Array("99999999999999999999".utf8)) == .number(1e20))
-        #expect(StrictJSON.parse([0xEF, 0xBB, 0xBF] + Array("[]".utf8)) == .array([]))
+        #expect(JSONDocument.parse(Array("1767943745926332416".utf8)) == .integer(1_767_943_745_926_332_416))
+        #expect(JSONDocument.parse(Array("99999999999999999999".utf8)) == .number(1e20))
+        #expect(JSONDocument.parse([0xEF, 0xBB, 0xBF] + Array("[]".utf8)) == .array([]))
     }
 
     @Test(arguments: [
@@ -25,22 +25,22 @@ import Testing
         "{\"a\" 1}", "\"\\ud83c\"",
     ])
     func refusesInvalidDocuments(text: String) {
-        #expect(StrictJSON.parse(Array(text.utf8)) == nil)
+        #expect(JSONDocument.parse(Array(text.utf8)) == nil)
     }
 
     @Test func refusesDeepNesting() {
         #expect(
-            StrictJSON.parse(Array((String(repeating: "[", count: 300) + String(repeating: "]", count: 300)).utf8))
+            JSONDocument.parse(Array((String(repeating: "[", count: 300) + String(repeating: "]", count: 300)).utf8))
                 == nil
         )
         #expect(
-            StrictJSON.parse(Array((String(repeating: "[", count: 100) + String(repeating: "]", count: 100)).utf8))
+            JSONDocument.parse(Array((String(repeating: "[", count: 100) + String(repeating: "]", count: 100)).utf8))
                 != nil
         )
     }
 
     @Test func refusesInvalidUTF8() {
-        #expect(StrictJSON.parse([0x22, 0xFF, 0x22]) == nil)
+        #expect(JSONDocument.parse([0x22, 0xFF, 0x22]) == nil)
     }
 }
 
@@ -53,6 +53,6 @@ import Testing
         ])
         let text = String(decoding: value.encoded(), as: UTF8.self)
         #expect(text.hasPrefix(#"{"a":"quote \" back \\ slash / tab \t nl \n cr \r bell \u0007 한글 🎬","m":{},"z":[-3,7.5,"#))
-        #expect(StrictJSON.parse(value.encoded()) == value, "what is written reads back the same")
+        #expect(JSONDocument.parse(value.encoded()) == value, "what is written reads back the same")
     }
 }

@@ -1,7 +1,8 @@
-@testable import MarqueeCore
+@testable import MarqueeJSON
 
-// The JSON reader and writer of MarqueeCore as they were at cf8cf19, before they were made faster
-// (make bench-fetch), kept as the reference the new ones must agree with (StrictJSONEquivalenceTests).
+// Test oracles: a JSON reader and writer written for clarity, not speed (a byte array, a dictionary an object, one
+// byte at a time), which the one reader and writer must agree with (JSONReaderEquivalenceTests,
+// JSONDocumentTests).
 
 /// The reader as it was.
 struct ReferenceStrictJSON {

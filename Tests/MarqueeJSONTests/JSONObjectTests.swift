@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeJSON
 import Testing
 
 @Suite struct JSONObjectTests {
@@ -69,7 +70,7 @@ import Testing
     func readsRepeatedKeys(count: Int) throws {
         let members = (0..<count).map { #""k\#($0)":\#($0)"# }
         let text = "{" + (members + [#""k1":"again""#]).joined(separator: ",") + "}"
-        let object = try #require(StrictJSON.parse(Array(text.utf8)))
+        let object = try #require(JSONDocument.parse(Array(text.utf8)))
         guard case .object(let read) = object else {
             Issue.record("not an object: \(object)")
             return
@@ -78,9 +79,9 @@ import Testing
         #expect(read["k1"] == .string("again"))
         #expect(read.keys[1] == "k1")
         #expect(read["k\(count - 1)"] == .integer(Int64(count - 1)))
-        #expect(StrictJSON.parse(Array(text.utf8), refusesDuplicateKeys: true) == nil)
+        #expect(JSONDocument.parse(Array(text.utf8), refusesDuplicateKeys: true) == nil)
         #expect(throws: PayloadError.self) { try JSONValue.parse(Array(text.utf8)) }
         let unique = "{" + members.joined(separator: ",") + "}"
-        #expect(StrictJSON.parse(Array(unique.utf8), refusesDuplicateKeys: true) == .object(Self.numbered(count)))
+        #expect(JSONDocument.parse(Array(unique.utf8), refusesDuplicateKeys: true) == .object(Self.numbered(count)))
     }
 }

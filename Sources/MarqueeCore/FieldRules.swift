@@ -1,0 +1,15 @@
+/// Bounds that both the payload readers (``FetchJob/decode(json:)``, ``ImageJob/decode(json:)``) and the checks
+/// without a payload (``FetchJob/checked()``, ``ImageJob/checked()``) apply: one place, so the two cannot drift.
+enum FieldRules {
+    static let pages: ClosedRange<Int64> = 1...500
+    static let tmdbIDs: ClosedRange<Int64> = 1...Int64(Int32.max)
+    static let years: ClosedRange<Int64> = 1870...2200
+    static let queryLength = 500
+    static let languageLength = 10
+    static let languageExpected = "a language such as ko-KR"
+    static let regionLength = 2
+    static let regionExpected = "a region such as KR"
+    static let imageURLLength = 2048
+    static let imageURLExpected = "an http or https URL"
+    static let imageOwnerLength = 200
+}
