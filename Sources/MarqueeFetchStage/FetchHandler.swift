@@ -202,25 +202,3 @@ public struct FetchHandler: StageHandler {
         return error.isRetriable ? .transient(error.reason, minimumWait: error.retryAfter) : .permanent(error.reason)
     }
 }
-
-extension Source {
-    /// The source's name in log lines and `/readyz`.
-    public var displayName: String {
-        switch self {
-        case .tmdb: "TMDB"
-        case .kofic: "KOFIC"
-        case .kakao: "Kakao"
-        case .openLibrary: "Open Library"
-        }
-    }
-
-    /// The environment variable that holds the source's key; `nil` for Open Library, which needs none.
-    public var keyVariable: String? {
-        switch self {
-        case .tmdb: "TMDB_API_KEY"
-        case .kofic: "KOFIC_API_KEY"
-        case .kakao: "KAKAO_REST_API_KEY"
-        case .openLibrary: nil
-        }
-    }
-}

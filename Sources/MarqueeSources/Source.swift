@@ -11,4 +11,23 @@ public enum Source: String, Sendable, CaseIterable, Hashable, CustomStringConver
 
     /// The raw value, as it appears in logs and metrics.
     public var description: String { self.rawValue }
+    /// The source's name in log lines and `/readyz`.
+    public var displayName: String {
+        switch self {
+        case .tmdb: "TMDB"
+        case .kofic: "KOFIC"
+        case .kakao: "Kakao"
+        case .openLibrary: "Open Library"
+        }
+    }
+
+    /// The environment variable that holds the source's key; `nil` for Open Library, which needs none.
+    public var keyVariable: String? {
+        switch self {
+        case .tmdb: "TMDB_API_KEY"
+        case .kofic: "KOFIC_API_KEY"
+        case .kakao: "KAKAO_REST_API_KEY"
+        case .openLibrary: nil
+        }
+    }
 }

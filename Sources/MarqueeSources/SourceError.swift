@@ -106,6 +106,11 @@ public struct SourceError: RetriableError, Sendable {
         self.line = line
     }
 
+    /// The error of a job whose source needs a key this worker was not given (``Code-swift.struct/missingKey(_:)``).
+    public static func keyNotConfigured(_ source: Source) -> SourceError {
+        SourceError(.missingKey(source), "\(source.keyVariable ?? source.rawValue) is not configured")
+    }
+
     /// Whether trying the same job again later can succeed: true for ``Code-swift.struct/rateLimited``,
     /// ``Code-swift.struct/quotaExhausted``, ``Code-swift.struct/unavailable`` and ``Code-swift.struct/malformed``.
     public var isRetriable: Bool {

@@ -43,6 +43,29 @@ public struct SourceRequest: Sendable, CustomStringConvertible {
 extension SourceRequest {
     /// A JSON GET of `path` below `base` with `query` (secret items redacted in ``redactedURL``), sending
     /// `Accept: application/json`, the configured User-Agent and `headers`.
+    /// A GET of `source`'s JSON API carrying its key as the query parameter `parameter` (a secret: redacted in
+    /// the URL that is logged).
+    ///
+    /// - Throws: A ``SourceError`` (``SourceError/Code-swift.struct/missingKey(_:)``) when no key is configured.
+    static func json(
+        _ source: Source,
+        key: Secret?,
+        as parameter: String,
+        base: String,
+        path: [String],
+        query: [QueryItem],
+        userAgent: String
+    ) throws(SourceError) -> SourceRequest {
+        guard let key else { throw SourceError.keyNotConfigured(source) }
+        return .json(
+            source,
+            base: base,
+            path: path,
+            query: [QueryItem(parameter, key.revealed, isSecret: true)] + query,
+            userAgent: userAgent
+        )
+    }
+
     static func json(
         _ source: Source,
         base: String,

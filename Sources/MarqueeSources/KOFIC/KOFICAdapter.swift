@@ -48,15 +48,9 @@ public struct KOFICAdapter: SourceAdapter {
     }
 
     private func request(path: [String], query: [QueryItem]) throws(SourceError) -> SourceRequest {
-        guard let key = self.configuration.koficAPIKey else {
-            throw SourceError(.missingKey(.kofic), "KOFIC_API_KEY is not configured")
-        }
-        return .json(
-            .kofic,
-            base: self.configuration.koficBaseURL,
-            path: path,
-            query: [QueryItem("key", key.revealed, isSecret: true)] + query,
-            userAgent: self.configuration.userAgent
+        try .json(
+            .kofic, key: self.configuration.koficAPIKey, as: "key", base: self.configuration.koficBaseURL, path: path,
+            query: query, userAgent: self.configuration.userAgent
         )
     }
 

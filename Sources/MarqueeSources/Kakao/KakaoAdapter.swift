@@ -37,9 +37,7 @@ public struct KakaoAdapter: SourceAdapter {
         guard case .kakaoPoster(let query, _) = job else {
             throw SourceError(.invalidConfiguration, source: .kakao, "a \(job.kind) job is not a Kakao job")
         }
-        guard let key = self.configuration.kakaoAPIKey else {
-            throw SourceError(.missingKey(.kakao), "KAKAO_REST_API_KEY is not configured")
-        }
+        guard let key = self.configuration.kakaoAPIKey else { throw SourceError.keyNotConfigured(.kakao) }
         return .json(
             .kakao,
             base: self.configuration.kakaoBaseURL,

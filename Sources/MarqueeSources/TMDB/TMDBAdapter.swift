@@ -67,15 +67,9 @@ public struct TMDBAdapter: SourceAdapter {
     }
 
     private func request(path: [String], query: [QueryItem]) throws(SourceError) -> SourceRequest {
-        guard let key = self.configuration.tmdbAPIKey else {
-            throw SourceError(.missingKey(.tmdb), "TMDB_API_KEY is not configured")
-        }
-        return .json(
-            .tmdb,
-            base: self.configuration.tmdbBaseURL,
-            path: path,
-            query: [QueryItem("api_key", key.revealed, isSecret: true)] + query,
-            userAgent: self.configuration.userAgent
+        try .json(
+            .tmdb, key: self.configuration.tmdbAPIKey, as: "api_key", base: self.configuration.tmdbBaseURL, path: path,
+            query: query, userAgent: self.configuration.userAgent
         )
     }
 
