@@ -67,6 +67,24 @@ import Testing
         await #expect(throws: KafkaError.self) { try await producer.send(KafkaProducerMessage(topic: "orders", value: "late")) }
     }
 
+    /// librdkafka queues the broker's refusal before the producer turns on its queue-event callback; what was
+    /// queued before must not hold back the delivery reports queued behind it.
+    @Test func aSendToABrokerDownFromTheStartFailsAfterTheDeliveryTimeout() async throws {
+        let cluster = try KafkaMockCluster(logger: .marqueeTest)
+        try cluster.createTopic("orders", partitions: 1)
+        cluster.setBroker(1, isUp: false)
+        for _ in 0..<3 {
+            var configuration = KafkaProducerConfiguration(kafka: cluster.configuration)
+            configuration.deliveryTimeout = .seconds(1)
+            let producer = try KafkaProducer(configuration: configuration, logger: .marqueeTest)
+            let error = await #expect(throws: KafkaError.self) {
+                try await producer.send(KafkaProducerMessage(topic: "orders", value: "lost"))
+            }
+            #expect(error?.code == .delivery)
+            await producer.close()
+        }
+    }
+
     @Test func concurrentSendersAllGetTheirReportsAndCloseFlushesAfterTheLast() async throws {
         let cluster = try KafkaMockCluster(logger: .marqueeTest)
         try cluster.createTopic("orders", partitions: 4)

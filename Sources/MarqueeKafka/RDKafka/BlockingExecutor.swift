@@ -1,22 +1,27 @@
 import MarqueeCore
 import NIOPosix
+import Synchronization
+
+import class Foundation.Thread
 
 /// The one place MarqueeKafka's blocking librdkafka calls run: a fixed pool of threads (swift-nio's
 /// `NIOThreadPool`) shared by every producer, consumer, reader and admin client of the process, so that no
 /// blocking call occupies the cooperative pool (two threads on these machines) and none starts a thread of its
-/// own.
+/// own while the pool has one free.
 ///
 /// What runs here: a consumer's start-up broker check, synchronous commits and close sequence, a producer's
-/// delivery-report passes and close sequence, ``KafkaReader`` reads and ``KafkaAdmin`` requests. Each of these
-/// is bounded by a librdkafka timeout, and none waits for another job of this pool, so the pool cannot
-/// deadlock; with more long calls at once than it has threads, the later ones wait in its queue (docs/concurrency.md,
-/// "Kafka clients").
+/// delivery-report passes and close sequence, ``KafkaReader`` reads and ``KafkaAdmin`` requests. None of them
+/// waits for another job, so the pool cannot deadlock. Some can block long: leaving a group waits for its
+/// rebalance, however long `close(within:)` waits for it, and a flush waits up to its timeout. So a job never
+/// queues behind them: when every pool thread is taken, a job runs on a thread of its own instead (the overflow,
+/// as rare as that many long calls at once), and a delivery-report pass or a commit is never held up by another
+/// client's close (docs/concurrency.md, "Kafka clients").
 ///
 /// Jobs always run once submitted: a cancelled caller still waits for its call to finish (cancelling does not
 /// undo a commit or a close that librdkafka already started).
 enum BlockingExecutor {
     /// Eight threads: a worker process needs at most four at once (its consumer's close or commit, its producer's
-    /// report pass, a probe, an admin request); the rest is headroom for test processes running many clients.
+    /// report pass, a probe, an admin request); the rest is headroom for processes running many clients.
     static let threadCount = 8
 
     /// Started on first use and never shut down (the threads wait on a condition while idle).
@@ -50,11 +55,21 @@ enum BlockingExecutor {
         return completion
     }
 
+    /// Pool jobs submitted and not finished; never more than ``threadCount``, so none waits in the pool's queue.
+    private static let poolJobs = Atomic<Int>(0)
+
     private static func submit(_ body: @escaping @Sendable () -> Void) {
+        guard self.poolJobs.add(1, ordering: .relaxed).newValue <= self.threadCount else {
+            // Every pool thread is blocked in a call: do not wait behind them.
+            self.poolJobs.subtract(1, ordering: .relaxed)
+            Thread.detachNewThread(body)
+            return
+        }
         // `.cancelled` only comes from a pool that is shutting down, and this one never is.
         self.pool.submit { state in
             precondition(state == .active, "the Kafka blocking pool was shut down")
             body()
+            self.poolJobs.subtract(1, ordering: .relaxed)
         }
     }
 }

@@ -38,6 +38,10 @@ final class ProducerCore: Sendable {
             guard let opaque else { return }
             Unmanaged<ProducerCore>.fromOpaque(opaque).takeUnretainedValue().reportsArrived()
         }, Unmanaged.passUnretained(self).toOpaque())
+        // The callback only says when the queue *becomes* non-empty: what librdkafka queued before it was on (a
+        // broker refusing the connection at once, say) would otherwise wait for ever, and hold back the reports
+        // queued behind it. One pass serves it.
+        self.reportsArrived()
     }
 
     deinit {
