@@ -32,12 +32,12 @@ import Testing
 
     @Test func messagesAreHandedOutInOffsetOrder() {
         var machine = self.machine(reading: [5, 6, 7])
-        let result17 = machine.nextBuffered()?.offset
-        #expect(result17 == 5)
+        let firstOffset = machine.nextBuffered()?.offset
+        #expect(firstOffset == 5)
         guard case .message(let message) = machine.next() else { Issue.record("expected a message"); return }
         #expect(message.offset == 6)
-        let result18 = machine.nextBuffered()?.offset
-        #expect(result18 == 7)
+        let lastOffset = machine.nextBuffered()?.offset
+        #expect(lastOffset == 7)
     }
 
     @Test func callsAskedForWhileTheReaderReadsAreMadeByItInOrderBeforeItLetsGo() {
@@ -47,10 +47,10 @@ import Testing
         while machine.nextBuffered() != nil {}
         guard case .read = machine.next() else { Issue.record("the reader did not get access"); return }
         // Meanwhile the application hands a message back and resumes: both wait for the reader.
-        let result19 = machine.pause([self.partition], handingBack: first)
-        #expect(result19 == nil)
-        let result20 = machine.resume([self.partition])
-        #expect(result20 == nil)
+        let pauseCalls = machine.pause([self.partition], handingBack: first)
+        let resumeCalls = machine.resume([self.partition])
+        #expect(pauseCalls == nil)
+        #expect(resumeCalls == nil)
         guard case .make(let calls) = machine.release() else { Issue.record("the pending calls were not handed over"); return }
         guard calls.steps.count == 3, case .pause(let paused) = calls.steps[0], case .seek(let seeks) = calls.steps[1],
             case .resume(let resumed) = calls.steps[2]
@@ -69,10 +69,10 @@ import Testing
         let second = machine.nextBuffered()!
         guard case .read = machine.next() else { Issue.record("the reader did not get access"); return }
         // The reader is not idle: marking leaves storing to it.
-        let result21 = machine.markProcessed(first)
-        #expect(result21 == nil)
-        let result22 = machine.markProcessed(second)
-        #expect(result22 == nil)
+        let callsForFirst = machine.markProcessed(first)
+        let callsForSecond = machine.markProcessed(second)
+        #expect(callsForFirst == nil)
+        #expect(callsForSecond == nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             guard case .waiting = machine.storeForCommit(continuation) else {
                 Issue.record("the commit did not wait for the holder of access")
@@ -103,24 +103,23 @@ import Testing
         }
         guard case .end(nil) = machine.next() else { Issue.record("the messages did not end"); return }
         // Nobody else gets access any more.
-        let result23 = machine.resume([self.partition])
-        #expect(result23 == nil)
-        let result24 = machine.closed().isEmpty
-        #expect(result24)
+        let resumeCalls = machine.resume([self.partition])
+        let waiters = machine.closed()
+        #expect(resumeCalls == nil)
+        #expect(waiters.isEmpty)
     }
 
     @Test func aRevocationStoresTheRevokedPartitionsOffsetsAndDropsTheirBufferedMessages() {
         var machine = self.machine(reading: [0, 1, 2])
         let first = machine.nextBuffered()!
-        let result25 = machine.markProcessed(first)
-        #expect(result25 == nil)
+        let markCalls = machine.markProcessed(first)
+        #expect(markCalls == nil)
         let revoked = machine.revoke([self.partition], reportedProtocol: nil)
         #expect(!revoked.isCooperative)
         #expect(revoked.stores.map(\.1) == [1])
-        let result26 = machine.nextBuffered()
-        #expect(result26 == nil)
-        let result27 = machine.owns(first)
-        #expect(!result27)
+        let next = machine.nextBuffered()
+        #expect(next == nil)
+        #expect(!machine.owns(first))
         #expect(machine.assignment.isEmpty)
     }
 }

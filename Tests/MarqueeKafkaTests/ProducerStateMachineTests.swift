@@ -5,47 +5,37 @@ import Testing
 @Suite struct ProducerStateMachineTests {
     @Test func theFlushWaitsForTheLastActiveSender() {
         var machine = ProducerStateMachine()
-        let result1 = machine.beginEnqueue()
-        #expect(result1)
-        let result2 = machine.beginEnqueue()
-        #expect(result2)
+        let admitted = [machine.beginEnqueue(), machine.beginEnqueue()]
         let close = machine.close()
+        // No sender is admitted once closing; the second of the two active ones to finish starts the flush.
+        let admittedWhileClosing = machine.beginEnqueue()
+        let flushAfterFirst = machine.endEnqueue()
+        let flushAfterSecond = machine.endEnqueue()
+        let waiters = machine.flushFinished()
+        #expect(admitted == [true, true])
         #expect(close.resume.isEmpty)
         #expect(!close.startFlush)
-        // No sender is admitted once closing.
-        let result3 = machine.beginEnqueue()
-        #expect(!result3)
-        let result4 = machine.endEnqueue()
-        #expect(!result4)
-        let result5 = machine.endEnqueue()
-        #expect(result5)
-        let result6 = machine.flushFinished().isEmpty
-        #expect(result6)
+        #expect(!admittedWhileClosing)
+        #expect(!flushAfterFirst)
+        #expect(flushAfterSecond)
+        #expect(waiters.isEmpty)
         #expect(machine.isClosed)
     }
 
     @Test func closingWithNoActiveSenderFlushesAtOnceAndOnlyOnce() {
         var machine = ProducerStateMachine()
-        let result7 = machine.close().startFlush
-        #expect(result7)
-        let result8 = machine.close().startFlush
-        #expect(!result8)
+        let flushes = [machine.close().startFlush, machine.close().startFlush]
+        #expect(flushes == [true, false])
     }
 
     @Test func eventsDuringAPassRunItOnceMoreAndAtMostOnePassRuns() {
         var machine = ProducerStateMachine()
-        let result9 = machine.queueBecameReadable()
-        #expect(result9)
-        let result10 = machine.queueBecameReadable()
-        #expect(!result10)
-        let result11 = machine.queueBecameReadable()
-        #expect(!result11)
-        let result12 = machine.passFinished(hasRoom: true).runAgain
-        #expect(result12)
-        let result13 = machine.passFinished(hasRoom: true).runAgain
-        #expect(!result13)
-        let result14 = machine.queueBecameReadable()
-        #expect(result14)
+        let schedules = [machine.queueBecameReadable(), machine.queueBecameReadable(), machine.queueBecameReadable()]
+        let runsAgain = [machine.passFinished(hasRoom: true).runAgain, machine.passFinished(hasRoom: true).runAgain]
+        let schedulesAfterwards = machine.queueBecameReadable()
+        #expect(schedules == [true, false, false])
+        #expect(runsAgain == [true, false])
+        #expect(schedulesAfterwards)
     }
 
     @Test func aWaiterForRoomIsResumedByAPassThatFindsRoom() async {
@@ -56,10 +46,10 @@ import Testing
                 Issue.record("expected to wait and schedule a pass")
                 return continuation.resume()
             }
-            let result15 = machine.passFinished(hasRoom: false).resume.isEmpty
-            #expect(result15)
-            let result16 = machine.queueBecameReadable()
-            #expect(result16)
+            let resumedWithoutRoom = machine.passFinished(hasRoom: false).resume
+            let schedulesAgain = machine.queueBecameReadable()
+            #expect(resumedWithoutRoom.isEmpty)
+            #expect(schedulesAgain)
             let (resume, runAgain) = machine.passFinished(hasRoom: true)
             #expect(!runAgain)
             #expect(resume.count == 1)
