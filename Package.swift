@@ -33,7 +33,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        // Test-only: the loopback HTTP server of MarqueeHTTPTests (connection counting, resets, trickled bodies).
+        // NIOThreadPool (MarqueeKafka's blocking calls, the image store's file I/O); in tests, the loopback HTTP server
+        // of MarqueeHTTPTests (connection counting, resets, trickled bodies).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         // SHA-256 of image content (the image store's keys, S3 payload hashes).
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -79,6 +80,8 @@ let package = Package(
                 "MarqueeCore",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+                // NIOThreadPool: the one pool of threads for blocking librdkafka calls (docs/concurrency.md).
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

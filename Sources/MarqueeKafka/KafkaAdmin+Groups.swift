@@ -172,7 +172,7 @@ extension KafkaAdmin {
             for partition in partitions {
                 var low: Int64 = 0
                 var high: Int64 = 0
-                // Blocks this dedicated thread for at most the timeout (two ListOffsets requests).
+                // Blocks this thread of the blocking pool for at most the timeout (two ListOffsets requests).
                 let code = RDKafkaCode(
                     rd_kafka_query_watermark_offsets(
                         client.handle,

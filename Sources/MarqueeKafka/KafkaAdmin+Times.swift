@@ -32,7 +32,7 @@ extension KafkaAdmin {
         return try await Self.blocking { () throws(KafkaError) -> [KafkaTopicPartition: Int64?] in
             // On input each entry's offset is the time asked about; librdkafka writes the answer over it.
             let list = RDKafkaTopicPartitionList(unique.map { ($0, milliseconds) })
-            // Blocks this dedicated thread for at most the timeout (a metadata lookup, then ListOffsets per leader).
+            // Blocks this thread of the blocking pool for at most the timeout (a metadata lookup, then ListOffsets per leader).
             let code = RDKafkaCode(
                 rd_kafka_offsets_for_times(client.handle, list.pointer, Int32(timeout.milliseconds))
             )

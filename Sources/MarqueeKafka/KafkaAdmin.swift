@@ -5,8 +5,8 @@ public import Logging
 /// Creates topics and reads offsets: what the CLI, the tests and lag monitoring need from the cluster.
 ///
 /// Every call has a timeout (``KafkaAdminConfiguration/requestTimeout``) and fails with a clear
-/// ``KafkaError`` instead of hanging when no broker answers. Calls block a dedicated thread, never the
-/// cooperative pool.
+/// ``KafkaError`` instead of hanging when no broker answers. Calls block a thread of the shared blocking pool
+/// (``BlockingExecutor``), never the cooperative pool.
 public final class KafkaAdmin: Sendable {
     let client: RDKafkaClient
     let timeout: Duration
@@ -197,11 +197,11 @@ public final class KafkaAdmin: Sendable {
         return rows.sorted { $0.partition < $1.partition }
     }
 
-    /// Runs blocking librdkafka work on its own thread and awaits the result.
+    /// Runs blocking librdkafka work on the shared blocking pool (``BlockingExecutor``) and awaits the result.
     static func blocking<T: Sendable>(
         _ work: @escaping @Sendable () throws(KafkaError) -> T
     ) async throws(KafkaError) -> T {
-        try await DedicatedThread.run { () throws(KafkaError) in try work() }.get()
+        try await BlockingExecutor.run(work)
     }
 }
 

@@ -108,10 +108,10 @@ public final class KafkaConsumer: Service, Sendable {
     ///
     /// - Throws: A ``KafkaError`` with code ``KafkaError/Code-swift.struct/commit`` when the broker refused it.
     public func commit() async throws(KafkaError) {
-        self.core.storeProcessedOffsets()
+        await self.core.storeProcessedOffsets()
         let client = self.client
         // rd_kafka_commit with async=0 blocks until the broker answers: keep it off the cooperative pool.
-        let code = await DedicatedThread.run { RDKafkaCode(rd_kafka_commit(client.handle, nil, 0)) }
+        let code = await BlockingExecutor.run { RDKafkaCode(rd_kafka_commit(client.handle, nil, 0)) }
         guard code == .noError || code == .noOffset else {
             throw .rdKafka(.commit, code, context: "offset commit failed")
         }
@@ -162,7 +162,7 @@ public final class KafkaConsumer: Service, Sendable {
 
     /// ``close()``, waiting at most `timeout` for it. Leaving the group can take as long as the group's
     /// rebalance (a member rejoining after a network partition waits for the others); a process that stops does
-    /// not wait for it: the close goes on on its own thread, and the partitions move to the others after the
+    /// not wait for it: the close goes on on the blocking pool, and the partitions move to the others after the
     /// session timeout at the latest. Returns whether the close completed in time.
     @discardableResult
     public func close(within timeout: Duration) async -> Bool {

@@ -6,7 +6,7 @@ public struct KafkaConsumerMessage: Sendable {
     /// The assignment of the partition that handed this message out; a message from an earlier assignment
     /// cannot move the commit position of a later one. It also names the topic and partition, so a message
     /// carries one reference for them instead of a string of its own.
-    let partitionState: ConsumerCore.PartitionState
+    let partitionState: ConsumerStateMachine.PartitionState
     public var topic: String { self.partitionState.topicPartition.topic }
     public var partition: Int32 { self.partitionState.topicPartition.partition }
     public let offset: Int64

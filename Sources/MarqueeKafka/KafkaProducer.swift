@@ -7,25 +7,23 @@ import Synchronization
 /// Produces messages and reports when the broker acknowledged them.
 ///
 /// `send` returns only once the broker has acknowledged the message (with the defaults: stored by every in-sync
-/// replica, by the idempotent producer), or throws. A dedicated thread serves librdkafka's delivery reports.
+/// replica, by the idempotent producer), or throws. librdkafka's delivery reports are served on the shared
+/// blocking pool as they arrive; no thread belongs to a producer.
 ///
 /// As a `Service`, the producer runs until graceful shutdown and then flushes and closes.
 public final class KafkaProducer: Service, Sendable {
-    private let client: RDKafkaClient
+    private let core: ProducerCore
+    private var client: RDKafkaClient { self.core.client }
     private let logger: Logger
-    private let state: ProducerState
-    private let pollDone: OneShotSignal
-    /// Cached `rd_kafka_topic_t *` per topic name (produce by handle avoids a lookup per message).
-    private let topics = Mutex<[String: SendableOpaquePointer]>([:])
 
-    /// Creates a producer and starts its delivery-report thread.
+    /// Creates a producer.
     ///
     /// - Throws: A ``KafkaError`` when the configuration is invalid.
     public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
         try configuration.kafka.validate()
         self.logger = logger
         let context = RDKafkaClientContext(logger: logger)
-        self.client = try RDKafkaClient(kind: .producer, properties: configuration.properties, context: context) {
+        let client = try RDKafkaClient(kind: .producer, properties: configuration.properties, context: context) {
             conf in
             rd_kafka_conf_set_dr_msg_cb(conf) { _, message, _ in
                 guard let message, let slot = message.pointee._private else { return }
@@ -37,24 +35,19 @@ public final class KafkaProducer: Service, Sendable {
                 )
             }
         }
-        let state = ProducerState()
-        self.state = state
-        let client = self.client
-        let flushTimeout = configuration.flushTimeout
-        let queueLimit = configuration.queueMessages
-        self.pollDone = DedicatedThread.start(name: "marquee-kafka-producer") {
-            Self.pollLoop(client: client, state: state, queueLimit: queueLimit, flushTimeout: flushTimeout)
-        }
+        self.core = ProducerCore(
+            client: client,
+            flushTimeout: configuration.flushTimeout,
+            queueLimit: configuration.queueMessages
+        )
     }
 
     deinit {
-        if !self.pollDone.isFired {
-            // The delivery-report thread keeps the client alive until it has flushed.
+        if !self.core.closed.isFired {
+            // The close sequence keeps the core (and its client) alive until it has flushed.
             self.logger.warning("KafkaProducer released without close(): flushing now")
-            self.state.mutex.withLock { $0.isClosing = true }
-            rd_kafka_yield(self.client.handle)
+            self.core.beginClose()
         }
-        for topic in self.topics.withLock({ $0.values }) { rd_kafka_topic_destroy(topic.pointer) }
     }
 
     /// The latest statistics JSON librdkafka emitted (see ``KafkaConfiguration/statisticsInterval``).
@@ -63,6 +56,10 @@ public final class KafkaProducer: Service, Sendable {
     /// librdkafka's statistics JSON each time it is emitted, for a metrics exporter (one reader; when it falls
     /// behind, only the newest is kept). Ends when the producer is released.
     public var statisticsUpdates: AsyncStream<String> { self.client.context.statisticsUpdates }
+
+    /// Messages librdkafka holds that have no delivery report yet (queued, in flight, or reported and not yet
+    /// served): what a close would have to flush.
+    var outstandingMessages: Int { Int(rd_kafka_outq_len(self.client.handle)) }
 
     /// Sends one message and waits for the broker's acknowledgement.
     ///
@@ -110,7 +107,7 @@ public final class KafkaProducer: Service, Sendable {
 
     /// Enqueues every message and waits for all their delivery reports.
     private func enqueueAll(_ messages: [KafkaProducerMessage]) async throws(KafkaError) -> DeliveryBatch {
-        if self.state.mutex.withLock({ $0.isClosing }) { throw .closed("the producer") }
+        if !self.core.state.withLock({ $0.isOpen }) { throw .closed("the producer") }
         let batch = DeliveryBatch(count: messages.count)
         var index = 0
         // Batches usually go to one topic: look its handle up once per run of equal topics.
@@ -120,15 +117,10 @@ public final class KafkaProducer: Service, Sendable {
                 batch.fail(from: index, with: KafkaError(code: .cancelled, reason: "the sending task was cancelled"))
                 break
             }
-            // Enqueue a run of messages as one of the producer's active enqueues, counted under the lock: the poll
-            // thread waits for none to be active before its final flush. The messages themselves are enqueued
-            // outside the lock; held for the whole run, it kept concurrent senders waiting in the kernel
-            // (make bench-fetch).
-            let admitted = self.state.mutex.withLock { state in
-                guard state.acceptsMessages else { return false }
-                self.state.activeEnqueues.add(1, ordering: .relaxed)
-                return true
-            }
+            // Enqueue a run of messages as one of the producer's active enqueues, counted by the state machine: the
+            // close sequence flushes only when none is active. The messages themselves are enqueued outside the
+            // lock, like every librdkafka call.
+            let admitted = self.core.state.withLock { $0.beginEnqueue() }
             let stop: RDKafkaCode? = admitted ? self.enqueueRun(messages, from: &index, topic: &topic, batch: batch) : nil
             switch stop {
             case nil:
@@ -145,21 +137,22 @@ public final class KafkaProducer: Service, Sendable {
     }
 
     /// Enqueues up to 256 messages from `index` (advanced past those enqueued or failed); `.queueFull` when
-    /// librdkafka's queue is full. Ends the active enqueue ``enqueueAll(_:)`` counted.
+    /// librdkafka's queue is full. Ends the active enqueue ``enqueueAll(_:)`` counted (and starts the flush when
+    /// the producer is closing and it was the last).
     private func enqueueRun(
         _ messages: [KafkaProducerMessage],
         from index: inout Int,
         topic: inout (name: String, handle: OpaquePointer)?,
         batch: DeliveryBatch
     ) -> RDKafkaCode {
-        defer { self.state.activeEnqueues.subtract(1, ordering: .releasing) }
+        defer { if self.core.state.withLock({ $0.endEnqueue() }) { self.core.startFlush() } }
         let end = min(index + 256, messages.count)
         // Read through the buffer: each message is borrowed, not copied (a copy retains its topic, key,
         // value and headers, and releases them again: a measurable share of a produce loop).
         return messages.withUnsafeBufferPointer { messages -> RDKafkaCode in
             while index < end {
                 if topic?.name != messages[index].topic {
-                    topic = (messages[index].topic, self.topicHandle(messages[index].topic))
+                    topic = (messages[index].topic, self.core.topicHandle(messages[index].topic))
                 }
                 let code = self.enqueue(messages[index], topic: topic!.handle, slot: batch.slot(index))
                 switch code {
@@ -254,96 +247,30 @@ public final class KafkaProducer: Service, Sendable {
         return bytes.withUnsafeBytes { body($0) }
     }
 
-    private func topicHandle(_ name: String) -> OpaquePointer {
-        self.topics.withLock { topics in
-            if let handle = topics[name] { return handle.pointer }
-            guard let handle = rd_kafka_topic_new(self.client.handle, name, nil) else {
-                fatalError("rd_kafka_topic_new(\(name)) returned NULL")
-            }
-            topics[name] = SendableOpaquePointer(handle)
-            return handle
-        }
-    }
-
     private func waitForQueueSpace() async {
         await withCheckedContinuation { continuation in
-            // Once the poll thread stopped taking messages it resumes no more waiters: do not wait then.
-            let isOpen = self.state.mutex.withLock { state in
-                if state.acceptsMessages { state.queueWaiters.append(continuation) }
-                return state.acceptsMessages
+            switch self.core.state.withLock({ $0.waitForRoom(continuation) }) {
+            case .resume:
+                continuation.resume()
+            case .wait(let schedulePass):
+                if schedulePass { self.core.schedulePass() }
             }
-            if !isOpen { continuation.resume() }
         }
     }
 
     /// Flushes outstanding messages (up to ``KafkaProducerConfiguration/flushTimeout``), fails what is left, and
-    /// stops the delivery-report thread. Later sends throw ``KafkaError/Code-swift.struct/closed``.
+    /// stops serving delivery reports. Later sends throw ``KafkaError/Code-swift.struct/closed``.
     public func close() async {
-        self.state.mutex.withLock { $0.isClosing = true }
-        rd_kafka_yield(self.client.handle)
-        await self.pollDone.wait()
+        self.core.beginClose()
+        await self.core.closed.wait()
     }
 
     /// Runs until graceful shutdown, then closes.
     public func run() async throws {
         await withGracefulShutdownHandler {
-            await self.pollDone.wait()
+            await self.core.closed.wait()
         } onGracefulShutdown: {
-            self.state.mutex.withLock { $0.isClosing = true }
-            rd_kafka_yield(self.client.handle)
+            self.core.beginClose()
         }
     }
-
-    private static func pollLoop(client: RDKafkaClient, state: ProducerState, queueLimit: Int, flushTimeout: Duration) {
-        while true {
-            rd_kafka_poll(client.handle, 100)
-            let (closing, waiters) = state.mutex.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
-                if state.isClosing { state.acceptsMessages = false }
-                guard !state.queueWaiters.isEmpty,
-                    state.isClosing || Int(rd_kafka_outq_len(client.handle)) < queueLimit
-                else { return (state.isClosing, []) }
-                defer { state.queueWaiters = [] }
-                return (state.isClosing, state.queueWaiters)
-            }
-            for waiter in waiters { waiter.resume() }
-            if closing { break }
-        }
-        // A sender admitted before `acceptsMessages` was cleared may still be enqueueing; none can start now.
-        while state.activeEnqueues.load(ordering: .acquiring) > 0 { rd_kafka_poll(client.handle, 1) }
-        // Serves the remaining delivery reports; whatever is still queued after the timeout is purged, and its
-        // reports (failures) are served too, so no send waits forever.
-        let flushed = RDKafkaCode(rd_kafka_flush(client.handle, Int32(flushTimeout.milliseconds)))
-        if flushed != .noError {
-            client.context.logger.warning(
-                "producer closed with \(rd_kafka_outq_len(client.handle)) unacknowledged messages\(client.context.lastErrorSuffix)"
-            )
-            rd_kafka_purge(client.handle, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
-            rd_kafka_poll(client.handle, 0)
-        }
-        let waiters = state.mutex.withLock { state in
-            defer { state.queueWaiters = [] }
-            return state.queueWaiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-}
-
-/// The producer's mutable state, shared by senders and the poll thread.
-final class ProducerState: Sendable {
-    struct State {
-        var isClosing = false
-        /// Cleared by the poll thread before its final flush: no message may be enqueued after it.
-        var acceptsMessages = true
-        var queueWaiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    let mutex = Mutex(State())
-    /// Senders enqueueing messages (admitted under `mutex` while `acceptsMessages` held).
-    let activeEnqueues = Atomic<Int>(0)
-}
-
-/// An `OpaquePointer` to a librdkafka object that is safe to use from any thread (topic handles, queues).
-struct SendableOpaquePointer: @unchecked Sendable {
-    let pointer: OpaquePointer
-    init(_ pointer: OpaquePointer) { self.pointer = pointer }
 }

@@ -39,8 +39,8 @@ public struct KafkaRecord: Sendable, Hashable {
 /// Reads ranges of offsets from partitions without joining a consumer group: what operator tools need to look
 /// at a topic (dead letters, the oldest unconsumed message) without moving anyone's committed offsets.
 ///
-/// Each ``read(_:limit:timeout:)`` assigns the partitions itself and commits nothing. Calls block a dedicated
-/// thread, never the cooperative pool.
+/// Each ``read(_:limit:timeout:)`` assigns the partitions itself and commits nothing. Calls block a thread of
+/// the shared blocking pool (``BlockingExecutor``), never the cooperative pool.
 public final class KafkaReader: Sendable {
     private let properties: [String: String]
     private let logger: Logger
@@ -79,10 +79,10 @@ public final class KafkaReader: Sendable {
         guard !wanted.isEmpty, limit.map({ $0 > 0 }) ?? true else { return [] }
         let properties = self.properties
         let logger = self.logger
-        return try await DedicatedThread.run { () throws(KafkaError) -> [KafkaRecord] in
+        return try await BlockingExecutor.run { () throws(KafkaError) -> [KafkaRecord] in
             let client = try RDKafkaClient(kind: .consumer, properties: properties, context: RDKafkaClientContext(logger: logger))
             return try Self.read(wanted, limit: limit, timeout: timeout, client: client)
-        }.get()
+        }
     }
 
     private static func read(
