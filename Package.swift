@@ -6,14 +6,15 @@ import PackageDescription
 let warningsAsErrors: [SwiftSetting] = Context.environment["CI"] == "true" ? [.treatAllWarnings(as: .error)] : []
 
 /// Settings every Swift target shares (STYLE.md (e)).
-let swiftSettings: [SwiftSetting] = [
-    // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0335-existential-any.md
-    .enableUpcomingFeature("ExistentialAny"),
-    // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0444-member-import-visibility.md
-    .enableUpcomingFeature("MemberImportVisibility"),
-    // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0409-access-level-on-imports.md
-    .enableUpcomingFeature("InternalImportsByDefault"),
-] + warningsAsErrors
+let swiftSettings: [SwiftSetting] =
+    [
+        // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0335-existential-any.md
+        .enableUpcomingFeature("ExistentialAny"),
+        // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0444-member-import-visibility.md
+        .enableUpcomingFeature("MemberImportVisibility"),
+        // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0409-access-level-on-imports.md
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ] + warningsAsErrors
 
 let package = Package(
     name: "marquee",
@@ -118,7 +119,7 @@ let package = Package(
         .target(
             name: "MarqueeSettings",
             dependencies: [
-                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Configuration", package: "swift-configuration")
             ],
             swiftSettings: swiftSettings
         ),
@@ -574,17 +575,24 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueePipelineTests",
-            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeKafka", "MarqueePipeline", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "MarqueeCore", "MarqueeJSON", "MarqueeKafka", "MarqueePipeline",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "MarqueeFetchStageTests",
-            dependencies: ["MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueePipeline", "MarqueeSources", "MarqueeStore"],
+            dependencies: [
+                "MarqueeCore", "MarqueeFetchStage", "MarqueeHTTP", "MarqueePipeline", "MarqueeSources", "MarqueeStore",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "MarqueeLimitsTests",
-            dependencies: ["MarqueeLimits", "MarqueeStore", "MarqueeTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "MarqueeLimits", "MarqueeStore", "MarqueeTestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -638,7 +646,9 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeOperationsTests",
-            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeKafka", "MarqueeOperations", "MarqueePipeline", "MarqueeStore"],
+            dependencies: [
+                "MarqueeCore", "MarqueeJSON", "MarqueeKafka", "MarqueeOperations", "MarqueePipeline", "MarqueeStore",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -680,9 +690,12 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "MarqueeJSON",
-                "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeDashboard", "MarqueeFetchStage", "MarqueeHTTP", "MarqueeImageStage",
-                "MarqueeImageStore", "MarqueeImaging", "MarqueeIndexStage", "MarqueeKafka", "MarqueeLimits", "MarqueeObservability",
-                "MarqueeOperations", "MarqueePipeline", "MarqueeScheduler", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
+                "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeDashboard", "MarqueeFetchStage", "MarqueeHTTP",
+                "MarqueeImageStage",
+                "MarqueeImageStore", "MarqueeImaging", "MarqueeIndexStage", "MarqueeKafka", "MarqueeLimits",
+                "MarqueeObservability",
+                "MarqueeOperations", "MarqueePipeline", "MarqueeScheduler", "MarqueeSources", "MarqueeStore",
+                "MarqueeTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -14,6 +14,10 @@ fi
 cleanup() { if [ "$started" = 1 ]; then scripts/stack.sh down; fi; }
 trap cleanup EXIT
 
+# The house format (.swift-format), checked before anything is built: `swift format -i -r Sources Tests
+# Benchmarks Package.swift` applies it.
+swift format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
+
 # Build everything first (the integration tests start helper executables from .build/debug).
 swift build --build-tests
 # One framework (Swift Testing), so the closing line tells the truth. At most 12 tests at once: started all

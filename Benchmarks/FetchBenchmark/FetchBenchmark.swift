@@ -53,10 +53,16 @@ struct Options: ParsableArguments {
     @Option(help: "The topic prefix of this run (default: a fresh one).")
     var prefix: String = "bench-fetch.\(UUID().uuidString.prefix(8).lowercased())."
 
-    @Option(help: "Requests in flight at once to the upstream (per-source limit, connections per host), as curl --parallel-max.")
+    @Option(
+        help:
+            "Requests in flight at once to the upstream (per-source limit, connections per host), as curl --parallel-max."
+    )
     var concurrency = 32
 
-    @Option(help: "Jobs in flight at once in the stage (default: 6 × --concurrency, as marquee-fetch's 96 jobs and 16 a source).")
+    @Option(
+        help:
+            "Jobs in flight at once in the stage (default: 6 × --concurrency, as marquee-fetch's 96 jobs and 16 a source)."
+    )
     var stageConcurrency: Int?
 
     @Option(help: "Partitions of each topic of the run.")
@@ -72,7 +78,8 @@ struct Options: ParsableArguments {
     var batchMessages: Int?
 
     @Option(
-        help: "Diagnostics: the stage producer's compression: none, gzip, lz4 or zstd (default: marquee-fetch's, FetchWorker.producerCompression).",
+        help:
+            "Diagnostics: the stage producer's compression: none, gzip, lz4 or zstd (default: marquee-fetch's, FetchWorker.producerCompression).",
         transform: { name throws -> KafkaProducerConfiguration.Compression in
             switch name {
             case "none": .none
@@ -101,14 +108,19 @@ struct Options: ParsableArguments {
     func sources() throws -> SourceConfiguration {
         let environment = ProcessInfo.processInfo.environment
         guard environment["TMDB_BASE_URL"] != nil else {
-            throw ValidationError("TMDB_BASE_URL is not set: eval \"$(marquee-upstream --print-env --port PORT)\" first")
+            throw ValidationError(
+                "TMDB_BASE_URL is not set: eval \"$(marquee-upstream --print-env --port PORT)\" first"
+            )
         }
         return try SourceConfiguration.fromEnvironment(environment)
     }
 }
 
 struct WorkloadOptions: ParsableArguments {
-    @Option(help: "The job kind: detail (tmdb.movie with reviews and images appended), list (tmdb.list), search (tmdb.search).")
+    @Option(
+        help:
+            "The job kind: detail (tmdb.movie with reviews and images appended), list (tmdb.list), search (tmdb.search)."
+    )
     var kind: WorkloadKind = .detail
 
     @Option(help: "How many jobs.")
@@ -128,7 +140,12 @@ struct PrintURLs: AsyncParsableCommand {
 
     func run() async throws {
         let sources = try self.options.sources()
-        let jobs = try await Workload.jobs(self.workload.kind, count: self.workload.count, sources: sources, logger: self.options.logger)
+        let jobs = try await Workload.jobs(
+            self.workload.kind,
+            count: self.workload.count,
+            sources: sources,
+            logger: self.options.logger
+        )
         let adapters = SourceAdapters(configuration: sources)
         var lines = ""
         for job in jobs { lines += try adapters.request(for: job).url + "\n" }
@@ -146,11 +163,20 @@ struct RunWorkload: AsyncParsableCommand {
 
     func run() async throws {
         let sources = try self.options.sources()
-        let jobs = try await Workload.jobs(self.workload.kind, count: self.workload.count, sources: sources, logger: self.options.logger)
+        let jobs = try await Workload.jobs(
+            self.workload.kind,
+            count: self.workload.count,
+            sources: sources,
+            logger: self.options.logger
+        )
         try await BenchStage.seed(jobs, options: self.options)
         let progress = Progress(target: jobs.count)
         try await BenchStage.run(
-            sources: sources, rate: nil, progress: progress, dropsOutputs: self.workload.dropOutputs, options: self.options
+            sources: sources,
+            rate: nil,
+            progress: progress,
+            dropsOutputs: self.workload.dropOutputs,
+            options: self.options
         ) {
             await progress.wait()
         }
@@ -184,7 +210,13 @@ struct RunRate: AsyncParsableCommand {
         // More jobs than the window can take, so the stage never runs dry inside it.
         let count = Int(self.rate * Double(self.seconds) * 1.1) + 100
         // The emulator limits too: the requests that find the movie ids keep to the same rate.
-        let jobs = try await Workload.jobs(.detail, count: count, sources: sources, rate: self.rate, logger: self.options.logger)
+        let jobs = try await Workload.jobs(
+            .detail,
+            count: count,
+            sources: sources,
+            rate: self.rate,
+            logger: self.options.logger
+        )
         try await BenchStage.seed(jobs, options: self.options)
         let progress = Progress(target: jobs.count)
         let window = Duration.seconds(self.seconds)
@@ -213,11 +245,20 @@ struct RunHTTP: AsyncParsableCommand {
 
     func run() async throws {
         let sources = try self.options.sources()
-        let jobs = try await Workload.jobs(self.workload.kind, count: self.workload.count, sources: sources, logger: self.options.logger)
+        let jobs = try await Workload.jobs(
+            self.workload.kind,
+            count: self.workload.count,
+            sources: sources,
+            logger: self.options.logger
+        )
         let adapters = SourceAdapters(configuration: sources)
         let requests = try jobs.map { job in
             let request = try adapters.request(for: job)
-            var fetch = FetchRequest(url: request.url, headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }, purpose: .api)
+            var fetch = FetchRequest(
+                url: request.url,
+                headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) },
+                purpose: .api
+            )
             fetch.isConditional = false
             return fetch
         }
@@ -252,7 +293,8 @@ struct RunHTTP: AsyncParsableCommand {
 struct RunParse: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "parse",
-        abstract: "Diagnostics: the handler's CPU work alone (job decode, parse, output encoding) on bodies fetched once."
+        abstract:
+            "Diagnostics: the handler's CPU work alone (job decode, parse, output encoding) on bodies fetched once."
     )
     @OptionGroup var options: Options
     @OptionGroup var workload: WorkloadOptions
@@ -262,7 +304,12 @@ struct RunParse: AsyncParsableCommand {
 
     func run() async throws {
         let sources = try self.options.sources()
-        let jobs = try await Workload.jobs(self.workload.kind, count: self.workload.count, sources: sources, logger: self.options.logger)
+        let jobs = try await Workload.jobs(
+            self.workload.kind,
+            count: self.workload.count,
+            sources: sources,
+            logger: self.options.logger
+        )
         let adapters = SourceAdapters(configuration: sources)
         var http = HTTPFetcherConfiguration()
         http.allowsPrivateAddresses = true
@@ -270,10 +317,23 @@ struct RunParse: AsyncParsableCommand {
         var answers: [(payload: [UInt8], response: SourceResponse)] = []
         for job in jobs {
             let request = try adapters.request(for: job)
-            var fetch = FetchRequest(url: request.url, headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }, purpose: .api)
+            var fetch = FetchRequest(
+                url: request.url,
+                headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) },
+                purpose: .api
+            )
             fetch.isConditional = false
             let response = try await fetcher.fetch(fetch)
-            answers.append((job.encoded(), SourceResponse(status: response.status, headers: response.headers.map { ($0.name, $0.value) }, body: response.body)))
+            answers.append(
+                (
+                    job.encoded(),
+                    SourceResponse(
+                        status: response.status,
+                        headers: response.headers.map { ($0.name, $0.value) },
+                        body: response.body
+                    )
+                )
+            )
         }
         await fetcher.shutdown()
         var outputs = 0
@@ -303,7 +363,8 @@ enum BenchStage {
     /// The topics of a run: the fetch stage (one retry tier), its outputs, and a sink for follow-up fetch jobs.
     static func topics(prefix: String) -> [StageTopics] {
         [
-            StageTopics(stage: "fetch", prefix: prefix, tiers: 1), StageTopics(stage: "records", prefix: prefix, tiers: 0),
+            StageTopics(stage: "fetch", prefix: prefix, tiers: 1),
+            StageTopics(stage: "records", prefix: prefix, tiers: 0),
             StageTopics(stage: "images", prefix: prefix, tiers: 0),
             StageTopics(stage: SinkHandler.followUpStage, prefix: prefix, tiers: 0),
         ]
@@ -313,11 +374,20 @@ enum BenchStage {
     /// keyed by the job's dedupe key).
     static func seed(_ jobs: [FetchJob], options: Options) async throws {
         let admin = try KafkaAdmin(configuration: options.kafka, logger: options.logger)
-        _ = try await StageTopics.createAll(Self.topics(prefix: options.prefix), partitions: options.partitions, admin: admin)
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(kafka: options.kafka), logger: options.logger)
+        _ = try await StageTopics.createAll(
+            Self.topics(prefix: options.prefix),
+            partitions: options.partitions,
+            admin: admin
+        )
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(kafka: options.kafka),
+            logger: options.logger
+        )
         let messages = jobs.map { job in
             KafkaProducerMessage(
-                topic: "\(options.prefix)fetch", key: Array(job.dedupeKey.utf8), value: job.encoded(),
+                topic: "\(options.prefix)fetch",
+                key: Array(job.dedupeKey.utf8),
+                value: job.encoded(),
                 headers: Envelope.root().kafkaHeaders
             )
         }
@@ -354,10 +424,16 @@ enum BenchStage {
             burst: 1,
             maxConcurrent: options.concurrency
         )
-        let worker = try FetchWorker(settings: FetchWorkerSettings(sources: sources, http: http), logger: options.logger)
+        let worker = try FetchWorker(
+            settings: FetchWorkerSettings(sources: sources, http: http),
+            logger: options.logger
+        )
 
         var configuration = StageConfiguration(
-            stage: "fetch", kafka: options.kafka, prefix: options.prefix, retry: RetryPolicy(delays: [.seconds(1)])
+            stage: "fetch",
+            kafka: options.kafka,
+            prefix: options.prefix,
+            retry: RetryPolicy(delays: [.seconds(1)])
         )
         configuration.groupID = "\(options.prefix)fetch"
         configuration.concurrency = options.stageConcurrency ?? 6 * options.concurrency
@@ -376,7 +452,11 @@ enum BenchStage {
             if let batchMessages { producer.batchMessages = batchMessages }
             producer.compression = compression ?? FetchWorker.producerCompression
         }
-        let stage = Stage(configuration: configuration, handler: SinkHandler(inner: worker.handler, progress: progress, dropsOutputs: dropsOutputs), logger: options.logger)
+        let stage = Stage(
+            configuration: configuration,
+            handler: SinkHandler(inner: worker.handler, progress: progress, dropsOutputs: dropsOutputs),
+            logger: options.logger
+        )
         // The stage is last: a group stops its services in reverse order, so the HTTP client outlives the jobs.
         let group = ServiceGroup(services: [worker, stage], logger: options.logger)
         do {

@@ -110,7 +110,11 @@ struct DiscoveryClient {
     /// The JSON object the emulator answers to `job`'s request.
     func page(_ job: FetchJob) async throws -> JSONObject {
         let request = try self.adapters.request(for: job)
-        var fetch = FetchRequest(url: request.url, headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }, purpose: .api)
+        var fetch = FetchRequest(
+            url: request.url,
+            headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) },
+            purpose: .api
+        )
         fetch.isConditional = false
         let response = try await self.fetcher.fetch(fetch)
         guard response.status == 200, case .object(let object) = try JSONValue.parse(response.body) else {
@@ -131,7 +135,9 @@ struct DiscoveryClient {
         var ids: [Int64] = []
         var page: Int64 = 1
         while ids.count < limit, page <= TMDBAdapter.maxPage {
-            let object = try await self.page(.tmdbList(list: .popular, page: page, language: "en-US", region: nil, follow: .none))
+            let object = try await self.page(
+                .tmdbList(list: .popular, page: page, language: "en-US", region: nil, follow: .none)
+            )
             guard case .array(let results) = object["results"], !results.isEmpty else { break }
             for case .object(let movie) in results {
                 if case .integer(let id) = movie["id"] { ids.append(id) }

@@ -46,8 +46,11 @@ struct Generate: ParsableCommand {
         for index in 0..<self.count {
             // Varied: random colour grids, noise from 4 to 14 levels (photo-like entropy), quality 85–95.
             var spec = SyntheticImage.Spec(
-                width: self.width, height: self.height, pattern: .random(seed: UInt64(index) &* 7919 &+ 1),
-                encoding: .jpeg(quality: 85 + index % 3 * 5))
+                width: self.width,
+                height: self.height,
+                pattern: .random(seed: UInt64(index) &* 7919 &+ 1),
+                encoding: .jpeg(quality: 85 + index % 3 * 5)
+            )
             spec.noise = Double(4 + index % 6 * 2)
             let bytes = try SyntheticImage.render(spec)
             let name = "poster-\(String(index + 1000).dropFirst()).jpg"
@@ -72,7 +75,8 @@ struct Run: AsyncParsableCommand {
         if let threads = self.threads { configuration.threads = threads }
         let processor = try ImageProcessor(configuration: configuration)
         try FileManager.default.createDirectory(atPath: self.out, withIntermediateDirectories: true)
-        let names = try FileManager.default.contentsOfDirectory(atPath: self.input).filter { $0.hasSuffix(".jpg") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: self.input).filter { $0.hasSuffix(".jpg") }
+            .sorted()
         guard !names.isEmpty else { throw ValidationError("no .jpg in \(self.input)") }
         let input = self.input
         let out = self.out
@@ -119,7 +123,8 @@ struct Run: AsyncParsableCommand {
         print(
             "posters_per_sec=\(String(format2: Double(names.count) / seconds)) elapsed_ms=\(Int(seconds * 1000)) "
                 + "posters=\(names.count) variants=\(variants) bytes_out=\(bytesOut) threads=\(configuration.threads) "
-                + "peak_rss_mb=\(peak)")
+                + "peak_rss_mb=\(peak)"
+        )
     }
 
     /// VmHWM of this process, in MB.
@@ -134,7 +139,8 @@ struct Run: AsyncParsableCommand {
 
 struct Stress: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the imaging path from many pool threads at once on small generated posters.")
+        abstract: "Run the imaging path from many pool threads at once on small generated posters."
+    )
 
     @Option(help: "Posters to generate.") var posters = 300
     @Option(help: "Poster width in pixels (variants: this width, and every width from an eighth to a quarter of it).")
@@ -152,8 +158,10 @@ struct Stress: AsyncParsableCommand {
     func run() async throws {
         let posters = try ImagingStress.posters(count: self.posters, width: self.width, height: self.height)
         let report = try await ImagingStress.run(
-            posters, configuration: ImagingStress.configuration(threads: self.threads, posterWidth: self.width),
-            rounds: self.rounds)
+            posters,
+            configuration: ImagingStress.configuration(threads: self.threads, posterWidth: self.width),
+            rounds: self.rounds
+        )
         print(report)
     }
 }

@@ -1,14 +1,14 @@
 import ArgumentParser
 import Logging
 import MarqueeCore
-@_spi(Benchmarking) import MarqueeStore
 import MarqueeJSON
+@_spi(Benchmarking) import MarqueeStore
 import NIOCore
 import PostgresNIO
 
 import struct Foundation.Date
-import struct Foundation.UUID
 import class Foundation.FileManager
+import struct Foundation.UUID
 
 /// `make bench-index`: records/s through the store's batched upserts (the indexer's path: one transaction per
 /// batch) against PostgreSQL's `COPY` of the same rows into scratch tables of the same shape (`LIKE … INCLUDING
@@ -67,7 +67,12 @@ struct IndexBenchmark: AsyncParsableCommand {
             for step in round % 2 == 1 ? ["upsert", "copy"] : ["copy", "upsert"] {
                 if step == "upsert" {
                     upsertSeconds = try await Self.time {
-                        try await Self.writeBatches(records, batchSize: self.batchSize, writers: self.writers, to: store)
+                        try await Self.writeBatches(
+                            records,
+                            batchSize: self.batchSize,
+                            writers: self.writers,
+                            to: store
+                        )
                     }
                 } else {
                     copySeconds = try await Self.time {
@@ -77,7 +82,9 @@ struct IndexBenchmark: AsyncParsableCommand {
                     }
                 }
             }
-            let stored = try await store.sql("SELECT (SELECT COUNT(*) FROM movies), (SELECT COUNT(*) FROM scratch_movies)")
+            let stored = try await store.sql(
+                "SELECT (SELECT COUNT(*) FROM movies), (SELECT COUNT(*) FROM scratch_movies)"
+            )
             guard let counts = stored.first, counts[0] == counts[1] else {
                 throw ValidationError("the two paths stored different rows: \(stored)")
             }
@@ -142,9 +149,18 @@ struct IndexBenchmark: AsyncParsableCommand {
         location: StoreLocation,
         logger: Logger
     ) async throws {
-        guard case .postgres(let host, let port, let user, let password, let database, _) = location.engine else { return }
+        guard case .postgres(let host, let port, let user, let password, let database, _) = location.engine else {
+            return
+        }
         let client = PostgresClient(
-            configuration: .init(host: host, port: port, username: user, password: password, database: database, tls: .disable),
+            configuration: .init(
+                host: host,
+                port: port,
+                username: user,
+                password: password,
+                database: database,
+                tls: .disable
+            ),
             backgroundLogger: logger
         )
         let runner = Task { await client.run() }
@@ -204,12 +220,17 @@ struct IndexBenchmark: AsyncParsableCommand {
             movie += 1
             records.append(
                 Record(
-                    kind: .movie, key: "tmdb:movie:\(movie)", fetchedAt: fetchedAt,
+                    kind: .movie,
+                    key: "tmdb:movie:\(movie)",
+                    fetchedAt: fetchedAt,
                     data: [
                         "movie_id": .integer(movie), "original_title": .string("기생충 \(movie)"),
-                        "original_language": .string("ko"), "release_date": .string("2019-05-30"), "adult": .bool(false),
-                        "video": .bool(false), "popularity": .number(Double(movie % 1000) / 7), "vote_average": .number(8.5),
-                        "vote_count": .integer(movie % 20_000), "genre_ids": .array([.integer(18), .integer(35), .integer(53)]),
+                        "original_language": .string("ko"), "release_date": .string("2019-05-30"),
+                        "adult": .bool(false),
+                        "video": .bool(false), "popularity": .number(Double(movie % 1000) / 7),
+                        "vote_average": .number(8.5),
+                        "vote_count": .integer(movie % 20_000),
+                        "genre_ids": .array([.integer(18), .integer(35), .integer(53)]),
                         "poster_path": .string("/7IiTTgloJzvGI1TAYymCfbfl3vT.jpg"), "backdrop_path": .null,
                     ]
                 )
@@ -217,23 +238,31 @@ struct IndexBenchmark: AsyncParsableCommand {
             guard records.count < count else { break }
             records.append(
                 Record(
-                    kind: .movieLocalized, key: "tmdb:movie:\(movie):ko-KR", fetchedAt: fetchedAt,
+                    kind: .movieLocalized,
+                    key: "tmdb:movie:\(movie):ko-KR",
+                    fetchedAt: fetchedAt,
                     data: [
                         "movie_id": .integer(movie), "language": .string("ko-KR"), "title": .string("기생충 \(movie)"),
-                        "overview": .string("전원백수로 살 길 막막하지만 사이는 좋은 기택 가족. 장남 기우에게 명문대생 친구 민혁이 연결시켜 준 고액 과외 자리는 모처럼 싹튼 고정수입의 희망이다."),
+                        "overview": .string(
+                            "전원백수로 살 길 막막하지만 사이는 좋은 기택 가족. 장남 기우에게 명문대생 친구 민혁이 연결시켜 준 고액 과외 자리는 모처럼 싹튼 고정수입의 희망이다."
+                        ),
                     ]
                 )
             )
             if movie % 5 == 0, records.count < count {
                 records.append(
                     Record(
-                        kind: .review, key: "tmdb:review:r\(movie)", fetchedAt: fetchedAt,
+                        kind: .review,
+                        key: "tmdb:review:r\(movie)",
+                        fetchedAt: fetchedAt,
                         data: [
                             "review_id": .string("r\(movie)"), "movie_id": .integer(movie), "author": .string("critic"),
-                            "author_name": .null, "username": .string("critic"), "avatar_url": .null, "rating": .number(9),
+                            "author_name": .null, "username": .string("critic"), "avatar_url": .null,
+                            "rating": .number(9),
                             "content": .string("A sharp, funny and finally devastating film.\r\nRecommended."),
                             "url": .string("https://www.themoviedb.org/review/r\(movie)"),
-                            "created_at": .string("2019-10-15T12:00:00.000Z"), "updated_at": .string("2019-10-15T12:00:00.000Z"),
+                            "created_at": .string("2019-10-15T12:00:00.000Z"),
+                            "updated_at": .string("2019-10-15T12:00:00.000Z"),
                         ]
                     )
                 )
@@ -243,13 +272,17 @@ struct IndexBenchmark: AsyncParsableCommand {
                 let day = 20_190_000 + movie / 100 % 10_000
                 records.append(
                     Record(
-                        kind: .boxOfficeEntry, key: "kofic:daily:\(day):\(rank)", fetchedAt: fetchedAt,
+                        kind: .boxOfficeEntry,
+                        key: "kofic:daily:\(day):\(rank)",
+                        fetchedAt: fetchedAt,
                         data: [
                             "period": .string("daily"), "date": .null, "year_week": .null, "show_range": .null,
                             "show_range_start": .null, "show_range_end": .null, "rank": .integer(rank),
                             "rank_change": .integer(0), "is_new": .bool(false), "movie_cd": .string("20183782"),
-                            "movie_name": .string("기생충"), "open_date": .string("2019-05-30"), "sales_amount": .integer(1_234_567_890),
-                            "sales_share": .number(45.6), "audience_count": .integer(123_456), "audience_accumulated": .integer(5_000_000),
+                            "movie_name": .string("기생충"), "open_date": .string("2019-05-30"),
+                            "sales_amount": .integer(1_234_567_890),
+                            "sales_share": .number(45.6), "audience_count": .integer(123_456),
+                            "audience_accumulated": .integer(5_000_000),
                             "screen_count": .integer(1_900), "show_count": .integer(9_000),
                         ]
                     )

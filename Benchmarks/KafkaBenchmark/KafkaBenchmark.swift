@@ -34,7 +34,10 @@ struct CommonOptions: ParsableArguments {
 
     @Option(
         name: .customShort("X"),
-        help: ArgumentHelp("A librdkafka property, key=value (repeatable); overrides the layer's settings.", valueName: "key=value")
+        help: ArgumentHelp(
+            "A librdkafka property, key=value (repeatable); overrides the layer's settings.",
+            valueName: "key=value"
+        )
     )
     var properties: [String] = []
 
@@ -45,7 +48,9 @@ struct CommonOptions: ParsableArguments {
         for property in self.properties where !property.contains("=") {
             throw ValidationError("-X expects key=value, not '\(property)'")
         }
-        guard Logger.Level(rawValue: self.logLevel) != nil else { throw ValidationError("unknown --log-level '\(self.logLevel)'") }
+        guard Logger.Level(rawValue: self.logLevel) != nil else {
+            throw ValidationError("unknown --log-level '\(self.logLevel)'")
+        }
     }
 
     var kafka: KafkaConfiguration {
@@ -173,11 +178,15 @@ struct Consume: AsyncParsableCommand {
     func validate() throws {
         guard self.count > 0 else { throw ValidationError("--count must be positive") }
         guard self.timeout > 0 else { throw ValidationError("--timeout must be positive") }
-        if let size = self.readBatchSize, !(1...1024).contains(size) { throw ValidationError("--read-batch-size must be from 1 to 1024") }
+        if let size = self.readBatchSize, !(1...1024).contains(size) {
+            throw ValidationError("--read-batch-size must be from 1 to 1024")
+        }
     }
 
     func run() async throws {
-        let group = self.group ?? "marquee-bench-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
+        let group =
+            self.group
+            ?? "marquee-bench-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
         var configuration = KafkaConsumerConfiguration(kafka: self.common.kafka, groupID: group, topics: [self.topic])
         configuration.offsetReset = .earliest
         configuration.sessionTimeout = .seconds(6)
@@ -217,7 +226,9 @@ struct Consume: AsyncParsableCommand {
 
         if let failure { throw BenchmarkError("consume from '\(self.topic)' failed: \(failure.reason)") }
         guard let start, let end else {
-            throw BenchmarkError("received \(received) of \(self.count) messages from '\(self.topic)' within \(self.timeout)s")
+            throw BenchmarkError(
+                "received \(received) of \(self.count) messages from '\(self.topic)' within \(self.timeout)s"
+            )
         }
         report(messages: received, bytes: bytes, elapsed: start.duration(to: end))
     }

@@ -101,7 +101,9 @@ final class Progress: Sendable {
         guard let started, let ended else { return }
         let elapsed = ended - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("msgs_per_sec=\(Int(Double(self.target) / max(seconds, 1e-9))) elapsed_ms=\(Int(seconds * 1000)) messages=\(self.target)")
+        print(
+            "msgs_per_sec=\(Int(Double(self.target) / max(seconds, 1e-9))) elapsed_ms=\(Int(seconds * 1000)) messages=\(self.target)"
+        )
     }
 }
 
@@ -111,15 +113,23 @@ struct Seed: AsyncParsableCommand {
     func run() async throws {
         let admin = try KafkaAdmin(configuration: self.options.kafka, logger: self.options.logger)
         _ = try await StageTopics.createAll(
-            [StageTopics(stage: "fetch", prefix: self.options.prefix, tiers: 1), StageTopics(stage: "records", prefix: self.options.prefix, tiers: 0)],
+            [
+                StageTopics(stage: "fetch", prefix: self.options.prefix, tiers: 1),
+                StageTopics(stage: "records", prefix: self.options.prefix, tiers: 0),
+            ],
             partitions: 4,
             admin: admin
         )
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(kafka: self.options.kafka), logger: self.options.logger)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(kafka: self.options.kafka),
+            logger: self.options.logger
+        )
         let messages = (0..<self.options.count).map { index in
             let job = FetchJob.tmdbMovie(id: Int64(index + 1), language: "en-US", follow: .none)
             return KafkaProducerMessage(
-                topic: "\(self.options.prefix)fetch", key: Array(job.dedupeKey.utf8), value: job.encoded(),
+                topic: "\(self.options.prefix)fetch",
+                key: Array(job.dedupeKey.utf8),
+                value: job.encoded(),
                 headers: Envelope.root().kafkaHeaders
             )
         }
@@ -139,7 +149,9 @@ struct EchoHandler: StageHandler {
     let outputs: Int
     func handle(_ job: StageJob) async throws -> [StageOutput] {
         self.progress.started()
-        return (0..<self.outputs).map { _ in StageOutput(stage: "records", key: String(decoding: job.key ?? [], as: UTF8.self), payload: job.payload) }
+        return (0..<self.outputs).map { _ in
+            StageOutput(stage: "records", key: String(decoding: job.key ?? [], as: UTF8.self), payload: job.payload)
+        }
     }
 }
 
@@ -149,7 +161,12 @@ struct RunStage: AsyncParsableCommand {
 
     func run() async throws {
         let progress = Progress(target: self.options.count)
-        var configuration = StageConfiguration(stage: "fetch", kafka: self.options.kafka, prefix: self.options.prefix, retry: RetryPolicy(delays: [.seconds(10)]))
+        var configuration = StageConfiguration(
+            stage: "fetch",
+            kafka: self.options.kafka,
+            prefix: self.options.prefix,
+            retry: RetryPolicy(delays: [.seconds(10)])
+        )
         configuration.groupID = "\(self.options.prefix)stage"
         configuration.concurrency = self.options.concurrency
         configuration.consumer = { consumer in
@@ -157,7 +174,11 @@ struct RunStage: AsyncParsableCommand {
             consumer.heartbeatInterval = .seconds(1)
         }
         configuration.onJobFinished = { _ in progress.finished() }
-        let stage = Stage(configuration: configuration, handler: EchoHandler(progress: progress, outputs: self.options.outputs), logger: self.options.logger)
+        let stage = Stage(
+            configuration: configuration,
+            handler: EchoHandler(progress: progress, outputs: self.options.outputs),
+            logger: self.options.logger
+        )
         let group = ServiceGroup(services: [stage], logger: self.options.logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
@@ -176,12 +197,17 @@ struct RunBare: AsyncParsableCommand {
     func run() async throws {
         let progress = Progress(target: self.options.count)
         var consumerConfiguration = KafkaConsumerConfiguration(
-            kafka: self.options.kafka, groupID: "\(self.options.prefix)bare", topics: ["\(self.options.prefix)fetch"]
+            kafka: self.options.kafka,
+            groupID: "\(self.options.prefix)bare",
+            topics: ["\(self.options.prefix)fetch"]
         )
         consumerConfiguration.sessionTimeout = .seconds(6)
         consumerConfiguration.heartbeatInterval = .seconds(1)
         let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: self.options.logger)
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(kafka: self.options.kafka), logger: self.options.logger)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(kafka: self.options.kafka),
+            logger: self.options.logger
+        )
         let output = "\(self.options.prefix)records"
         // The same shape as the stage: up to `concurrency` jobs at once, each producing one output and marking
         // its input processed once the output is acknowledged.
@@ -196,7 +222,12 @@ struct RunBare: AsyncParsableCommand {
                     progress.started()
                     // A hand-written worker passes its headers on too (the stage writes a child envelope).
                     try await producer.deliver([
-                        KafkaProducerMessage(topic: output, key: message.key, value: message.value, headers: message.headers)
+                        KafkaProducerMessage(
+                            topic: output,
+                            key: message.key,
+                            value: message.value,
+                            headers: message.headers
+                        )
                     ])
                     consumer.markProcessed(message)
                     progress.finished()

@@ -74,32 +74,40 @@ struct DLQOptions: ParsableArguments {
 struct DeadLetterFilterOptions: ParsableArguments {
     @Option(
         name: .long,
-        help: ArgumentHelp("Only these stages: fetch, images, records (repeat or comma-separate).", valueName: "stage"))
+        help: ArgumentHelp("Only these stages: fetch, images, records (repeat or comma-separate).", valueName: "stage")
+    )
     var stage: [String] = []
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Only these payload kinds, e.g. tmdb.movie, image, movie, unknown.", valueName: "kind"))
+        help: ArgumentHelp("Only these payload kinds, e.g. tmdb.movie, image, movie, unknown.", valueName: "kind")
+    )
     var kind: [String] = []
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Only these error kinds: transient, permanent, poison, unknown.", valueName: "kind"))
+        help: ArgumentHelp("Only these error kinds: transient, permanent, poison, unknown.", valueName: "kind")
+    )
     var errorKind: [String] = []
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Only letters whose error contains this text (ignoring case).", valueName: "text"))
+        help: ArgumentHelp("Only letters whose error contains this text (ignoring case).", valueName: "text")
+    )
     var grep: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Only letters dead-lettered since: a time ago (90s, 15m, 2h, 3d, 1w) or ISO 8601.", valueName: "time"))
+            "Only letters dead-lettered since: a time ago (90s, 15m, 2h, 3d, 1w) or ISO 8601.",
+            valueName: "time"
+        )
+    )
     var since: String?
 
     @Option(
-        name: .long, help: ArgumentHelp("Only letters dead-lettered before: a time ago or ISO 8601.", valueName: "time")
+        name: .long,
+        help: ArgumentHelp("Only letters dead-lettered before: a time ago or ISO 8601.", valueName: "time")
     )
     var until: String?
 
@@ -118,8 +126,14 @@ struct DeadLetterFilterOptions: ParsableArguments {
     func filter(layout: PipelineLayout, nowMilliseconds: Int64) throws -> DeadLetterFilter {
         do {
             return try DeadLetterFilter(
-                stages: self.stage, kinds: self.kind, errorKinds: self.errorKind, errorText: self.grep,
-                since: self.since, until: self.until, layout: layout, nowMilliseconds: nowMilliseconds
+                stages: self.stage,
+                kinds: self.kind,
+                errorKinds: self.errorKind,
+                errorText: self.grep,
+                since: self.since,
+                until: self.until,
+                layout: layout,
+                nowMilliseconds: nowMilliseconds
             )
         } catch {
             throw ValidationError("\(error)")
@@ -233,8 +247,10 @@ extension DLQ {
                 } else if self.json {
                     print(
                         String(
-                            decoding: letter.json(nowMilliseconds: now, includingContent: true).encoded(), as: UTF8.self
-                        ))
+                            decoding: letter.json(nowMilliseconds: now, includingContent: true).encoded(),
+                            as: UTF8.self
+                        )
+                    )
                 } else {
                     print(letter.details(nowMilliseconds: now))
                 }
@@ -269,7 +285,8 @@ extension DLQ {
         @OptionGroup var filters: DeadLetterFilterOptions
 
         @Argument(
-            help: ArgumentHelp("Letters to replay: stage/partition/offset (instead of filters).", valueName: "id"))
+            help: ArgumentHelp("Letters to replay: stage/partition/offset (instead of filters).", valueName: "id")
+        )
         var ids: [String] = []
 
         @Flag(name: .long, help: "Include purged letters (alone: replay every letter the topics hold).")
@@ -306,7 +323,10 @@ extension DLQ {
                 let queue = try self.options.queue()
                 let layout = queue.layout
                 let selected = try await DLQ.selectLetters(
-                    ids: self.ids, filters: self.filters, includingPurged: self.all, queue: queue
+                    ids: self.ids,
+                    filters: self.filters,
+                    includingPurged: self.all,
+                    queue: queue
                 )
                 let (letters, poison) = DeadLetterReplay.selecting(selected, includingPoison: self.includePoison)
                 var standardError = StandardError()
@@ -329,7 +349,10 @@ extension DLQ {
                 var sent: [DeadLetter] = []
                 do {
                     try await DeadLetterReplay.send(
-                        letters, layout: layout, producer: producer, ratePerSecond: self.rate
+                        letters,
+                        layout: layout,
+                        producer: producer,
+                        ratePerSecond: self.rate
                     ) { letter, result in
                         switch result {
                         case .success(let report):
@@ -410,10 +433,14 @@ extension DLQ {
                 var alreadyPurged = 0
                 if self.ids.isEmpty {
                     let filter = try self.filters.filter(
-                        layout: queue.layout, nowMilliseconds: Int64(JobID.nowMilliseconds()))
+                        layout: queue.layout,
+                        nowMilliseconds: Int64(JobID.nowMilliseconds())
+                    )
                     plan = try await queue.planPurge(stages: filter.stages) { filter.matches($0) }
                 } else {
-                    let named = try await queue.letters(named: try self.ids.map { try DLQ.parseID($0, layout: queue.layout) })
+                    let named = try await queue.letters(
+                        named: try self.ids.map { try DLQ.parseID($0, layout: queue.layout) }
+                    )
                     if let missing = named.missing.sorted().first {
                         throw fail("no dead letter \(missing): nothing was purged", code: DLQ.badID)
                     }
@@ -423,7 +450,10 @@ extension DLQ {
                 }
                 if !self.dryRun { try await queue.commit(plan) }
                 complete = DLQ.reportPurge(
-                    plan, alreadyPurged: alreadyPurged, verb: self.dryRun ? "would be purged (dry run)" : "purged")
+                    plan,
+                    alreadyPurged: alreadyPurged,
+                    verb: self.dryRun ? "would be purged (dry run)" : "purged"
+                )
             }
             if !complete { throw ExitCode.failure }
         }

@@ -7,7 +7,6 @@ import MarqueeSettings
 import MarqueeStore
 import MarqueeWorker
 
-
 /// `marquee dashboard`: the web page of lag, workers, dead letters and the store.
 struct Dashboard: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -53,7 +52,10 @@ struct Dashboard: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp(Catalogue.store, valueName: "location"))
     var store: String?
 
-    @Option(name: .customLong("image-store"), help: ArgumentHelp(Catalogue.imageStore, more: "The thumbnails come from it.", valueName: "location"))
+    @Option(
+        name: .customLong("image-store"),
+        help: ArgumentHelp(Catalogue.imageStore, more: "The thumbnails come from it.", valueName: "location")
+    )
     var imageStore: String?
 
     @Option(
@@ -71,7 +73,10 @@ struct Dashboard: AsyncParsableCommand {
     @Option(name: .long, help: "Samples kept for the charts (default: an hour at the interval).")
     var history: Int?
 
-    @Option(name: .customLong("allowed-host"), help: ArgumentHelp(Catalogue.dashboardAllowedHosts, more: "Repeatable.", valueName: "name"))
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(Catalogue.dashboardAllowedHosts, more: "Repeatable.", valueName: "name")
+    )
     var allowedHosts: [String] = []
 
     @Option(name: .customLong("grafana-url"), help: ArgumentHelp(Catalogue.grafanaURL))
@@ -84,7 +89,10 @@ struct Dashboard: AsyncParsableCommand {
     var flags: [String: String] {
         Settings.flags([
             (Catalogue.store, self.store), (Catalogue.imageStore, self.imageStore),
-            (Catalogue.dashboardAllowedHosts, self.allowedHosts.isEmpty ? nil : self.allowedHosts.joined(separator: ",")),
+            (
+                Catalogue.dashboardAllowedHosts,
+                self.allowedHosts.isEmpty ? nil : self.allowedHosts.joined(separator: ",")
+            ),
             (Catalogue.grafanaURL, self.grafanaURL), (Catalogue.dlqReaderGroup, self.readerGroup),
         ])
     }

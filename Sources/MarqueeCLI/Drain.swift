@@ -8,8 +8,8 @@ import MarqueeSettings
 import MarqueeStore
 import MarqueeWorker
 
-import class Foundation.FileHandle
 import struct Foundation.Data
+import class Foundation.FileHandle
 
 /// `marquee drain`: live progress of the pipeline until every stage drained, then a summary.
 struct Drain: AsyncParsableCommand {
@@ -37,7 +37,12 @@ struct Drain: AsyncParsableCommand {
     @Option(help: ArgumentHelp(Catalogue.store, more: "The store the indexer writes.", valueName: "location"))
     var store: String?
 
-    @Option(help: ArgumentHelp("A file of root job ids, one per line (as `marquee enqueue` prints them), or - for standard input.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A file of root job ids, one per line (as `marquee enqueue` prints them), or - for standard input.",
+            valueName: "file"
+        )
+    )
     var roots: String?
 
     @Option(help: "Time between samples, e.g. 1s or 500ms.")
@@ -53,7 +58,9 @@ struct Drain: AsyncParsableCommand {
         guard let interval = DurationText.parse(self.interval), interval > .zero else {
             throw ValidationError("--interval: '\(self.interval)' is not a duration such as 1s or 500ms")
         }
-        guard DurationText.parse(self.maxWait) != nil else { throw ValidationError("--max-wait: '\(self.maxWait)' is not a duration such as 30m") }
+        guard DurationText.parse(self.maxWait) != nil else {
+            throw ValidationError("--max-wait: '\(self.maxWait)' is not a duration such as 30m")
+        }
         guard self.settle >= 1 else { throw ValidationError("--settle must be at least 1") }
         try WorkerOptions.validate(flags: self.flags, of: [Catalogue.store])
     }
@@ -66,7 +73,8 @@ struct Drain: AsyncParsableCommand {
         let deadline = ContinuousClock.now + DurationText.parse(self.maxWait)!
         let roots = try self.readRoots()
         // Checked by `validate()`; read here rather than as the option's default, so `--help` never shows a password.
-        let locationText = (try? self.kafka.settings(more: self.flags).value(Catalogue.store)) ?? StoreLocation.defaultValue
+        let locationText =
+            (try? self.kafka.settings(more: self.flags).value(Catalogue.store)) ?? StoreLocation.defaultValue
         let location: StoreLocation
         do {
             location = try StoreLocation(parsing: locationText)
@@ -86,7 +94,13 @@ struct Drain: AsyncParsableCommand {
     }
 
     /// Samples until drained (or past `deadline`), then prints the summary.
-    private func watch(layout: PipelineLayout, store: Store, roots: [JobID]?, interval: Duration, deadline: ContinuousClock.Instant) async throws {
+    private func watch(
+        layout: PipelineLayout,
+        store: Store,
+        roots: [JobID]?,
+        interval: Duration,
+        deadline: ContinuousClock.Instant
+    ) async throws {
         let start = ContinuousClock.now
         var display = DrainDisplay(isTerminal: isatty(1) == 1)
         var progress = DrainProgress(settle: self.settle)
@@ -94,7 +108,9 @@ struct Drain: AsyncParsableCommand {
             let admin = try self.kafka.makeAdmin()
             while true {
                 let sample = await DrainSample.take(layout: layout, admin: admin, store: store, roots: roots)
-                if let frame = display.frame(sample, elapsed: ContinuousClock.now - start) { print(frame, terminator: "") }
+                if let frame = display.frame(sample, elapsed: ContinuousClock.now - start) {
+                    print(frame, terminator: "")
+                }
                 let decision = progress.record(isIdle: sample.isIdle, isPastDeadline: ContinuousClock.now >= deadline)
                 if decision == .drained { break }
                 if decision == .timedOut {
@@ -106,7 +122,12 @@ struct Drain: AsyncParsableCommand {
                 try await Task.sleep(for: interval)
             }
             display.finish()
-            try await self.printSummary(layout: layout, store: store, elapsed: ContinuousClock.now - start, roots: roots)
+            try await self.printSummary(
+                layout: layout,
+                store: store,
+                elapsed: ContinuousClock.now - start,
+                roots: roots
+            )
         }
     }
 
@@ -119,7 +140,8 @@ struct Drain: AsyncParsableCommand {
 
         // Dead letters by stage, kind and reason (those not purged, as `marquee dlq list` shows them).
         let queue = DeadLetterQueue(
-            layout: layout, admin: try self.kafka.makeAdmin(),
+            layout: layout,
+            admin: try self.kafka.makeAdmin(),
             reader: try KafkaReader(configuration: self.kafka.configuration, logger: self.kafka.logger)
         )
         var reasons = DrainSummary.DeadLetterReasons()
@@ -137,7 +159,9 @@ struct Drain: AsyncParsableCommand {
         if path == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            guard let handle = FileHandle(forReadingAtPath: path) else { throw fail("cannot read \(path)", code: .init(66)) }
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw fail("cannot read \(path)", code: .init(66))
+            }
             data = handle.readDataToEndOfFile()
         }
         let ids = DrainSample.roots(in: String(decoding: data, as: UTF8.self))

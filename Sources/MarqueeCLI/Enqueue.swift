@@ -4,8 +4,8 @@ import MarqueeKafka
 import MarqueeOperations
 import MarqueePipeline
 
-import class Foundation.FileHandle
 import struct Foundation.Data
+import class Foundation.FileHandle
 
 /// `marquee enqueue`: root fetch jobs onto the fetch stage's main topic, from flags or JSON lines.
 ///
@@ -45,7 +45,9 @@ struct Enqueue: AsyncParsableCommand {
 
     func run() async throws {
         guard let file = self.file else {
-            throw ValidationError("name the jobs: --file PATH (or - for standard input), or a subcommand such as tmdb-list")
+            throw ValidationError(
+                "name the jobs: --file PATH (or - for standard input), or a subcommand such as tmdb-list"
+            )
         }
         let bytes: [UInt8]
         if file == "-" {
@@ -100,7 +102,9 @@ struct EnqueueOptions: ParsableArguments {
                     try await producer.deliver(
                         slice.map { index in
                             KafkaProducerMessage(
-                                topic: topic, key: Array(jobs[index].dedupeKey.utf8), value: jobs[index].encoded(),
+                                topic: topic,
+                                key: Array(jobs[index].dedupeKey.utf8),
+                                value: jobs[index].encoded(),
                                 headers: envelopes[index].kafkaHeaders
                             )
                         }

@@ -67,7 +67,10 @@ struct TMDBListJobs: AsyncParsableCommand {
     func run() async throws {
         let jobs = try buildJobs {
             try EnqueueJobs.tmdbList(
-                self.list, pages: self.pages.pages, languages: EnqueueJobs.languages(self.language), region: self.region,
+                self.list,
+                pages: self.pages.pages,
+                languages: EnqueueJobs.languages(self.language),
+                region: self.region,
                 follow: self.following.follow
             )
         }
@@ -100,7 +103,10 @@ struct TMDBSearchJobs: AsyncParsableCommand {
     func run() async throws {
         let jobs = try buildJobs {
             try EnqueueJobs.tmdbSearch(
-                self.query, pages: self.pages.pages, languages: EnqueueJobs.languages(self.language), year: self.year,
+                self.query,
+                pages: self.pages.pages,
+                languages: EnqueueJobs.languages(self.language),
+                year: self.year,
                 follow: self.following.follow
             )
         }
@@ -127,7 +133,9 @@ struct TMDBMovieJobs: AsyncParsableCommand {
     func run() async throws {
         let jobs = try buildJobs {
             try EnqueueJobs.tmdbMovies(
-                self.ids, languages: EnqueueJobs.languages(self.language), follow: self.following.follow
+                self.ids,
+                languages: EnqueueJobs.languages(self.language),
+                follow: self.following.follow
             )
         }
         try await self.sending.send(jobs)
@@ -173,7 +181,9 @@ struct TMDBGenresJobs: AsyncParsableCommand {
     var language = "ko-KR"
 
     func run() async throws {
-        try await self.sending.send(try buildJobs { try EnqueueJobs.tmdbGenres(languages: EnqueueJobs.languages(self.language)) })
+        try await self.sending.send(
+            try buildJobs { try EnqueueJobs.tmdbGenres(languages: EnqueueJobs.languages(self.language)) }
+        )
     }
 }
 
@@ -222,7 +232,10 @@ struct KOFICWeeklyJobs: AsyncParsableCommand {
     func run() async throws {
         let jobs = try buildJobs {
             try EnqueueJobs.koficWeekly(
-                from: self.from, to: self.to, period: self.period, follow: self.following.follow
+                from: self.from,
+                to: self.to,
+                period: self.period,
+                follow: self.following.follow
             )
         }
         try await self.sending.send(jobs)
@@ -243,7 +256,9 @@ struct KOFICMovieJobs: AsyncParsableCommand {
     var codes: [String]
 
     func run() async throws {
-        try await self.sending.send(try buildJobs { try EnqueueJobs.koficMovies(self.codes, follow: self.following.follow) })
+        try await self.sending.send(
+            try buildJobs { try EnqueueJobs.koficMovies(self.codes, follow: self.following.follow) }
+        )
     }
 }
 
@@ -263,7 +278,9 @@ struct KakaoPosterJobs: AsyncParsableCommand {
     var movieCode: String?
 
     func run() async throws {
-        try await self.sending.send(try buildJobs { try EnqueueJobs.kakaoPoster(self.query, movieCode: self.movieCode) })
+        try await self.sending.send(
+            try buildJobs { try EnqueueJobs.kakaoPoster(self.query, movieCode: self.movieCode) }
+        )
     }
 }
 
@@ -281,7 +298,9 @@ struct OpenLibraryWorkJobs: AsyncParsableCommand {
     var ids: [String]
 
     func run() async throws {
-        try await self.sending.send(try buildJobs { try EnqueueJobs.openLibraryWorks(self.ids, follow: self.following.follow) })
+        try await self.sending.send(
+            try buildJobs { try EnqueueJobs.openLibraryWorks(self.ids, follow: self.following.follow) }
+        )
     }
 }
 
@@ -307,7 +326,10 @@ struct OpenLibrarySearchJobs: AsyncParsableCommand {
     func run() async throws {
         let jobs = try buildJobs {
             try EnqueueJobs.openLibrarySearch(
-                self.query, pages: self.pages, limit: self.limit, follow: self.following.follow
+                self.query,
+                pages: self.pages,
+                limit: self.limit,
+                follow: self.following.follow
             )
         }
         try await self.sending.send(jobs)

@@ -258,7 +258,11 @@ extension Groups {
                 let plan: OffsetResetPlan
                 do {
                     plan = try await OffsetResetPlan.reading(
-                        group: self.group, mode: mode, selections: selections, committed: committed, admin: admin
+                        group: self.group,
+                        mode: mode,
+                        selections: selections,
+                        committed: committed,
+                        admin: admin
                     )
                 } catch let error as OperationsError where error.code == .offsetReset {
                     throw fail(error.reason, code: ExitStatus.usage.exitCode)

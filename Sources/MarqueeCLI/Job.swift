@@ -90,7 +90,8 @@ struct Job: AsyncParsableCommand {
         let id = JobID(rawValue: self.id)
         let (limit, timeout) = (self.limit, self.storeTimeout)
         // Read here rather than as the option's default, so `--help` never shows a password.
-        let locationText = (try? self.kafka.settings(more: self.flags).value(Catalogue.store)) ?? StoreLocation.defaultValue
+        let locationText =
+            (try? self.kafka.settings(more: self.flags).value(Catalogue.store)) ?? StoreLocation.defaultValue
         try await reportingKafkaErrors {
             let queue = try self.noDLQ ? nil : self.deadLetterQueue()
             let readLetters: ((Set<String>, Set<String>) async throws -> [DeadLetter])? = queue.map { queue in

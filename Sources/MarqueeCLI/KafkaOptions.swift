@@ -24,7 +24,10 @@ struct KafkaOptions: ParsableArguments {
     @Option(name: .customLong("timeout"), help: "Seconds to wait for a broker before giving up (default: 10).")
     var timeoutSeconds: Int = 10
 
-    @Option(name: [.customShort("X"), .customLong("kafka-property")], help: ArgumentHelp(Catalogue.kafkaProperties, more: "Repeatable."))
+    @Option(
+        name: [.customShort("X"), .customLong("kafka-property")],
+        help: ArgumentHelp(Catalogue.kafkaProperties, more: "Repeatable.")
+    )
     var kafkaProperties: [String] = []
 
     @Flag(name: .long, help: "Log the Kafka client's own lines (connections, group membership) to standard error.")
@@ -47,7 +50,12 @@ struct KafkaOptions: ParsableArguments {
     /// the defaults (checked by `validate()`).
     func settings(more: [String: String] = [:]) -> Settings {
         let flags = self.flags.merging(more) { ours, _ in ours }
-        return (try? Settings(flags: flags, environment: ProcessInfo.processInfo.environment, settingsFile: self.config.settingsFile))
+        return
+            (try? Settings(
+                flags: flags,
+                environment: ProcessInfo.processInfo.environment,
+                settingsFile: self.config.settingsFile
+            ))
             ?? Settings.defaults
     }
 
@@ -56,7 +64,9 @@ struct KafkaOptions: ParsableArguments {
 
     var configuration: KafkaConfiguration {
         let settings = self.settings()
-        var configuration = KafkaConfiguration(brokers: (try? settings.value(Catalogue.brokers)) ?? Catalogue.brokers.defaultValue)
+        var configuration = KafkaConfiguration(
+            brokers: (try? settings.value(Catalogue.brokers)) ?? Catalogue.brokers.defaultValue
+        )
         configuration.clientID = "marquee-cli"
         configuration.connectTimeout = .seconds(self.timeoutSeconds)
         // `MARQUEE_KAFKA_PROPERTIES` with the `-X` flags over it, as the workers take them; checked by `validate()`.

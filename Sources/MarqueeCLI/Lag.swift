@@ -1,5 +1,5 @@
-import MarqueeCore
 import ArgumentParser
+import MarqueeCore
 import MarqueeKafka
 import MarqueeObservability
 import MarqueeOperations
@@ -195,7 +195,9 @@ struct Lag: AsyncParsableCommand {
                     } else {
                         let frame =
                             report.watchFrame(
-                                interval: self.sampleInterval, samples: samples, observed: window.observationCount,
+                                interval: self.sampleInterval,
+                                samples: samples,
+                                observed: window.observationCount,
                                 allPartitions: self.allPartitions
                             ) + "\n"
                         // Home and clear, then the whole frame in one write: no flicker, no scrolling.

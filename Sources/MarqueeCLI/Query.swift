@@ -86,7 +86,10 @@ struct QueryOptions: ParsableArguments {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     guard try await store.schemaVersion() != nil else {
-                        throw Failure("the store at \(location) is empty: run marquee-index (or make run) first", status: .noInput)
+                        throw Failure(
+                            "the store at \(location) is empty: run marquee-index (or make run) first",
+                            status: .noInput
+                        )
                     }
                     try await body(store)
                 }
@@ -98,7 +101,10 @@ struct QueryOptions: ParsableArguments {
                         location.engineName == "postgres"
                         ? "is PostgreSQL running there, and do the user and database exist?"
                         : "is another process holding a lock on it?"
-                    throw Failure("the store at \(location) did not answer within \(timeout) s (\(hint))", status: .unavailable)
+                    throw Failure(
+                        "the store at \(location) did not answer within \(timeout) s (\(hint))",
+                        status: .unavailable
+                    )
                 }
                 try await group.next()
                 group.cancelAll()
@@ -122,7 +128,6 @@ struct QueryOptions: ParsableArguments {
             self.status = status
         }
     }
-
 
     private static var logger: Logger {
         var logger = Logger(label: "marquee")

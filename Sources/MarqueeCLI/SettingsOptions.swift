@@ -18,7 +18,11 @@ struct SettingsOptions: ParsableArguments, Sendable {
     /// The settings from the environment, the settings file and the defaults, with `flags` over them (checked by
     /// `validate()`).
     func settings(flags: [String: String] = [:]) -> Settings {
-        (try? Settings(flags: flags, environment: ProcessInfo.processInfo.environment, settingsFile: self.config.settingsFile))
+        (try? Settings(
+            flags: flags,
+            environment: ProcessInfo.processInfo.environment,
+            settingsFile: self.config.settingsFile
+        ))
             ?? Settings.defaults
     }
 

@@ -41,7 +41,9 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let layout = try self.settings.layout()
         let workers = layout.stages.flatMap { stage in stage.workers.map { (stage.name, $0) } }
-        guard !workers.isEmpty else { throw ValidationError("no worker addresses: set MARQUEE_WORKERS, e.g. fetch=127.0.0.1:9101") }
+        guard !workers.isEmpty else {
+            throw ValidationError("no worker addresses: set MARQUEE_WORKERS, e.g. fetch=127.0.0.1:9101")
+        }
         var configuration = HTTPFetcherConfiguration()
         configuration.connectTimeout = .seconds(self.timeout)
         configuration.totalTimeout = .seconds(self.timeout)

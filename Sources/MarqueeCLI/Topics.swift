@@ -30,7 +30,7 @@ struct Topics: AsyncParsableCommand {
         )
 
         @OptionGroup var kafka: KafkaOptions
-            @Flag(help: "One line per partition, with its first and end offsets.")
+        @Flag(help: "One line per partition, with its first and end offsets.")
         var partitions = false
 
         @Flag(help: "Only the pipeline's own topics (main, retry tiers, dead letters of each stage).")
@@ -43,7 +43,9 @@ struct Topics: AsyncParsableCommand {
             let layout = try self.kafka.layout()
             try await reportingKafkaErrors {
                 let listed = try await TopicListing.read(
-                    admin: try self.kafka.makeAdmin(), layout: layout, pipelineOnly: self.pipelineOnly
+                    admin: try self.kafka.makeAdmin(),
+                    layout: layout,
+                    pipelineOnly: self.pipelineOnly
                 )
                 if self.json {
                     try printJSON(listed)
@@ -72,7 +74,7 @@ struct Topics: AsyncParsableCommand {
         )
 
         @OptionGroup var kafka: KafkaOptions
-            @Option(help: "Partitions per topic (default: MARQUEE_TOPIC_PARTITIONS, else 8).")
+        @Option(help: "Partitions per topic (default: MARQUEE_TOPIC_PARTITIONS, else 8).")
         var partitions: Int?
 
         @Option(help: "Replicas per partition (default: MARQUEE_REPLICATION_FACTOR, else 1).")
@@ -83,13 +85,18 @@ struct Topics: AsyncParsableCommand {
 
         func validate() throws {
             if let partitions, partitions < 1 { throw ValidationError("--partitions must be at least 1") }
-            if let replicationFactor, replicationFactor < 1 { throw ValidationError("--replication-factor must be at least 1") }
+            if let replicationFactor, replicationFactor < 1 {
+                throw ValidationError("--replication-factor must be at least 1")
+            }
         }
 
         func run() async throws {
             try await createTopics(
-                layout: try self.kafka.layout(), names: self.names, partitions: self.partitions,
-                replicationFactor: self.replicationFactor, kafka: self.kafka
+                layout: try self.kafka.layout(),
+                names: self.names,
+                partitions: self.partitions,
+                replicationFactor: self.replicationFactor,
+                kafka: self.kafka
             )
         }
     }
@@ -103,17 +110,29 @@ struct Topics: AsyncParsableCommand {
         )
 
         @OptionGroup var kafka: KafkaOptions
-            @Option(help: "Partitions per topic.")
+        @Option(help: "Partitions per topic.")
         var partitions: Int?
 
         func run() async throws {
-            try await createTopics(layout: try self.kafka.layout(), names: [], partitions: self.partitions, replicationFactor: nil, kafka: self.kafka)
+            try await createTopics(
+                layout: try self.kafka.layout(),
+                names: [],
+                partitions: self.partitions,
+                replicationFactor: nil,
+                kafka: self.kafka
+            )
         }
     }
 }
 
 /// Creates `names` (or every stage topic of `layout`) and prints each one's fate.
-private func createTopics(layout: PipelineLayout, names: [String], partitions: Int?, replicationFactor: Int?, kafka: KafkaOptions) async throws {
+private func createTopics(
+    layout: PipelineLayout,
+    names: [String],
+    partitions: Int?,
+    replicationFactor: Int?,
+    kafka: KafkaOptions
+) async throws {
     let topics = layout.newTopics(names: names, partitions: partitions, replicationFactor: replicationFactor)
     try await reportingKafkaErrors {
         let created = try await kafka.makeAdmin().createTopics(topics)

@@ -157,7 +157,15 @@ public struct Envelope: Hashable, Sendable {
     /// - Throws: A ``PayloadError`` naming the missing or malformed header.
     public init(headers: [(String, String?)]) throws(PayloadError) {
         // The envelope's headers by name, each the last value given (others are not the envelope's).
-        var id, root, parent, attemptHeader, notBeforeText, origin, error, errorKind, traceparent: String?
+        var id: String?
+        var root: String?
+        var parent: String?
+        var attemptHeader: String?
+        var notBeforeText: String?
+        var origin: String?
+        var error: String?
+        var errorKind: String?
+        var traceparent: String?
         for case let (name, value?) in headers {
             switch name {
             case Header.id: id = value
@@ -178,7 +186,8 @@ public struct Envelope: Hashable, Sendable {
         for (header, value) in [(Header.id, idText), (Header.root, root), (Header.parent, parent)] {
             guard let value, !JobID.isWellFormed(value) else { continue }
             throw PayloadError(
-                .invalidField, field: "header \(header)",
+                .invalidField,
+                field: "header \(header)",
                 "expected a job id (1 to 64 letters, digits, '-' or '_', such as a ULID), got '\(Self.printable(value.prefix(40)))'"
             )
         }
@@ -186,12 +195,20 @@ public struct Envelope: Hashable, Sendable {
         let rootID = root.map(JobID.init(rawValue:)) ?? jobID
         let attemptText = attemptHeader ?? "1"
         guard let attempt = Int(attemptText), attempt >= 1, attempt <= 1000 else {
-            throw PayloadError(.invalidField, field: "header \(Header.attempt)", "expected a number from 1 to 1000, got '\(attemptText.prefix(40))'")
+            throw PayloadError(
+                .invalidField,
+                field: "header \(Header.attempt)",
+                "expected a number from 1 to 1000, got '\(attemptText.prefix(40))'"
+            )
         }
         var notBefore: Int64?
         if let text = notBeforeText {
             guard let value = Int64(text), value >= 0 else {
-                throw PayloadError(.invalidField, field: "header \(Header.notBefore)", "expected epoch milliseconds, got '\(text.prefix(40))'")
+                throw PayloadError(
+                    .invalidField,
+                    field: "header \(Header.notBefore)",
+                    "expected epoch milliseconds, got '\(text.prefix(40))'"
+                )
             }
             notBefore = value
         }

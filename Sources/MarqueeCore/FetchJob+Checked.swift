@@ -11,7 +11,9 @@ extension FetchJob {
     ///
     /// - Throws: The ``PayloadError`` ``decode(json:)`` would throw.
     public func checked() throws(PayloadError) -> FetchJob {
-        func page(_ page: Int64) throws(PayloadError) { try PayloadReader.check(page, field: "page", in: FieldRules.pages) }
+        func page(_ page: Int64) throws(PayloadError) {
+            try PayloadReader.check(page, field: "page", in: FieldRules.pages)
+        }
         func id(_ id: Int64) throws(PayloadError) { try PayloadReader.check(id, field: "id", in: FieldRules.tmdbIDs) }
         func language(_ language: String) throws(PayloadError) {
             try PayloadReader.check(

@@ -15,19 +15,31 @@ extension FetchJob {
         var reader = try PayloadReader(json)
         let version = try reader.int("v", in: 0...Int64.max)
         guard version == Self.version else {
-            throw PayloadError(.unsupportedVersion, field: "v", "version \(version) is not supported (this build reads \(Self.version))")
+            throw PayloadError(
+                .unsupportedVersion,
+                field: "v",
+                "version \(version) is not supported (this build reads \(Self.version))"
+            )
         }
         let kind = try reader.string("kind", maxLength: 64)
         let job: FetchJob
         switch kind {
         case "tmdb.list":
-            let name = try reader.string("list", check: { TMDBList(rawValue: $0) != nil }, expected: "one of now_playing, popular, top_rated, upcoming")
+            let name = try reader.string(
+                "list",
+                check: { TMDBList(rawValue: $0) != nil },
+                expected: "one of now_playing, popular, top_rated, upcoming"
+            )
             job = .tmdbList(
                 list: TMDBList(rawValue: name)!,
                 page: try reader.optionalInt("page", in: FieldRules.pages) ?? 1,
                 language: try reader.language(),
                 region: try reader.optionalString(
-                    "region", maxLength: FieldRules.regionLength, check: Validate.region, expected: FieldRules.regionExpected),
+                    "region",
+                    maxLength: FieldRules.regionLength,
+                    check: Validate.region,
+                    expected: FieldRules.regionExpected
+                ),
                 follow: try Follow(reading: reader.optionalObject("follow"))
             )
         case "tmdb.search":
@@ -67,13 +79,23 @@ extension FetchJob {
             )
         case "kofic.movie":
             job = .koficMovie(
-                code: try reader.string("movie_cd", maxLength: 8, check: Validate.koficCode, expected: "an 8-digit KOFIC movie code"),
+                code: try reader.string(
+                    "movie_cd",
+                    maxLength: 8,
+                    check: Validate.koficCode,
+                    expected: "an 8-digit KOFIC movie code"
+                ),
                 follow: try Follow(reading: reader.optionalObject("follow"))
             )
         case "kakao.poster":
             job = .kakaoPoster(
                 query: try reader.string("query", maxLength: 500),
-                movieCode: try reader.optionalString("movie_cd", maxLength: 8, check: Validate.koficCode, expected: "an 8-digit KOFIC movie code")
+                movieCode: try reader.optionalString(
+                    "movie_cd",
+                    maxLength: 8,
+                    check: Validate.koficCode,
+                    expected: "an 8-digit KOFIC movie code"
+                )
             )
         case "openlibrary.search":
             job = .openLibrarySearch(
@@ -84,11 +106,20 @@ extension FetchJob {
             )
         case "openlibrary.work":
             job = .openLibraryWork(
-                id: try reader.string("id", maxLength: 20, check: Validate.openLibraryWork, expected: "a work id such as OL45804W"),
+                id: try reader.string(
+                    "id",
+                    maxLength: 20,
+                    check: Validate.openLibraryWork,
+                    expected: "a work id such as OL45804W"
+                ),
                 follow: try Follow(reading: reader.optionalObject("follow"))
             )
         default:
-            throw PayloadError(.unknownKind, field: "kind", "unknown kind '\(kind.prefix(64))'; expected one of \(Self.kinds.joined(separator: ", "))")
+            throw PayloadError(
+                .unknownKind,
+                field: "kind",
+                "unknown kind '\(kind.prefix(64))'; expected one of \(Self.kinds.joined(separator: ", "))"
+            )
         }
         try reader.finish()
         return job
@@ -99,7 +130,11 @@ extension PayloadReader {
     /// The `language` field: a language tag such as `ko-KR` (default `en-US`).
     mutating func language() throws(PayloadError) -> String {
         try self.optionalString(
-            "language", maxLength: FieldRules.languageLength, check: Validate.language, expected: FieldRules.languageExpected)
+            "language",
+            maxLength: FieldRules.languageLength,
+            check: Validate.language,
+            expected: FieldRules.languageExpected
+        )
             ?? "en-US"
     }
 }

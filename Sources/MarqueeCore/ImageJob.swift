@@ -42,12 +42,24 @@ public struct ImageJob: Hashable, Sendable {
             throw PayloadError(.unsupportedVersion, field: "v", "version \(version) is not supported")
         }
         let kind = try reader.string("kind", maxLength: 64)
-        guard kind == Self.kind else { throw PayloadError(.unknownKind, field: "kind", "expected 'image', got '\(kind.prefix(64))'") }
+        guard kind == Self.kind else {
+            throw PayloadError(.unknownKind, field: "kind", "expected 'image', got '\(kind.prefix(64))'")
+        }
         let job = ImageJob(
             url: try reader.string(
-                "url", maxLength: FieldRules.imageURLLength, check: Self.isHTTPURL, expected: FieldRules.imageURLExpected),
+                "url",
+                maxLength: FieldRules.imageURLLength,
+                check: Self.isHTTPURL,
+                expected: FieldRules.imageURLExpected
+            ),
             owner: try reader.string("owner", maxLength: FieldRules.imageOwnerLength),
-            role: Role(rawValue: try reader.string("role", check: { Role(rawValue: $0) != nil }, expected: "poster, backdrop or cover"))!
+            role: Role(
+                rawValue: try reader.string(
+                    "role",
+                    check: { Role(rawValue: $0) != nil },
+                    expected: "poster, backdrop or cover"
+                )
+            )!
         )
         try reader.finish()
         return job
@@ -221,7 +233,8 @@ public struct Record: Hashable, Sendable {
         let kindName = try reader.string("kind", maxLength: 64)
         guard let kind = Kind(rawValue: kindName) else {
             throw PayloadError(
-                .unknownKind, field: "kind",
+                .unknownKind,
+                field: "kind",
                 "unknown record kind '\(kindName.prefix(64))'; expected one of \(Kind.allCases.map(\.rawValue).joined(separator: ", "))"
             )
         }

@@ -24,7 +24,9 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
             } else {
                 var system = SystemRandomNumberGenerator()
                 state.milliseconds = timestamp
-                state.random = ((UInt128(system.next() as UInt64) << 16) | UInt128(system.next() as UInt16)) & (Self.randomMask >> 1)
+                state.random =
+                    ((UInt128(system.next() as UInt64) << 16) | UInt128(system.next() as UInt16))
+                    & (Self.randomMask >> 1)
             }
             return state.random
         }
@@ -69,7 +71,8 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
         let bytes = text.utf8
         guard (1...64).contains(bytes.count) else { return false }
         return bytes.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D
+                || byte == 0x5F
         }
     }
 
@@ -121,4 +124,3 @@ public struct JobID: RawRepresentable, Hashable, Sendable, CustomStringConvertib
 
     public var description: String { self.rawValue }
 }
-

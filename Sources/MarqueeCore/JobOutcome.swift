@@ -118,8 +118,16 @@ public struct JobOutcome: Hashable, Sendable {
         finishedAt: Int64
     ) {
         self.init(
-            jobID: envelope.id, rootID: envelope.root, parentID: envelope.parent, stage: stage, kind: kind,
-            attempt: envelope.attempt, outcome: outcome, outputs: outputs, spawned: spawned, source: source,
+            jobID: envelope.id,
+            rootID: envelope.root,
+            parentID: envelope.parent,
+            stage: stage,
+            kind: kind,
+            attempt: envelope.attempt,
+            outcome: outcome,
+            outputs: outputs,
+            spawned: spawned,
+            source: source,
             finishedAt: finishedAt
         )
     }
@@ -210,28 +218,42 @@ public struct JobOutcome: Hashable, Sendable {
         var reader = try PayloadReader(.object(record.data), path: "data")
         let jobID = try reader.string("job_id", maxLength: 500)
         guard record.key == jobID else {
-            throw PayloadError(.invalidField, field: "key", "expected the job id '\(jobID.prefix(80))', got '\(record.key.prefix(80))'")
+            throw PayloadError(
+                .invalidField,
+                field: "key",
+                "expected the job id '\(jobID.prefix(80))', got '\(record.key.prefix(80))'"
+            )
         }
         let rootID = try reader.string("root_id", maxLength: 500)
         let parentID = try reader.optionalString("parent_id", maxLength: 500)
         let stage = try reader.string("stage", maxLength: 64)
         let kind = try reader.string(
-            "kind", maxLength: 64, check: { PayloadKind.known.contains($0) || $0 == PayloadKind.unknown },
+            "kind",
+            maxLength: 64,
+            check: { PayloadKind.known.contains($0) || $0 == PayloadKind.unknown },
             expected: "a known payload kind or 'unknown'"
         )
         let attempt = try reader.int("attempt", in: 1...1000)
-        let name = try reader.string("outcome", check: { ["done", "retried", "dead-lettered"].contains($0) }, expected: "done, retried or dead-lettered")
+        let name = try reader.string(
+            "outcome",
+            check: { ["done", "retried", "dead-lettered"].contains($0) },
+            expected: "done, retried or dead-lettered"
+        )
         let tier = try reader.optionalInt("tier", in: 1...100)
         let errorKind = try reader.optionalString(
-            "error_kind", check: { Envelope.ErrorKind(rawValue: $0) != nil }, expected: "transient, permanent or poison"
+            "error_kind",
+            check: { Envelope.ErrorKind(rawValue: $0) != nil },
+            expected: "transient, permanent or poison"
         ).flatMap(Envelope.ErrorKind.init(rawValue:))
         reader.ignore("error")
         let error: String?
         switch record.data["error"] {
         case .null, nil: error = nil
         case .string(let text) where text.count <= Self.maxErrorLength: error = text
-        case .string: throw PayloadError(.invalidField, field: "data.error", "longer than \(Self.maxErrorLength) characters")
-        case let value?: throw PayloadError(.invalidField, field: "data.error", "expected a string or null, got \(value.typeName)")
+        case .string:
+            throw PayloadError(.invalidField, field: "data.error", "longer than \(Self.maxErrorLength) characters")
+        case let value?:
+            throw PayloadError(.invalidField, field: "data.error", "expected a string or null, got \(value.typeName)")
         }
         let outcome: Outcome
         switch (name, tier, errorKind, error) {
@@ -240,7 +262,8 @@ public struct JobOutcome: Hashable, Sendable {
         case ("dead-lettered", nil, let kind?, let error?): outcome = .deadLettered(kind, error: error)
         default:
             throw PayloadError(
-                .invalidField, field: "data.outcome",
+                .invalidField,
+                field: "data.outcome",
                 "'\(name)' does not agree with tier \(tier.map(String.init) ?? "null"), error_kind \(errorKind?.rawValue ?? "null") "
                     + "and error \(error == nil ? "null" : "text") (done: all null; retried: a tier, transient, an error; "
                     + "dead-lettered: no tier, an error kind and an error)"
@@ -253,32 +276,58 @@ public struct JobOutcome: Hashable, Sendable {
             }
             guard case .integer(let number) = count, (1...1_000_000).contains(number) else {
                 let got = if case .integer(let number) = count { String(number) } else { count.typeName }
-                throw PayloadError(.invalidField, field: "data.outputs.\(target.prefix(64))", "expected a count from 1 to 1000000, got \(got)")
+                throw PayloadError(
+                    .invalidField,
+                    field: "data.outputs.\(target.prefix(64))",
+                    "expected a count from 1 to 1000000, got \(got)"
+                )
             }
             outputs[target] = Int(number)
         }
         var spawned: [JobID] = []
         for (index, element) in try reader.rawArray("spawned").enumerated() {
             guard case .string(let id) = element, !id.isEmpty, id.count <= 500 else {
-                throw PayloadError(.invalidField, field: "data.spawned[\(index)]", "expected a job id, got \(element.typeName)")
+                throw PayloadError(
+                    .invalidField,
+                    field: "data.spawned[\(index)]",
+                    "expected a job id, got \(element.typeName)"
+                )
             }
             spawned.append(JobID(rawValue: id))
         }
         guard spawned.count <= outputs.values.reduce(0, +), Set(spawned).count == spawned.count else {
-            throw PayloadError(.invalidField, field: "data.spawned", "\(spawned.count) ids for \(outputs.values.reduce(0, +)) outputs, or an id twice")
+            throw PayloadError(
+                .invalidField,
+                field: "data.spawned",
+                "\(spawned.count) ids for \(outputs.values.reduce(0, +)) outputs, or an id twice"
+            )
         }
-        let source = try reader.string("source", maxLength: 500, check: Self.isSource, expected: "topic/partition/offset")
+        let source = try reader.string(
+            "source",
+            maxLength: 500,
+            check: Self.isSource,
+            expected: "topic/partition/offset"
+        )
         try reader.finish()
         return JobOutcome(
-            jobID: JobID(rawValue: jobID), rootID: JobID(rawValue: rootID), parentID: parentID.map(JobID.init(rawValue:)),
-            stage: stage, kind: kind, attempt: Int(attempt), outcome: outcome, outputs: outputs, spawned: spawned,
-            source: source, finishedAt: record.fetchedAt
+            jobID: JobID(rawValue: jobID),
+            rootID: JobID(rawValue: rootID),
+            parentID: parentID.map(JobID.init(rawValue:)),
+            stage: stage,
+            kind: kind,
+            attempt: Int(attempt),
+            outcome: outcome,
+            outputs: outputs,
+            spawned: spawned,
+            source: source,
+            finishedAt: record.fetchedAt
         )
     }
 
     /// `topic/partition/offset`: a topic name (which has no `/`) and two non-negative integers.
     static func isSource(_ value: String) -> Bool {
         let parts = value.split(separator: "/", omittingEmptySubsequences: false)
-        return parts.count == 3 && !parts[0].isEmpty && Int32(parts[1]).map { $0 >= 0 } == true && Int64(parts[2]).map { $0 >= 0 } == true
+        return parts.count == 3 && !parts[0].isEmpty && Int32(parts[1]).map { $0 >= 0 } == true
+            && Int64(parts[2]).map { $0 >= 0 } == true
     }
 }

@@ -16,7 +16,8 @@ public enum PayloadKind {
     }
 
     private static func peek(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        let quote = UInt8(ascii: "\"")
+        let backslash = UInt8(ascii: "\\")
         var depth = 0
         var index = 0
         // The last top-level string ended at `index` and may be a key: its range.

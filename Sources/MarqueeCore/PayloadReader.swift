@@ -15,7 +15,11 @@ public struct PayloadReader {
     /// - Throws: A ``PayloadError`` when `value` is not an object.
     public init(_ value: JSONValue, path: String = "") throws(PayloadError) {
         guard case .object(let object) = value else {
-            throw PayloadError(.invalidField, field: path.isEmpty ? nil : path, "expected an object, got \(value.typeName)")
+            throw PayloadError(
+                .invalidField,
+                field: path.isEmpty ? nil : path,
+                "expected an object, got \(value.typeName)"
+            )
         }
         self.object = object
         self.path = path
@@ -128,7 +132,11 @@ public struct PayloadReader {
         switch value {
         case .integer(let integer): number = integer
         case .number(let double) where double.rounded() == double && abs(double) < 9e15: number = Int64(double)
-        default: throw self.invalid(key, "expected an integer from \(range.lowerBound) to \(range.upperBound), got \(value.typeName)")
+        default:
+            throw self.invalid(
+                key,
+                "expected an integer from \(range.lowerBound) to \(range.upperBound), got \(value.typeName)"
+            )
         }
         try Self.check(number, field: self.fieldPath(key), in: range)
         return number
@@ -150,7 +158,9 @@ public struct PayloadReader {
 
     public mutating func optionalBool(_ key: String) throws(PayloadError) -> Bool? {
         guard let value = self.value(key) else { return nil }
-        guard case .bool(let bool) = value else { throw self.invalid(key, "expected true or false, got \(value.typeName)") }
+        guard case .bool(let bool) = value else {
+            throw self.invalid(key, "expected true or false, got \(value.typeName)")
+        }
         return bool
     }
 
@@ -163,14 +173,18 @@ public struct PayloadReader {
     /// A field kept as raw JSON (record data whose schema belongs to a later stage).
     public mutating func rawObject(_ key: String) throws(PayloadError) -> JSONObject {
         guard let value = self.value(key) else { throw self.missing(key) }
-        guard case .object(let object) = value else { throw self.invalid(key, "expected an object, got \(value.typeName)") }
+        guard case .object(let object) = value else {
+            throw self.invalid(key, "expected an object, got \(value.typeName)")
+        }
         return object
     }
 
     /// A field kept as a raw JSON array, for the caller to check element by element.
     public mutating func rawArray(_ key: String) throws(PayloadError) -> [JSONValue] {
         guard let value = self.value(key) else { throw self.missing(key) }
-        guard case .array(let array) = value else { throw self.invalid(key, "expected an array, got \(value.typeName)") }
+        guard case .array(let array) = value else {
+            throw self.invalid(key, "expected an array, got \(value.typeName)")
+        }
         return array
     }
 
@@ -185,7 +199,9 @@ public struct PayloadReader {
         if self.object.count <= UInt64.bitWidth {
             let all: UInt64 = self.object.count == UInt64.bitWidth ? .max : (1 << UInt64(self.object.count)) - 1
             guard self.readMembers != all else { return }
-            unread = self.object.members.indices.filter { self.readMembers & (1 << UInt64($0)) == 0 }.map { self.object.members[$0].key }
+            unread = self.object.members.indices.filter { self.readMembers & (1 << UInt64($0)) == 0 }.map {
+                self.object.members[$0].key
+            }
         } else {
             guard !self.object.keys.allSatisfy(self.consumed.contains) else { return }
             unread = self.object.keys.filter { !self.consumed.contains($0) }

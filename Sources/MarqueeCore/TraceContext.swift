@@ -29,7 +29,8 @@ public enum TraceContext {
             }
             return hash | 1  // never all zero
         }
-        return "00-\(Self.hex(fnv(0xcbf2_9ce4_8422_2325)))\(Self.hex(fnv(0x8422_2325_cbf2_9ce4)))-\(Self.hex(fnv(0x9e37_79b9_7f4a_7c15)))-01"
+        return
+            "00-\(Self.hex(fnv(0xcbf2_9ce4_8422_2325)))\(Self.hex(fnv(0x8422_2325_cbf2_9ce4)))-\(Self.hex(fnv(0x9e37_79b9_7f4a_7c15)))-01"
     }
 
     /// The trace id of a `traceparent`, or `nil` when the header is not one (wrong shape, upper-case or non-hex

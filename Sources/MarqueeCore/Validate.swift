@@ -24,7 +24,8 @@ enum Validate {
     /// `yyyyMMdd`, a real calendar day from 1900 on.
     static func date(_ value: String) -> Bool {
         guard value.count == 8, value.allSatisfy({ $0.isASCII && $0.isNumber }),
-            let year = Int(value.prefix(4)), let month = Int(value.dropFirst(4).prefix(2)), let day = Int(value.suffix(2)),
+            let year = Int(value.prefix(4)), let month = Int(value.dropFirst(4).prefix(2)),
+            let day = Int(value.suffix(2)),
             year >= 1900, (1...12).contains(month)
         else { return false }
         let isLeap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0

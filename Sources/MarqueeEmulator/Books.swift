@@ -86,7 +86,8 @@ struct Book: Sendable {
             self.language = "eng"
             self.title = TextGenerator.englishTitle(&random)
         }
-        let authors = random.chance(0.05) ? [] : (0..<random.int(1...2)).map { _ in random.int(0...(catalogue.authorCount - 1)) }
+        let authors =
+            random.chance(0.05) ? [] : (0..<random.int(1...2)).map { _ in random.int(0...(catalogue.authorCount - 1)) }
         self.authorIndices = authors
         self.authorKeys = authors.map { "OL\(catalogue.authors.id($0))A" }
         self.authorNames = authors.map { catalogue.authorName($0) }

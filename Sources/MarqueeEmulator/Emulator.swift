@@ -1,7 +1,7 @@
 public import NIOCore
 
-import class Foundation.JSONSerialization
 import struct Foundation.Data
+import class Foundation.JSONSerialization
 
 /// What the server does with a request.
 public enum EmulatorAction: Sendable {
@@ -64,7 +64,11 @@ public final class Emulator: Sendable {
         }
         let height = max(1, (width * original.height + original.width / 2) / original.width)
         let seed = StableHash.combine(
-            self.catalogue.seed, UInt64(decoded.kind.rawValue), UInt64(decoded.index), UInt64(decoded.variant))
+            self.catalogue.seed,
+            UInt64(decoded.kind.rawValue),
+            UInt64(decoded.index),
+            UInt64(decoded.variant)
+        )
         // One poster in ten is stored turned, with an EXIF orientation that turns it upright again.
         var orientation = 1
         if decoded.kind == .poster, StableHash.unit(seed, 0x0E1F) < 0.1 {
@@ -156,7 +160,9 @@ public final class Emulator: Sendable {
         case 1:
             return .text(
                 "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n",
-                status: 502, contentType: "text/html")
+                status: 502,
+                contentType: "text/html"
+            )
         default:
             return Self.serviceUnavailable(upstream)
         }
@@ -167,7 +173,11 @@ public final class Emulator: Sendable {
     private static func serviceUnavailable(_ upstream: Upstream) -> EmulatorResponse {
         var response =
             upstream == .tmdb
-            ? TMDB.error(503, code: 9, message: "Service offline: This service is temporarily offline, try again later.")
+            ? TMDB.error(
+                503,
+                code: 9,
+                message: "Service offline: This service is temporarily offline, try again later."
+            )
             : .json(.object([("error", .string("Service Unavailable"))]), status: 503)
         response.headers.append(("Retry-After", "1"))
         return response
@@ -180,7 +190,8 @@ public final class Emulator: Sendable {
         if number % 2 == 0 {
             broken.body = Array(response.body.prefix(half))
         } else {
-            broken.body = Array(response.body.prefix(half)) + Array("\u{1}<garbled>\u{FFFD}".utf8)
+            broken.body =
+                Array(response.body.prefix(half)) + Array("\u{1}<garbled>\u{FFFD}".utf8)
                 + Array(response.body.dropFirst(half + 8).dropLast())
         }
         broken.etag = nil
@@ -218,8 +229,12 @@ public final class Emulator: Sendable {
     private func route(_ request: EmulatorRequest) -> Route {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let host = request.header("host") ?? "127.0.0.1"
-        func immediate(_ name: String, _ upstream: Upstream, key: String = "anonymous",
-                       _ make: @escaping @Sendable () -> EmulatorResponse) -> Route {
+        func immediate(
+            _ name: String,
+            _ upstream: Upstream,
+            key: String = "anonymous",
+            _ make: @escaping @Sendable () -> EmulatorResponse
+        ) -> Route {
             Route(name: name, upstream: upstream, key: key) { $0.makeSucceededFuture(make()) }
         }
         let notFound = immediate("notFound", .emulator) {
@@ -243,7 +258,11 @@ public final class Emulator: Sendable {
             let name = parts[1]
             if request.method == "PUT" {
                 return immediate("files.put", .emulator) {
-                    self.state.putFile(name, bytes: request.body, contentType: request.header("content-type") ?? "application/octet-stream")
+                    self.state.putFile(
+                        name,
+                        bytes: request.body,
+                        contentType: request.header("content-type") ?? "application/octet-stream"
+                    )
                     return .json(.object([("stored", .string(name)), ("bytes", .int(request.body.count))]))
                 }
             }
@@ -263,10 +282,14 @@ public final class Emulator: Sendable {
             let name: String
             let handler: @Sendable () -> EmulatorResponse
             switch (parts[4], parts[5]) {
-            case ("boxoffice", "searchDailyBoxOfficeList.json"): (name, handler) = ("kofic.daily", { self.kofic.daily(request) })
-            case ("boxoffice", "searchWeeklyBoxOfficeList.json"): (name, handler) = ("kofic.weekly", { self.kofic.weekly(request) })
-            case ("movie", "searchMovieInfo.json"): (name, handler) = ("kofic.movieInfo", { self.kofic.movieInfo(request) })
-            case ("movie", "searchMovieList.json"): (name, handler) = ("kofic.movieList", { self.kofic.movieList(request) })
+            case ("boxoffice", "searchDailyBoxOfficeList.json"):
+                (name, handler) = ("kofic.daily", { self.kofic.daily(request) })
+            case ("boxoffice", "searchWeeklyBoxOfficeList.json"):
+                (name, handler) = ("kofic.weekly", { self.kofic.weekly(request) })
+            case ("movie", "searchMovieInfo.json"):
+                (name, handler) = ("kofic.movieInfo", { self.kofic.movieInfo(request) })
+            case ("movie", "searchMovieList.json"):
+                (name, handler) = ("kofic.movieList", { self.kofic.movieList(request) })
             default: return notFound
             }
             let key = request.query["key"]
@@ -280,13 +303,25 @@ public final class Emulator: Sendable {
             let key: String? =
                 authorization.flatMap { $0.hasPrefix("KakaoAK ") ? String($0.dropFirst(8)) : nil }
             return self.keyed(
-                "kakao.search", .kakao, key: key, accepted: { $0.kakaoKeys },
+                "kakao.search",
+                .kakao,
+                key: key,
+                accepted: { $0.kakaoKeys },
                 invalid: { _ in Kakao.invalidKey(authorization == nil ? nil : key ?? authorization) }
             ) { self.kakao.search(request, host: host) }
         case "kakao-images":
-            guard let spec = Kakao.image(path: Substring(parts.dropFirst().joined(separator: "/")), seed: self.catalogue.seed)
+            guard
+                let spec = Kakao.image(
+                    path: Substring(parts.dropFirst().joined(separator: "/")),
+                    seed: self.catalogue.seed
+                )
             else { return immediate("kakao.image", .kakaoImages) { Self.imageNotFound } }
-            return self.imageRoute("kakao.image", .kakaoImages, spec: spec, lastModified: self.catalogue.referenceDay.epochSeconds)
+            return self.imageRoute(
+                "kakao.image",
+                .kakaoImages,
+                spec: spec,
+                lastModified: self.catalogue.referenceDay.epochSeconds
+            )
         case "openlibrary":
             if parts == ["openlibrary", "search.json"] {
                 return self.limited("openlibrary.search", .openlibrary) {
@@ -294,14 +329,21 @@ public final class Emulator: Sendable {
                 }
             }
             if parts.count == 3, parts[1] == "works", parts[2].hasSuffix(".json") {
-                return self.limited("openlibrary.work", .openlibrary) { self.openLibrary.work(String(parts[2].dropLast(5))) }
+                return self.limited("openlibrary.work", .openlibrary) {
+                    self.openLibrary.work(String(parts[2].dropLast(5)))
+                }
             }
             return notFound
         case "covers":
             guard parts.count == 4, parts[1] == "b",
                 let spec = self.openLibrary.cover(kind: Substring(parts[2]), name: Substring(parts[3]))
             else { return immediate("covers", .covers) { .text("Not Found", status: 404) } }
-            return self.imageRoute("covers", .covers, spec: spec, lastModified: 1_500_000_000 + Int(spec.seed % 100_000_000))
+            return self.imageRoute(
+                "covers",
+                .covers,
+                spec: spec,
+                lastModified: 1_500_000_000 + Int(spec.seed % 100_000_000)
+            )
         default:
             return notFound
         }
@@ -310,7 +352,9 @@ public final class Emulator: Sendable {
     private static let imageNotFound = EmulatorResponse.text("Not Found", status: 404)
 
     private func tmdbRoute(
-        _ parts: [String], _ request: EmulatorRequest, host: String,
+        _ parts: [String],
+        _ request: EmulatorRequest,
+        host: String,
         immediate: (String, Upstream, String, @escaping @Sendable () -> EmulatorResponse) -> Route
     ) -> Route? {
         guard parts.count >= 3, parts[1] == "3" else { return nil }
@@ -323,14 +367,21 @@ public final class Emulator: Sendable {
         case 2 where rest[0] == "movie" && Self.listNames.contains(rest[1]):
             (name, handler) = ("tmdb.list", { self.tmdb.list(rest[1], request) })
         case 2 where rest[0] == "movie":
-            guard let id = Int(rest[1]) else { (name, handler) = ("tmdb.movie", { TMDB.notFound }); break }
+            guard let id = Int(rest[1]) else {
+                (name, handler) = ("tmdb.movie", { TMDB.notFound })
+                break
+            }
             let settings = self.state.settings
-            let padding = settings.paddedMovie == id && settings.paddedOverviewBytes > 0 ? settings.paddedOverviewBytes : nil
+            let padding =
+                settings.paddedMovie == id && settings.paddedOverviewBytes > 0 ? settings.paddedOverviewBytes : nil
             (name, handler) = ("tmdb.movie", { self.tmdb.details(id, request, paddedOverview: padding) })
         case 2 where rest == ["search", "movie"]:
             (name, handler) = ("tmdb.search", { self.tmdb.search(request) })
         case 3 where rest[0] == "movie" && rest[2] == "reviews":
-            guard let id = Int(rest[1]) else { (name, handler) = ("tmdb.reviews", { TMDB.notFound }); break }
+            guard let id = Int(rest[1]) else {
+                (name, handler) = ("tmdb.reviews", { TMDB.notFound })
+                break
+            }
             (name, handler) = ("tmdb.reviews", { self.tmdb.reviews(id, request) })
         case 3 where rest == ["genre", "movie", "list"]:
             (name, handler) = ("tmdb.genres", { self.tmdb.genres(request) })
@@ -346,7 +397,9 @@ public final class Emulator: Sendable {
 
     /// A keyed route: 401 (the upstream's shape) for a missing or wrong key, then the rate limit, then `handler`.
     private func keyed(
-        _ name: String, _ upstream: Upstream, key: String?,
+        _ name: String,
+        _ upstream: Upstream,
+        key: String?,
         accepted: @escaping @Sendable (EmulatorSettings) -> [String],
         invalid: @escaping @Sendable (String?) -> EmulatorResponse,
         _ handler: @escaping @Sendable () -> EmulatorResponse
@@ -364,7 +417,11 @@ public final class Emulator: Sendable {
     }
 
     /// A keyless route with the rate limit (per upstream, all clients together).
-    private func limited(_ name: String, _ upstream: Upstream, _ handler: @escaping @Sendable () -> EmulatorResponse)
+    private func limited(
+        _ name: String,
+        _ upstream: Upstream,
+        _ handler: @escaping @Sendable () -> EmulatorResponse
+    )
         -> Route
     {
         Route(name: name, upstream: upstream, key: "anonymous") { eventLoop in
@@ -384,8 +441,13 @@ public final class Emulator: Sendable {
             }
             return self.renderer.image(spec, on: eventLoop).map { image in
                 EmulatorResponse(
-                    status: 200, contentType: image.contentType, body: image.bytes, kind: .image,
-                    lastModified: lastModified, etag: image.etag)
+                    status: 200,
+                    contentType: image.contentType,
+                    body: image.bytes,
+                    kind: .image,
+                    lastModified: lastModified,
+                    etag: image.etag
+                )
             }.recover { error in
                 .text("image rendering failed: \(error)", status: 500)
             }
@@ -398,8 +460,10 @@ public final class Emulator: Sendable {
         switch upstream {
         case .tmdb:
             response = TMDB.error(
-                429, code: 25,
-                message: "Your request count (\(Int(limit) + 1)) is over the allowed limit of \(Int(limit)).")
+                429,
+                code: 25,
+                message: "Your request count (\(Int(limit) + 1)) is over the allowed limit of \(Int(limit))."
+            )
         case .kofic:
             response = KOFIC.fault("320012", "요청 횟수가 허용량을 초과하였습니다.", status: 429)
         case .kakao:

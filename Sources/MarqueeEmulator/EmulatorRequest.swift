@@ -120,7 +120,11 @@ public struct EmulatorResponse: Sendable {
     }
 
     /// A plain-text response.
-    static func text(_ text: String, status: Int, contentType: String = "text/plain; charset=utf-8")
+    static func text(
+        _ text: String,
+        status: Int,
+        contentType: String = "text/plain; charset=utf-8"
+    )
         -> EmulatorResponse
     {
         EmulatorResponse(status: status, contentType: contentType, body: Array(text.utf8), kind: .other)

@@ -18,7 +18,8 @@ public final class EmulatorServer: Sendable {
     private let channel: any Channel
     private let group: MultiThreadedEventLoopGroup
 
-    private init(emulator: Emulator, host: String, port: Int, channel: any Channel, group: MultiThreadedEventLoopGroup) {
+    private init(emulator: Emulator, host: String, port: Int, channel: any Channel, group: MultiThreadedEventLoopGroup)
+    {
         self.emulator = emulator
         self.host = host
         self.port = port
@@ -37,7 +38,12 @@ public final class EmulatorServer: Sendable {
     ///   - port: The port; 0 picks a free one.
     ///   - threads: Event loops (default: one per core).
     /// - Throws: When the address cannot be bound.
-    public static func start(emulator: Emulator, host: String = "127.0.0.1", port: Int = 8930, threads: Int? = nil)
+    public static func start(
+        emulator: Emulator,
+        host: String = "127.0.0.1",
+        port: Int = 8930,
+        threads: Int? = nil
+    )
         async throws -> EmulatorServer
     {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads ?? System.coreCount)
@@ -99,8 +105,11 @@ final class EmulatorHTTPHandler: ChannelInboundHandler {
             guard let head = self.head, !self.isHung else { return }
             self.head = nil
             let request = EmulatorRequest(
-                method: head.method.rawValue, uri: head.uri, headers: head.headers.map { ($0.name, $0.value) },
-                body: self.body)
+                method: head.method.rawValue,
+                uri: head.uri,
+                headers: head.headers.map { ($0.name, $0.value) },
+                body: self.body
+            )
             self.body = []
             self.emulator.respond(to: request, on: context.eventLoop)
                 .hop(to: context.eventLoop)
@@ -111,8 +120,10 @@ final class EmulatorHTTPHandler: ChannelInboundHandler {
                         self.perform(action, head: head, context: context)
                     case .failure(let error):
                         self.perform(
-                            .send(.text("internal error: \(error)", status: 500), truncatedTo: nil), head: head,
-                            context: context)
+                            .send(.text("internal error: \(error)", status: 500), truncatedTo: nil),
+                            head: head,
+                            context: context
+                        )
                     }
                 }
         }
@@ -143,7 +154,10 @@ final class EmulatorHTTPHandler: ChannelInboundHandler {
             for (name, value) in response.headers { headers.add(name: name, value: value) }
             if !keepAlive { headers.add(name: "Connection", value: "close") }
             let responseHead = HTTPResponseHead(
-                version: head.version, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+                version: head.version,
+                status: HTTPResponseStatus(statusCode: response.status),
+                headers: headers
+            )
             context.write(self.wrapOutboundOut(.head(responseHead)), promise: nil)
             let sendsBody = head.method != .HEAD && !response.body.isEmpty
             if let truncatedTo {

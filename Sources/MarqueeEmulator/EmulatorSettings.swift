@@ -101,7 +101,11 @@ public struct EmulatorSettings: Sendable, Equatable {
         throw ControlError(reason: "\(name) must be a string or an array of strings")
     }
 
-    private static func number(_ name: String, _ value: Any, _ range: ClosedRange<Double>) throws(ControlError)
+    private static func number(
+        _ name: String,
+        _ value: Any,
+        _ range: ClosedRange<Double>
+    ) throws(ControlError)
         -> Double
     {
         guard let number = (value as? Double) ?? (value as? Int).map(Double.init), range.contains(number) else {

@@ -96,7 +96,9 @@ final class EmulatorState: Sendable {
     /// Keeps an uploaded file (at most 64 of them: the oldest names are not tracked, so the store is bounded).
     func putFile(_ name: String, bytes: [UInt8], contentType: String) {
         self.state.withLock { state in
-            if state.files.count >= 64, state.files[name] == nil, let any = state.files.keys.first { state.files[any] = nil }
+            if state.files.count >= 64, state.files[name] == nil, let any = state.files.keys.first {
+                state.files[any] = nil
+            }
             state.files[name] = (bytes, contentType)
         }
     }
@@ -170,7 +172,9 @@ final class EmulatorState: Sendable {
             while let first = window.first, now - first >= 1_000_000_000 { window.removeFirst() }
             state.counters.windows[windowKey] = window
             let previous = state.counters.maxPerSecond[upstream.rawValue]?[key] ?? 0
-            if window.count > previous { state.counters.maxPerSecond[upstream.rawValue, default: [:]][key] = window.count }
+            if window.count > previous {
+                state.counters.maxPerSecond[upstream.rawValue, default: [:]][key] = window.count
+            }
             return state.requestNumber
         }
     }
@@ -250,7 +254,10 @@ final class EmulatorState: Sendable {
                 ("requests", .int(counters.requests)),
                 ("routes", counts(counters.routes)),
                 ("statuses", counts(counters.statuses)),
-                ("routeStatuses", .object(counters.routeStatuses.sorted { $0.key < $1.key }.map { ($0.key, counts($0.value)) })),
+                (
+                    "routeStatuses",
+                    .object(counters.routeStatuses.sorted { $0.key < $1.key }.map { ($0.key, counts($0.value)) })
+                ),
                 ("faults", counts(faults)),
                 ("notModified", .int(counters.notModified)),
                 ("rateLimited", counts(counters.rateLimited)),

@@ -90,7 +90,10 @@ public final class ImageRenderer: Sendable {
             if let cached = self.cache.withLock({ $0.get(spec) }) { return cached }
             let bytes = try Self.render(spec)
             let image = RenderedImage(
-                bytes: bytes, etag: "\"\(StableHash.digest(bytes))\"", contentType: spec.format.contentType)
+                bytes: bytes,
+                etag: "\"\(StableHash.digest(bytes))\"",
+                contentType: spec.format.contentType
+            )
             self.cache.withLock { $0.put(spec, image) }
             return image
         }
@@ -112,7 +115,8 @@ public final class ImageRenderer: Sendable {
                 let t = Double(y) / Double(sourceHeight - 1)
                 let wobble = Double(random.int(-18...18))
                 for band in 0..<3 {
-                    let value = Double(top[band]) * (1 - t) + Double(bottom[band]) * t + wobble
+                    let value =
+                        Double(top[band]) * (1 - t) + Double(bottom[band]) * t + wobble
                         + Double(x) * Double(band - 1) * 2
                     pixels[(y * sourceWidth + x) * 3 + band] = UInt8(max(0, min(255, value)))
                 }
@@ -129,15 +133,25 @@ public final class ImageRenderer: Sendable {
             discs.append(DrawnPicture.Disc(x: x, y: y, radius: radius, ink: ink))
         }
         let band = DrawnPicture.Band(
-            y: spec.height * 78 / 100, height: max(1, spec.height / 8), ink: Self.colour(&random).map { Double($0) * 0.35 })
+            y: spec.height * 78 / 100,
+            height: max(1, spec.height / 8),
+            ink: Self.colour(&random).map { Double($0) * 0.35 }
+        )
         let encoding: DrawnPicture.Encoding =
             switch spec.format {
             case .jpeg: .jpeg(quality: spec.quality)
             case .png: .png
             }
         return try DrawnPicture(
-            background: pixels, backgroundWidth: sourceWidth, backgroundHeight: sourceHeight, width: spec.width, height: spec.height,
-            discs: discs, band: band, orientation: spec.orientation, encoding: encoding
+            background: pixels,
+            backgroundWidth: sourceWidth,
+            backgroundHeight: sourceHeight,
+            width: spec.width,
+            height: spec.height,
+            discs: discs,
+            band: band,
+            orientation: spec.orientation,
+            encoding: encoding
         ).render()
     }
 

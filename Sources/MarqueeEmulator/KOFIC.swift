@@ -61,7 +61,8 @@ struct KoficPool: Sendable {
     func audience(_ entry: Entry, on day: Day) -> Int {
         let age = day.value - entry.open.value
         if age < -3 { return 0 }
-        let noise = 0.85 + 0.3 * StableHash.unit(self.seed, 0xA0D1, UInt64(entry.code), UInt64(bitPattern: Int64(day.value)))
+        let noise =
+            0.85 + 0.3 * StableHash.unit(self.seed, 0xA0D1, UInt64(entry.code), UInt64(bitPattern: Int64(day.value)))
         if age < 0 { return Int(entry.weight * 0.04 * noise) }
         let weekend = day.weekday >= 4 ? 1.9 : 1.0
         let run = entry.weight * exp(-Double(age) / 18) * weekend * noise
@@ -88,7 +89,10 @@ struct KOFIC: Sendable {
     var pool: KoficPool { self.catalogue.kofic }
 
     static func fault(_ code: String, _ message: String, status: Int = 200) -> EmulatorResponse {
-        .json(.object([("faultInfo", .object([("message", .string(message)), ("errorCode", .string(code))]))]), status: status)
+        .json(
+            .object([("faultInfo", .object([("message", .string(message)), ("errorCode", .string(code))]))]),
+            status: status
+        )
     }
 
     static let invalidKey = Self.fault("320010", "유효하지않은 키값입니다.")
@@ -114,7 +118,12 @@ struct KOFIC: Sendable {
     private func days(_ range: ClosedRange<Int>) -> [Day] { range.map(Day.init) }
 
     /// The chart over `days` (one day, or a week's part), with the same for the period before it.
-    private func chart(_ days: ClosedRange<Int>, previous: ClosedRange<Int>, limit: Int, nation: String?)
+    private func chart(
+        _ days: ClosedRange<Int>,
+        previous: ClosedRange<Int>,
+        limit: Int,
+        nation: String?
+    )
         -> (rows: [Row], previousRanks: [Int: Int], totalSales: Int)
     {
         let end = Day(days.upperBound)
@@ -141,9 +150,14 @@ struct KOFIC: Sendable {
             let screens = max(1, min(2800, Int(Double(now / max(1, days.count)).squareRoot() * 4)))
             rows.append(
                 Row(
-                    entry: entry, audience: now, sales: now * entry.price, previousAudience: before,
-                    previousSales: before * entry.price, audienceAccumulated: accumulated,
-                    salesAccumulated: accumulated * entry.price, screens: screens,
+                    entry: entry,
+                    audience: now,
+                    sales: now * entry.price,
+                    previousAudience: before,
+                    previousSales: before * entry.price,
+                    audienceAccumulated: accumulated,
+                    salesAccumulated: accumulated * entry.price,
+                    screens: screens,
                     shows: screens * (3 + entry.code % 3) * days.count
                 )
             )
@@ -209,8 +223,11 @@ struct KOFIC: Sendable {
             return Self.badParameter("targetDt")
         }
         let chart = self.chart(
-            day.value...day.value, previous: (day.value - 1)...(day.value - 1), limit: self.limit(request),
-            nation: request.query["repNationCd"])
+            day.value...day.value,
+            previous: (day.value - 1)...(day.value - 1),
+            limit: self.limit(request),
+            nation: request.query["repNationCd"]
+        )
         return .json(
             .object([
                 (
@@ -249,8 +266,11 @@ struct KOFIC: Sendable {
             return Self.badParameter("weekGb")
         }
         let chart = self.chart(
-            range, previous: (range.lowerBound - 7)...(range.upperBound - 7), limit: self.limit(request),
-            nation: request.query["repNationCd"])
+            range,
+            previous: (range.lowerBound - 7)...(range.upperBound - 7),
+            limit: self.limit(request),
+            nation: request.query["repNationCd"]
+        )
         // ISO week number of the week's Thursday.
         let thursday = monday.adding(3)
         let week = (thursday.value - Day(year: thursday.year, month: 1, day: 1).value) / 7 + 1
@@ -347,7 +367,10 @@ struct KOFIC: Sendable {
                     .object([
                         ("companyCd", .string(String(20_100_000 + entry.code % 90_000))),
                         ("companyNm", .string(distributor)),
-                        ("companyNmEn", .string(random.chance(0.3) ? "" : "\(random.pick(TextGenerator.nouns)) Entertainment")),
+                        (
+                            "companyNmEn",
+                            .string(random.chance(0.3) ? "" : "\(random.pick(TextGenerator.nouns)) Entertainment")
+                        ),
                         ("companyPartNm", .string("배급사")),
                     ])
                 ])

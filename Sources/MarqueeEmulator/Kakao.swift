@@ -44,30 +44,36 @@ struct Kakao: Sendable {
         let start = (page - 1) * size
         let end = min(pageable, start + size)
         let reference = self.catalogue.referenceDay
-        let documents: [JSON] = start < end ? (start..<end).map { position in
-            var random = SeededRandom(self.catalogue.seed, 0x4A4A1, queryHash, UInt64(position))
-            let site = random.pick(Self.sites)
-            // Posters are portrait; the first results of a query are usually posters.
-            let portrait = position < 3 || random.chance(0.55)
-            let width = portrait ? random.int(300...1000) : random.int(500...1600)
-            let height = portrait ? width * random.int(135...150) / 100 : width * random.int(50...80) / 100
-            let token = StableHash.hex(random.next(), width: 16)
-            let daysAgo = sort == "recency" ? position / 3 : random.int(0...2500)
-            let day = reference.adding(-daysAgo)
-            let datetime =
-                "\(day.iso)T\(Day.pad(random.int(0...23), 2)):\(Day.pad(random.int(0...59), 2)):00.000+09:00"
-            let docPath = "/\(TextGenerator.latinTitle(&random).lowercased().replacingSpaces)/\(random.int(100_000...999_999_999))"
-            return .object([
-                ("collection", .string(site.collection)),
-                ("datetime", .string(datetime)),
-                ("display_sitename", .string(site.site)),
-                ("doc_url", .string(site.host + docPath)),
-                ("height", .int(height)),
-                ("image_url", .string("http://\(host)/kakao-images/\(token)_\(width)x\(height).jpg")),
-                ("thumbnail_url", .string("http://\(host)/kakao-images/t/\(token)_130x\(130 * height / width).jpg")),
-                ("width", .int(width)),
-            ])
-        } : []
+        let documents: [JSON] =
+            start < end
+            ? (start..<end).map { position in
+                var random = SeededRandom(self.catalogue.seed, 0x4A4A1, queryHash, UInt64(position))
+                let site = random.pick(Self.sites)
+                // Posters are portrait; the first results of a query are usually posters.
+                let portrait = position < 3 || random.chance(0.55)
+                let width = portrait ? random.int(300...1000) : random.int(500...1600)
+                let height = portrait ? width * random.int(135...150) / 100 : width * random.int(50...80) / 100
+                let token = StableHash.hex(random.next(), width: 16)
+                let daysAgo = sort == "recency" ? position / 3 : random.int(0...2500)
+                let day = reference.adding(-daysAgo)
+                let datetime =
+                    "\(day.iso)T\(Day.pad(random.int(0...23), 2)):\(Day.pad(random.int(0...59), 2)):00.000+09:00"
+                let docPath =
+                    "/\(TextGenerator.latinTitle(&random).lowercased().replacingSpaces)/\(random.int(100_000...999_999_999))"
+                return .object([
+                    ("collection", .string(site.collection)),
+                    ("datetime", .string(datetime)),
+                    ("display_sitename", .string(site.site)),
+                    ("doc_url", .string(site.host + docPath)),
+                    ("height", .int(height)),
+                    ("image_url", .string("http://\(host)/kakao-images/\(token)_\(width)x\(height).jpg")),
+                    (
+                        "thumbnail_url",
+                        .string("http://\(host)/kakao-images/t/\(token)_130x\(130 * height / width).jpg")
+                    ),
+                    ("width", .int(width)),
+                ])
+            } : []
         return .json(
             .object([
                 ("documents", .array(documents)),
@@ -101,8 +107,13 @@ struct Kakao: Sendable {
             (16...2000).contains(width), (16...3000).contains(height)
         else { return nil }
         return ImageSpec(
-            seed: StableHash.combine(seed, token), width: width, height: height, format: .jpeg,
-            orientation: 1, quality: thumbnail ? 70 : 85)
+            seed: StableHash.combine(seed, token),
+            width: width,
+            height: height,
+            format: .jpeg,
+            orientation: 1,
+            quality: thumbnail ? 70 : 85
+        )
     }
 }
 

@@ -44,7 +44,12 @@ struct OpenLibrary: Sendable {
         var members: [(String, JSON)] = [
             ("key", .string("/works/\(book.workID)")),
             ("type", .string("work")),
-            ("seed", JSON.strings(["/books/\(book.editionKey)", "/works/\(book.workID)"] + book.authorKeys.map { "/authors/\($0)" })),
+            (
+                "seed",
+                JSON.strings(
+                    ["/books/\(book.editionKey)", "/works/\(book.workID)"] + book.authorKeys.map { "/authors/\($0)" }
+                )
+            ),
             ("title", .string(book.title)),
             ("title_suggest", .string(book.title)),
             ("edition_count", .int(book.editionCount)),
@@ -98,7 +103,13 @@ struct OpenLibrary: Sendable {
         case 0: members.append(("description", .string(TextGenerator.englishOverview(&random))))
         case 1:
             members.append(
-                ("description", .object([("type", .string("/type/text")), ("value", .string(TextGenerator.englishOverview(&random)))])))
+                (
+                    "description",
+                    .object([
+                        ("type", .string("/type/text")), ("value", .string(TextGenerator.englishOverview(&random))),
+                    ])
+                )
+            )
         default: break
         }
         members.append(("title", .string(book.title)))
@@ -114,10 +125,17 @@ struct OpenLibrary: Sendable {
                             ("author", .object([("key", .string("/authors/\($0)"))])),
                             ("type", .object([("key", .string("/type/author_role"))])),
                         ])
-                    })
-            ))
+                    }
+                )
+            )
+        )
         if let year = book.firstPublishYear {
-            members.append(("first_publish_date", .string(random.chance(0.5) ? String(year) : "\(random.pick(Self.months)) \(year)")))
+            members.append(
+                (
+                    "first_publish_date",
+                    .string(random.chance(0.5) ? String(year) : "\(random.pick(Self.months)) \(year)")
+                )
+            )
         }
         members.append(("type", .object([("key", .string("/type/work"))])))
         let revision = random.int(1...12)
@@ -159,7 +177,8 @@ struct OpenLibrary: Sendable {
         case "id": index = Int(value).flatMap { self.books.covers.index($0) }
         case "isbn": index = self.books.index(isbn: value)
         case "olid":
-            index = value.hasPrefix("OL") && value.hasSuffix("M")
+            index =
+                value.hasPrefix("OL") && value.hasSuffix("M")
                 ? Int(value.dropFirst(2).dropLast()).flatMap { self.books.editions.index($0) } : nil
         default: index = nil
         }
@@ -168,7 +187,12 @@ struct OpenLibrary: Sendable {
         guard book.coverID != nil else { return nil }
         let ratio = 140 + Int(StableHash.combine(self.catalogue.seed, 0xA5, UInt64(index)) % 20)  // height/width %
         return ImageSpec(
-            seed: StableHash.combine(self.catalogue.seed, 0xC0BE, UInt64(index)), width: width,
-            height: width * ratio / 100, format: book.isPNGCover ? .png : .jpeg, orientation: 1, quality: 85)
+            seed: StableHash.combine(self.catalogue.seed, 0xC0BE, UInt64(index)),
+            width: width,
+            height: width * ratio / 100,
+            format: book.isPNGCover ? .png : .jpeg,
+            orientation: 1,
+            quality: 85
+        )
     }
 }

@@ -12,9 +12,15 @@ struct TMDB: Sendable {
     }
 
     static let invalidKey = Self.error(
-        401, code: 7, message: "Invalid API key: You must be granted a valid key.")
+        401,
+        code: 7,
+        message: "Invalid API key: You must be granted a valid key."
+    )
     static let notFound = Self.error(
-        404, code: 34, message: "The resource you requested could not be found.")
+        404,
+        code: 34,
+        message: "The resource you requested could not be found."
+    )
 
     static func errors(_ messages: [String], status: Int = 422) -> EmulatorResponse {
         .json(.object([("errors", JSON.strings(messages)), ("success", .bool(false))]), status: status)
@@ -32,7 +38,11 @@ struct TMDB: Sendable {
     }
 
     private func paged(
-        _ indices: [Int], page: Int, language: Language, extra: [(String, JSON)] = [], cap: Bool
+        _ indices: [Int],
+        page: Int,
+        language: Language,
+        extra: [(String, JSON)] = [],
+        cap: Bool
     ) -> JSON {
         let total = cap ? min(indices.count, 10_000) : indices.count
         let pages = (total + Self.pageSize - 1) / Self.pageSize
@@ -64,11 +74,13 @@ struct TMDB: Sendable {
         case "popular":
             return .json(
                 self.paged(catalogue.byPopularity.map(Int.init), page: page, language: language, cap: true),
-                lastModified: lastModified)
+                lastModified: lastModified
+            )
         case "top_rated":
             return .json(
                 self.paged(catalogue.byRating.map(Int.init), page: page, language: language, cap: true),
-                lastModified: lastModified)
+                lastModified: lastModified
+            )
         case "now_playing", "upcoming":
             let window =
                 name == "now_playing"
@@ -80,7 +92,8 @@ struct TMDB: Sendable {
             let dates: JSON = .object([("maximum", .string(window.1.iso)), ("minimum", .string(window.0.iso))])
             return .json(
                 self.paged(indices, page: page, language: language, extra: [("dates", dates)], cap: true),
-                lastModified: lastModified)
+                lastModified: lastModified
+            )
         default:
             return Self.notFound
         }
@@ -98,10 +111,14 @@ struct TMDB: Sendable {
         }
         let year = request.int("year") ?? request.int("primary_release_year")
         let matches = self.catalogue.searchMovies(
-            String(query.trimmingSpaces), year: year, includeAdult: request.query["include_adult"] == "true")
+            String(query.trimmingSpaces),
+            year: year,
+            includeAdult: request.query["include_adult"] == "true"
+        )
         return .json(
             self.paged(matches, page: page, language: Language(parameter: request.query["language"]), cap: false),
-            lastModified: self.catalogue.referenceDay.epochSeconds)
+            lastModified: self.catalogue.referenceDay.epochSeconds
+        )
     }
 
     /// `movie/{id}` with `append_to_response` (reviews, images) and `include_image_language`.
@@ -151,7 +168,10 @@ struct TMDB: Sendable {
         let genres = Genres.all.map { genre in
             JSON.object([("id", .int(genre.id)), ("name", .string(Genres.name(genre, language: language)))])
         }
-        return .json(.object([("genres", .array(genres))]), lastModified: Day(year: 2022, month: 8, day: 10).epochSeconds)
+        return .json(
+            .object([("genres", .array(genres))]),
+            lastModified: Day(year: 2022, month: 8, day: 10).epochSeconds
+        )
     }
 
     /// `configuration`, with the image base URLs pointing at this emulator's image CDN.
@@ -251,7 +271,8 @@ struct TMDB: Sendable {
                         Genres.all.first { $0.id == id }.map {
                             .object([("id", .int($0.id)), ("name", .string(Genres.name($0, language: language)))])
                         }
-                    })
+                    }
+                )
             ),
             ("homepage", .string(random.chance(0.4) ? "" : "https://www.example.com/movies/\(movie.id)")),
             ("id", .int(movie.id)),
@@ -310,7 +331,8 @@ struct TMDB: Sendable {
             for variant in 0...movie.extraPosters where allowed(languages[variant]) {
                 let path =
                     variant == 0
-                    ? poster : ImagePathCodec.encode(seed: movie.seed, kind: .poster, index: movie.index, variant: variant)
+                    ? poster
+                    : ImagePathCodec.encode(seed: movie.seed, kind: .poster, index: movie.index, variant: variant)
                 posters.append(entry(path, width: 2000, height: 3000, language: languages[variant], votes: 4 - variant))
             }
         }
@@ -327,7 +349,8 @@ struct TMDB: Sendable {
         let total = movie.reviewCount
         let pages = (total + Self.pageSize - 1) / Self.pageSize
         let start = (page - 1) * Self.pageSize
-        let results: [JSON] = start < total ? (start..<min(total, start + Self.pageSize)).map { self.review(movie, $0) } : []
+        let results: [JSON] =
+            start < total ? (start..<min(total, start + Self.pageSize)).map { self.review(movie, $0) } : []
         var members: [(String, JSON)] = includeID ? [("id", .int(movie.id))] : []
         members += [
             ("page", .int(page)),
@@ -346,15 +369,22 @@ struct TMDB: Sendable {
         switch random.int(0...2) {
         case 0: avatar = .null
         case 1:
-            avatar = .string(ImagePathCodec.encode(seed: movie.seed, kind: .avatar, index: movie.index, variant: number % 16))
+            avatar = .string(
+                ImagePathCodec.encode(seed: movie.seed, kind: .avatar, index: movie.index, variant: number % 16)
+            )
         default:
-            avatar = .string("/https://www.gravatar.com/avatar/\(StableHash.hex(random.next(), width: 16))\(StableHash.hex(random.next(), width: 16)).jpg")
+            avatar = .string(
+                "/https://www.gravatar.com/avatar/\(StableHash.hex(random.next(), width: 16))\(StableHash.hex(random.next(), width: 16)).jpg"
+            )
         }
         let rating: JSON = random.chance(0.2) ? .null : .double(Double(random.int(1...10)))
         let id = StableHash.hex(random.next(), width: 16).prefix(8) + StableHash.hex(random.next(), width: 16)
         let released = movie.core.release ?? self.catalogue.referenceDay.adding(-400)
         // Upcoming movies get reviews from before the reference day too (TMDB has reviews of unreleased films).
-        let created = min(max(released.value, self.catalogue.referenceDay.value - 3000), self.catalogue.referenceDay.value - 1)
+        let created = min(
+            max(released.value, self.catalogue.referenceDay.value - 3000),
+            self.catalogue.referenceDay.value - 1
+        )
         let createdDay = Day(random.int(created...max(created, self.catalogue.referenceDay.value - 1)))
         let updatedDay = Day(random.int(createdDay.value...self.catalogue.referenceDay.value))
         func timestamp(_ day: Day) -> String {

@@ -65,7 +65,8 @@ struct UpstreamOutage: Sendable, Equatable {
             upstream = named
         } else {
             throw ControlError(
-                reason: "unknown upstream '\(name)' in outage.upstream; one of \(Self.names.joined(separator: ", "))")
+                reason: "unknown upstream '\(name)' in outage.upstream; one of \(Self.names.joined(separator: ", "))"
+            )
         }
         guard let seconds = (object["seconds"] as? Double) ?? (object["seconds"] as? Int).map(Double.init),
             seconds.isFinite, (0...1_000_000).contains(seconds)

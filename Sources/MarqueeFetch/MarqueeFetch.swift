@@ -9,18 +9,18 @@ import MarqueeKafka
 import MarqueeLimits
 import MarqueeObservability
 import MarqueePipeline
+import MarqueeSettings
 import MarqueeSources
 import MarqueeStore
-import MarqueeSettings
 import MarqueeWorker
-
 
 /// `marquee-fetch`: the fetch worker (docs/design.md, "Executables"). Wiring only; the logic is in MarqueeFetchStage.
 @main
 struct MarqueeFetch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "marquee-fetch",
-        abstract: "Fetch worker: consumes fetch jobs, calls the upstream APIs, emits records, image jobs and follow-ups.",
+        abstract:
+            "Fetch worker: consumes fetch jobs, calls the upstream APIs, emits records, image jobs and follow-ups.",
         discussion: """
             Upstreams and keys come from the environment (docs/design.md, "Configuration"): TMDB_API_KEY, TMDB_BASE_URL, \
             TMDB_IMAGE_BASE_URL, KOFIC_API_KEY, KOFIC_BASE_URL, KAKAO_REST_API_KEY, KAKAO_BASE_URL, \
@@ -86,10 +86,15 @@ struct MarqueeFetch: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let common = try self.worker.resolvedForRun(executable: "marquee-fetch", more: Catalogue.fetchWorker, flags: self.flags)
+        let common = try self.worker.resolvedForRun(
+            executable: "marquee-fetch",
+            more: Catalogue.fetchWorker,
+            flags: self.flags
+        )
         let logger = WorkerRunner.bootstrapLogging(label: "marquee.fetch", level: common.logLevel)
         let read = common.settings
-        var settings = try ConfigFileOptions.exitingOnSettingError(executable: "marquee-fetch") { () throws(SettingError) in
+        var settings = try ConfigFileOptions.exitingOnSettingError(executable: "marquee-fetch") {
+            () throws(SettingError) in
             var http = HTTPFetcherConfiguration()
             http.allowsPrivateAddresses = try read.value(Catalogue.allowPrivateAddresses)
             let hosts = try read.value(Catalogue.imageHosts)
@@ -98,7 +103,11 @@ struct MarqueeFetch: AsyncParsableCommand {
             // in flight.
             let perSource = try read.value(Catalogue.perSourceConcurrency)
             for source in Source.allCases {
-                http.hostLimits[source.rawValue] = HostLimit(requestsPerSecond: .infinity, burst: 1, maxConcurrent: perSource)
+                http.hostLimits[source.rawValue] = HostLimit(
+                    requestsPerSecond: .infinity,
+                    burst: 1,
+                    maxConcurrent: perSource
+                )
             }
             let budget = try read.value(Catalogue.koficDailyBudget)
             let sources: SourceConfiguration
@@ -113,7 +122,11 @@ struct MarqueeFetch: AsyncParsableCommand {
                 koficDailyBudget: budget == 0 ? nil : budget
             )
             settings.rateLimits = try read.value(Catalogue.fetchRateLimits) { rates in
-                Dictionary(uniqueKeysWithValues: rates.compactMap { name, rate in rate > 0 ? Source(rawValue: name).map { ($0, rate) } : nil })
+                Dictionary(
+                    uniqueKeysWithValues: rates.compactMap { name, rate in
+                        rate > 0 ? Source(rawValue: name).map { ($0, rate) } : nil
+                    }
+                )
             }
             return settings
         }
@@ -122,7 +135,8 @@ struct MarqueeFetch: AsyncParsableCommand {
         ) { () throws(SettingError) in
             (
                 try read.value(Catalogue.validatorCache), try read.value(Catalogue.sharedLimits),
-                try read.value(Catalogue.probeInterval), try read.value(Catalogue.store) { try StoreLocation(parsing: $0) }
+                try read.value(Catalogue.probeInterval),
+                try read.value(Catalogue.store) { try StoreLocation(parsing: $0) }
             )
         }
         var store: Store?
@@ -148,7 +162,8 @@ struct MarqueeFetch: AsyncParsableCommand {
             case .admitted(let source, let waited): metrics.recordSourceRequest(source: source, waited: waited)
             case .throttled(let source): metrics.recordSourceThrottled(source: source)
             case .paused(let source, let paused): metrics.setSourcePaused(source: source, paused)
-            case .budgetRemaining(let source, let remaining): metrics.setSourceBudgetRemaining(source: source, remaining)
+            case .budgetRemaining(let source, let remaining):
+                metrics.setSourceBudgetRemaining(source: source, remaining)
             }
         }
         let worker = try FetchWorker(settings: settings, logger: logger)

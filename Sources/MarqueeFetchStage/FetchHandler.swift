@@ -122,7 +122,11 @@ public struct FetchHandler: StageHandler {
         let result: SourceResult
         do {
             result = try self.adapters.parse(
-                SourceResponse(status: response.status, headers: response.headers.map { ($0.name, $0.value) }, body: response.body),
+                SourceResponse(
+                    status: response.status,
+                    headers: response.headers.map { ($0.name, $0.value) },
+                    body: response.body
+                ),
                 for: fetchJob,
                 fetchedAt: Int64(JobID.nowMilliseconds())
             )
@@ -153,7 +157,8 @@ public struct FetchHandler: StageHandler {
             // Follow-ups the adapter left out because the next stage would refuse them (an edition key where a
             // work id is needed, …): worth a line, not a failure.
             job.logger.notice(
-                "follow-ups left out", metadata: ["marquee.skipped": "\(result.skipped.joined(separator: "; "))"]
+                "follow-ups left out",
+                metadata: ["marquee.skipped": "\(result.skipped.joined(separator: "; "))"]
             )
         }
         if let validators = response.validators, let cache = self.validators {

@@ -1,11 +1,10 @@
 public import Logging
+import MarqueeCore
 public import MarqueeHTTP
 public import MarqueeKafka
 public import MarqueeLimits
 public import MarqueeSources
 public import ServiceLifecycle
-
-import MarqueeCore
 
 /// What a fetch worker needs besides the stage's own settings.
 public struct FetchWorkerSettings: Sendable {
@@ -42,7 +41,8 @@ public struct FetchWorkerSettings: Sendable {
     public static func parseRateLimits(_ text: String) throws(SettingsError) -> [(Source, Double)] {
         try text.split(separator: ",").map { (part) throws(SettingsError) -> (Source, Double) in
             let pair = part.split(separator: "=", maxSplits: 1).map { String($0.filter { !$0.isWhitespace }) }
-            guard pair.count == 2, let source = Source(rawValue: pair[0]), let rate = Double(pair[1]), rate >= 0, rate.isFinite
+            guard pair.count == 2, let source = Source(rawValue: pair[0]), let rate = Double(pair[1]), rate >= 0,
+                rate.isFinite
             else {
                 throw SettingsError(
                     "rate limit '\(part)' is not source=rate with source one of \(Source.allCases.map(\.rawValue).joined(separator: ", "))"
@@ -98,7 +98,10 @@ public final class FetchWorker: Service, Sendable {
             onEvent: settings.onLimitEvent
         )
         self.handler = FetchHandler(
-            adapters: SourceAdapters(configuration: settings.sources, imageHostAllowed: { http.isImageHostAllowed($0) }),
+            adapters: SourceAdapters(
+                configuration: settings.sources,
+                imageHostAllowed: { http.isImageHostAllowed($0) }
+            ),
             fetcher: self.fetcher,
             validators: settings.sendsConditionalRequests ? settings.validatorCache ?? InMemoryValidatorCache() : nil,
             limits: self.limits,

@@ -1,7 +1,7 @@
 public import Logging
+import MarqueeCore
 public import MarqueeHTTP
 public import MarqueeStore
-import MarqueeCore
 import Synchronization
 
 /// The fetch worker's validators in the store's `http_validators` table: kept across restarts and shared by
@@ -34,7 +34,12 @@ public final class StoreValidatorCache: ValidatorCache {
     /// - Parameters:
     ///   - answerTimeout: The longest a job waits for one call. Default: 2 s.
     ///   - retryInterval: While the store fails, how often one call tries it again. Default: 5 s.
-    public init(store: Store, answerTimeout: Duration = .seconds(2), retryInterval: Duration = .seconds(5), logger: Logger) {
+    public init(
+        store: Store,
+        answerTimeout: Duration = .seconds(2),
+        retryInterval: Duration = .seconds(5),
+        logger: Logger
+    ) {
         self.catalogue = store
         self.answerTimeout = answerTimeout
         self.retryInterval = retryInterval
@@ -46,7 +51,9 @@ public final class StoreValidatorCache: ValidatorCache {
 
     public func validators(for key: String) async -> HTTPValidators? {
         await self.attempt { catalogue in
-            try await catalogue.validators(for: key).map { HTTPValidators(etag: $0.etag, lastModified: $0.lastModified) }
+            try await catalogue.validators(for: key).map {
+                HTTPValidators(etag: $0.etag, lastModified: $0.lastModified)
+            }
         } ?? nil
     }
 

@@ -5,7 +5,6 @@ public import MarqueeImageStore
 public import MarqueeImaging
 public import MarqueeLimits
 public import MarqueePipeline
-
 import Synchronization
 
 /// The image stage's handler: one image job → download (the smallest rendition that covers the largest
@@ -84,8 +83,14 @@ public struct ImageHandler: StageHandler {
         let outcome = try await self.inFlight.run(key: url) {
             try await self.stored(url: url, logger: job.logger)
         }
-        let record = ImageRecord(job: imageJob, downloadedURL: url, rendition: rendition, outcome: outcome, store: self.store)
-            .record(fetchedAt: Int64(JobID.nowMilliseconds()))
+        let record = ImageRecord(
+            job: imageJob,
+            downloadedURL: url,
+            rendition: rendition,
+            outcome: outcome,
+            store: self.store
+        )
+        .record(fetchedAt: Int64(JobID.nowMilliseconds()))
         return [StageOutput(stage: "records", key: record.dedupeKey, payload: record.encoded())]
     }
 
@@ -98,7 +103,10 @@ public struct ImageHandler: StageHandler {
         do {
             if let manifest = try await self.store.get(manifestKey), let outcome = ImageOutcome(manifest: manifest) {
                 // The same bytes were processed before: nothing new to store.
-                logger.debug("image already stored", metadata: ["marquee.image.sha256": "\(hash)", "marquee.url": "\(url)"])
+                logger.debug(
+                    "image already stored",
+                    metadata: ["marquee.image.sha256": "\(hash)", "marquee.url": "\(url)"]
+                )
                 return outcome
             }
         } catch {
@@ -113,7 +121,11 @@ public struct ImageHandler: StageHandler {
         var variants: [ImageOutcome.Variant] = []
         do {
             if self.configuration.storesOriginals {
-                try await self.store.put(ImageKey.original(sha256: hash), bytes, contentType: processed.original.format.mediaType)
+                try await self.store.put(
+                    ImageKey.original(sha256: hash),
+                    bytes,
+                    contentType: processed.original.format.mediaType
+                )
             }
             for variant in processed.variants {
                 let key = ImageKey.variant(sha256: hash, width: variant.width, format: variant.encoding.rawValue)
@@ -121,12 +133,20 @@ public struct ImageHandler: StageHandler {
                 self.configuration.onBytes?("out", variant.data.count)
                 variants.append(
                     ImageOutcome.Variant(
-                        width: variant.width, height: variant.height, format: variant.encoding.rawValue,
-                        bytes: variant.data.count, key: key
+                        width: variant.width,
+                        height: variant.height,
+                        format: variant.encoding.rawValue,
+                        bytes: variant.data.count,
+                        key: key
                     )
                 )
             }
-            let outcome = ImageOutcome(sha256: hash, original: processed.original, variants: variants, placeholder: processed.placeholder)
+            let outcome = ImageOutcome(
+                sha256: hash,
+                original: processed.original,
+                variants: variants,
+                placeholder: processed.placeholder
+            )
             // The manifest goes last: its presence says every variant is stored.
             try await self.store.put(manifestKey, outcome.manifest, contentType: "application/json")
             return outcome
@@ -171,10 +191,16 @@ public struct ImageHandler: StageHandler {
             return response.body
         case 429:
             try await report(.throttled(retryAfter: response.retryAfter))
-            throw StageError.transient("HTTP \(response.status) from \(response.effectiveURL)", minimumWait: response.retryAfter)
+            throw StageError.transient(
+                "HTTP \(response.status) from \(response.effectiveURL)",
+                minimumWait: response.retryAfter
+            )
         case 500...:
             try await report(.failed("HTTP \(response.status)"))
-            throw StageError.transient("HTTP \(response.status) from \(response.effectiveURL)", minimumWait: response.retryAfter)
+            throw StageError.transient(
+                "HTTP \(response.status) from \(response.effectiveURL)",
+                minimumWait: response.retryAfter
+            )
         default:
             try await report(.answered)
             throw StageError.permanent("HTTP \(response.status) from \(response.effectiveURL)")

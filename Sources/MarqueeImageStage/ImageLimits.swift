@@ -13,10 +13,14 @@ public enum ImageLimits {
         var limits: [(host: String, rate: Double)] = []
         for part in text.split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1).map { String($0.filter { !$0.isWhitespace }) }
-            guard pair.count == 2, !pair[0].isEmpty, !pair[0].contains("/"), !pair[0].contains(":"), let rate = Double(pair[1]),
+            guard pair.count == 2, !pair[0].isEmpty, !pair[0].contains("/"), !pair[0].contains(":"),
+                let rate = Double(pair[1]),
                 rate >= 0, rate.isFinite
             else {
-                throw InvalidRateLimits(description: "rate limit '\(part)' is not host=rate (a host name such as image.tmdb.org, a rate in requests per second)")
+                throw InvalidRateLimits(
+                    description:
+                        "rate limit '\(part)' is not host=rate (a host name such as image.tmdb.org, a rate in requests per second)"
+                )
             }
             if rate > 0 { limits.append((pair[0].lowercased(), rate)) }
         }

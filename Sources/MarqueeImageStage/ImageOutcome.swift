@@ -33,7 +33,12 @@ struct ImageOutcome: Codable, Sendable, Hashable {
 
     init(sha256: String, original: ImageProbe, variants: [Variant], placeholder: ImagePlaceholder) {
         self.sha256 = sha256
-        self.original = Original(format: original.format.rawValue, width: original.width, height: original.height, bytes: original.bytes)
+        self.original = Original(
+            format: original.format.rawValue,
+            width: original.width,
+            height: original.height,
+            bytes: original.bytes
+        )
         self.variants = variants
         self.dominantColor = placeholder.dominantColor
         self.blurHash = placeholder.blurHash

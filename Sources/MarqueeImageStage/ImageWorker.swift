@@ -44,7 +44,12 @@ public final class ImageWorker: Service, Sendable {
         http.maxBodyBytes = max(http.maxBodyBytes, settings.imaging.maxBytes)
         self.fetcher = try HTTPFetcher(configuration: http, logger: logger)
         self.processor = try ImageProcessor(configuration: settings.imaging)
-        let store = try ImageStores.make(location: settings.storeLocation, environment: environment, fetcher: self.fetcher, logger: logger)
+        let store = try ImageStores.make(
+            location: settings.storeLocation,
+            environment: environment,
+            fetcher: self.fetcher,
+            logger: logger
+        )
         self.store = store
         if settings.rateLimits.isEmpty {
             self.limits = nil
@@ -56,7 +61,11 @@ public final class ImageWorker: Service, Sendable {
                 host: SourceLimitsConfiguration.hostName
             )
             settings.limitsTuning?(&limits)
-            self.limits = SourceLimits(configuration: limits, coordination: settings.coordination ?? LocalCoordination(), logger: logger)
+            self.limits = SourceLimits(
+                configuration: limits,
+                coordination: settings.coordination ?? LocalCoordination(),
+                logger: logger
+            )
         }
         self.handler = ImageHandler(
             configuration: settings.handler,
@@ -73,7 +82,10 @@ public final class ImageWorker: Service, Sendable {
     /// (``ImageKey/deadLetter(_:)``), and returns its URL: the stage's ``StageConfiguration/keepOversized``.
     public func keepOversized(name: String, bytes: [UInt8]) async throws -> String {
         guard let key = ImageKey.deadLetter(name) else {
-            throw ImageStoreError(code: .invalidLocation, reason: "'\(name)' is not a dead letter's name (dlq/<topic>/<partition>/<offset>)")
+            throw ImageStoreError(
+                code: .invalidLocation,
+                reason: "'\(name)' is not a dead letter's name (dlq/<topic>/<partition>/<offset>)"
+            )
         }
         try await self.store.put(key, bytes, contentType: "application/octet-stream")
         return self.store.url(for: key)

@@ -22,9 +22,14 @@ public enum Rendition {
     ///
     /// - Parameters:
     ///   - preferOriginal: Download the original whatever the widths (configuration asks for originals).
-    public static func pick(for url: String, largestWidth: Int, preferOriginal: Bool = false) -> (url: String, rendition: String) {
+    public static func pick(
+        for url: String,
+        largestWidth: Int,
+        preferOriginal: Bool = false
+    ) -> (url: String, rendition: String) {
         if let tmdb = self.tmdb(url) {
-            let size = preferOriginal ? "original" : (self.tmdbSizes.first { $0.width >= largestWidth }?.name ?? "original")
+            let size =
+                preferOriginal ? "original" : (self.tmdbSizes.first { $0.width >= largestWidth }?.name ?? "original")
             return (tmdb.prefix + size + tmdb.suffix, size)
         }
         if let cover = self.cover(url) {

@@ -68,7 +68,9 @@ final class SharedWork<Key: Hashable & Sendable, Value: Sendable>: Sendable {
                 }
                 // A leader cancelled mid-way hands the work on rather than its cancellation.
                 let handed: Turn = Task.isCancelled ? .again : .done(result)
-                let waiters = self.state.withLock { $0.running.removeValue(forKey: key).map { Array($0.waiters.values) } ?? [] }
+                let waiters = self.state.withLock {
+                    $0.running.removeValue(forKey: key).map { Array($0.waiters.values) } ?? []
+                }
                 for waiter in waiters { waiter.resume(returning: handed) }
                 return try result.get()
             case .done(let result):

@@ -64,7 +64,9 @@ public struct FileImageStore: ImageStore {
         }
         self.logger.debug(
             written ? "image stored" : "image already stored",
-            metadata: [MarqueeImageStoreLoggingKeys.key: "\(key)", MarqueeImageStoreLoggingKeys.bytes: "\(bytes.count)"]
+            metadata: [
+                MarqueeImageStoreLoggingKeys.key: "\(key)", MarqueeImageStoreLoggingKeys.bytes: "\(bytes.count)",
+            ]
         )
     }
 

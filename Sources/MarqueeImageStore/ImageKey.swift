@@ -49,7 +49,8 @@ public struct ImageKey: RawRepresentable, Codable, Hashable, Sendable, CustomStr
     ///   `.` or `..`), a partition and an offset of decimal digits.
     public static func deadLetter(_ name: String) -> ImageKey? {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "dlq", (1...249).contains(parts[1].count), parts[1] != ".", parts[1] != "..",
+        guard parts.count == 4, parts[0] == "dlq", (1...249).contains(parts[1].count), parts[1] != ".",
+            parts[1] != "..",
             parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "_" || $0 == "-") }),
             parts[2...].allSatisfy({ !$0.isEmpty && $0.count <= 20 && $0.allSatisfy { $0.isASCII && $0.isNumber } })
         else { return nil }
@@ -89,7 +90,10 @@ public struct ImageKey: RawRepresentable, Codable, Hashable, Sendable, CustomStr
         let hash = Self.checkedHash(sha256)
         precondition(Self.isValidWidth(width), "ImageKey.variant: width \(width) is outside 1…100000")
         let format = format.lowercased()
-        precondition(Self.isValidFormat(Substring(format)), "ImageKey.variant: format \"\(format)\" is not [a-z0-9]{1,10}")
+        precondition(
+            Self.isValidFormat(Substring(format)),
+            "ImageKey.variant: format \"\(format)\" is not [a-z0-9]{1,10}"
+        )
         return ImageKey(unchecked: "\(Self.folder(of: hash))/\(width).\(format)")
     }
 

@@ -83,7 +83,9 @@ public struct S3ImageStore: ImageStore {
         guard response.status == 200 else { throw self.error(for: response, operation: "PUT", key: key) }
         self.logger.debug(
             "image stored",
-            metadata: [MarqueeImageStoreLoggingKeys.key: "\(key)", MarqueeImageStoreLoggingKeys.bytes: "\(bytes.count)"]
+            metadata: [
+                MarqueeImageStoreLoggingKeys.key: "\(key)", MarqueeImageStoreLoggingKeys.bytes: "\(bytes.count)",
+            ]
         )
     }
 
@@ -107,7 +109,8 @@ public struct S3ImageStore: ImageStore {
         if self.s3Location.region != "us-east-1" {
             body = Array(
                 ("<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-                    + "<LocationConstraint>\(self.s3Location.region)</LocationConstraint></CreateBucketConfiguration>").utf8
+                    + "<LocationConstraint>\(self.s3Location.region)</LocationConstraint></CreateBucketConfiguration>")
+                    .utf8
             )
         }
         let response = try await self.send(.put, url: self.s3Location.bucketURL, key: nil, body: body)
@@ -149,7 +152,12 @@ public struct S3ImageStore: ImageStore {
     }
 
     /// Sorts a transport failure: retriable ones (and a stopped fetcher) make the store unavailable.
-    static func error(for error: HTTPFetchError, operation: String, key: ImageKey?, location: String)
+    static func error(
+        for error: HTTPFetchError,
+        operation: String,
+        key: ImageKey?,
+        location: String
+    )
         -> ImageStoreError
     {
         let code: ImageStoreError.Code

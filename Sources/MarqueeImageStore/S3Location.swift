@@ -75,7 +75,8 @@ public struct S3Location: Sendable, Hashable, CustomStringConvertible {
             }
             endpoint = String(trimmed)
         }
-        let region = parameters["region"] ?? environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"] ?? "us-east-1"
+        let region =
+            parameters["region"] ?? environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"] ?? "us-east-1"
         guard !region.isEmpty, region.utf8.allSatisfy({ Self.isUnreserved($0) }) else {
             throw invalid("region \"\(region)\" is not a region name")
         }

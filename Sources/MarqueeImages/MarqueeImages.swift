@@ -1,23 +1,23 @@
 import ArgumentParser
 import Logging
 import MarqueeHTTP
-import MarqueeObservability
 import MarqueeImageStage
 import MarqueeImageStore
 import MarqueeImaging
 import MarqueeLimits
+import MarqueeObservability
 import MarqueePipeline
-import MarqueeStore
 import MarqueeSettings
+import MarqueeStore
 import MarqueeWorker
-
 
 /// `marquee-images`: the image worker (docs/design.md, "Executables"). Wiring only; the logic is in MarqueeImageStage.
 @main
 struct MarqueeImages: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "marquee-images",
-        abstract: "Image worker: downloads posters and covers, writes their variants to the image store, emits image records.",
+        abstract:
+            "Image worker: downloads posters and covers, writes their variants to the image store, emits image records.",
         discussion: """
             The image store is MARQUEE_IMAGE_STORE: file://./var/images (default) or \
             s3://bucket/prefix?endpoint=…&region=… with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or *_FILE). \
@@ -71,7 +71,8 @@ struct MarqueeImages: AsyncParsableCommand {
         Settings.flags([
             (Catalogue.imageStore, self.imageStore), (Catalogue.imageWidths, self.widths),
             (Catalogue.webpQuality, self.webpQuality), (Catalogue.imageMaxBytes, self.maxBytes),
-            (Catalogue.imageMaxPixels, self.maxPixels), (Catalogue.imageOriginals, self.originals.map { $0 ? "1" : "0" }),
+            (Catalogue.imageMaxPixels, self.maxPixels),
+            (Catalogue.imageOriginals, self.originals.map { $0 ? "1" : "0" }),
             (Catalogue.imageHosts, self.imageHosts),
             (Catalogue.allowPrivateAddresses, self.allowPrivateAddresses.map { $0 ? "1" : "0" }),
             (Catalogue.imageRateLimits, self.rateLimits), (Catalogue.sharedLimits, self.sharedLimits),
@@ -84,7 +85,11 @@ struct MarqueeImages: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let common = try self.worker.resolvedForRun(executable: "marquee-images", more: Catalogue.imageWorker, flags: self.flags)
+        let common = try self.worker.resolvedForRun(
+            executable: "marquee-images",
+            more: Catalogue.imageWorker,
+            flags: self.flags
+        )
         let logger = WorkerRunner.bootstrapLogging(label: "marquee.images", level: common.logLevel)
         let read = common.settings
         var (settings, sharedLimits, location, environment) = try ConfigFileOptions.exitingOnSettingError(
@@ -99,13 +104,18 @@ struct MarqueeImages: AsyncParsableCommand {
             http.allowsPrivateAddresses = try read.value(Catalogue.allowPrivateAddresses)
             let hosts = try read.value(Catalogue.imageHosts)
             if !hosts.isEmpty { http.imageHostAllowlist = hosts }
-            var settings = ImageWorkerSettings(imaging: imaging, http: http, storeLocation: try read.value(Catalogue.imageStore))
+            var settings = ImageWorkerSettings(
+                imaging: imaging,
+                http: http,
+                storeLocation: try read.value(Catalogue.imageStore)
+            )
             settings.handler.prefersOriginals = try read.value(Catalogue.imageOriginals)
             settings.rateLimits = try read.value(Catalogue.imageRateLimits) { rates in
                 rates.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { (host: $0.key, rate: $0.value) }
             }
             return (
-                settings, try read.value(Catalogue.sharedLimits), try read.value(Catalogue.store) { try StoreLocation(parsing: $0) },
+                settings, try read.value(Catalogue.sharedLimits),
+                try read.value(Catalogue.store) { try StoreLocation(parsing: $0) },
                 try read.texts(Catalogue.aws)
             )
         }

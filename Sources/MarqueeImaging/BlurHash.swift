@@ -11,7 +11,8 @@ import func Foundation.pow
 enum BlurHash {
     /// BlurHash's base-83 alphabet.
     static let alphabet: [UInt8] = Array(
-        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~".utf8)
+        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~".utf8
+    )
 
     /// The linear-light value of each 8-bit sRGB level.
     private static let linearTable: [Double] = (0..<256).map { level in
@@ -31,7 +32,11 @@ enum BlurHash {
     ///
     /// - Precondition: `componentsX` and `componentsY` are 1…9; `pixels.count == width * height * 3`.
     static func encode(
-        pixels: [UInt8], width: Int, height: Int, componentsX: Int = 4, componentsY: Int = 3
+        pixels: [UInt8],
+        width: Int,
+        height: Int,
+        componentsX: Int = 4,
+        componentsY: Int = 3
     ) -> Encoded {
         precondition((1...9).contains(componentsX) && (1...9).contains(componentsY), "BlurHash components are 1…9")
         precondition(width > 0 && height > 0 && pixels.count == width * height * 3, "BlurHash: pixels do not match")
@@ -51,7 +56,9 @@ enum BlurHash {
                         let row = y * width * 3
                         for i in 0..<componentsX {
                             let basis = i * width
-                            var red = 0.0, green = 0.0, blue = 0.0
+                            var red = 0.0
+                            var green = 0.0
+                            var blue = 0.0
                             for x in 0..<width {
                                 let weight = columns[basis + x]
                                 red += weight * linear[row + x * 3]
@@ -72,7 +79,9 @@ enum BlurHash {
         factors.reserveCapacity(componentsX * componentsY)
         for j in 0..<componentsY {
             for i in 0..<componentsX {
-                var red = 0.0, green = 0.0, blue = 0.0
+                var red = 0.0
+                var green = 0.0
+                var blue = 0.0
                 for y in 0..<height {
                     let weight = rows[j * height + y]
                     let sums = (y * componentsX + i) * 3
@@ -110,7 +119,8 @@ enum BlurHash {
         }
         return Encoded(
             hash: String(decoding: hash, as: UTF8.self),
-            averageColor: (red: average.0, green: average.1, blue: average.2))
+            averageColor: (red: average.0, green: average.1, blue: average.2)
+        )
     }
 
     /// cos(π·k·n/length) for k in 0..<count and n in 0..<length, row k at k · length.

@@ -57,8 +57,15 @@ public struct DrawnPicture: Sendable {
     public var encoding: Encoding
 
     public init(
-        background: [UInt8], backgroundWidth: Int, backgroundHeight: Int, width: Int, height: Int, discs: [Disc], band: Band?,
-        orientation: Int, encoding: Encoding
+        background: [UInt8],
+        backgroundWidth: Int,
+        backgroundHeight: Int,
+        width: Int,
+        height: Int,
+        discs: [Disc],
+        band: Band?,
+        orientation: Int,
+        encoding: Encoding
     ) {
         self.background = background
         self.backgroundWidth = backgroundWidth
@@ -78,7 +85,13 @@ public struct DrawnPicture: Sendable {
         try Vips.initialization.get()
         let created = self.background.withUnsafeBytes {
             vips_image_new_from_memory_copy(
-                $0.baseAddress, $0.count, Int32(self.backgroundWidth), Int32(self.backgroundHeight), 3, VIPS_FORMAT_UCHAR)
+                $0.baseAddress,
+                $0.count,
+                Int32(self.backgroundWidth),
+                Int32(self.backgroundHeight),
+                3,
+                VIPS_FORMAT_UCHAR
+            )
         }
         guard let created else {
             throw ImagingError(code: .internal, reason: "vips_image_new_from_memory_copy: \(Vips.lastError())")
@@ -87,19 +100,44 @@ public struct DrawnPicture: Sendable {
         // Scale a little past the target, then cut the exact size (rounding never leaves it a pixel short).
         image = try image.apply("vips_resize") {
             CMarqueeVips_resize(
-                $0, &$1, Double(self.width + 1) / Double(self.backgroundWidth), Double(self.height + 1) / Double(self.backgroundHeight),
-                Int32(VIPS_KERNEL_LINEAR.rawValue))
+                $0,
+                &$1,
+                Double(self.width + 1) / Double(self.backgroundWidth),
+                Double(self.height + 1) / Double(self.backgroundHeight),
+                Int32(VIPS_KERNEL_LINEAR.rawValue)
+            )
         }
-        image = try image.apply("vips_extract_area") { CMarqueeVips_extract_area($0, &$1, 0, 0, Int32(self.width), Int32(self.height)) }
+        image = try image.apply("vips_extract_area") {
+            CMarqueeVips_extract_area($0, &$1, 0, 0, Int32(self.width), Int32(self.height))
+        }
         let canvas = try image.copiedToMemory(code: .internal, what: "vips_image_copy_memory")
         for disc in self.discs {
             var ink = disc.ink
-            guard CMarqueeVips_draw_circle(canvas.pointer, &ink, Int32(ink.count), Int32(disc.x), Int32(disc.y), Int32(disc.radius), 1) == 0
+            guard
+                CMarqueeVips_draw_circle(
+                    canvas.pointer,
+                    &ink,
+                    Int32(ink.count),
+                    Int32(disc.x),
+                    Int32(disc.y),
+                    Int32(disc.radius),
+                    1
+                ) == 0
             else { throw ImagingError(code: .internal, reason: "vips_draw_circle: \(Vips.lastError())") }
         }
         if let band = self.band {
             var ink = band.ink
-            guard CMarqueeVips_draw_rect(canvas.pointer, &ink, Int32(ink.count), 0, Int32(band.y), Int32(self.width), Int32(band.height), 1) == 0
+            guard
+                CMarqueeVips_draw_rect(
+                    canvas.pointer,
+                    &ink,
+                    Int32(ink.count),
+                    0,
+                    Int32(band.y),
+                    Int32(self.width),
+                    Int32(band.height),
+                    1
+                ) == 0
             else { throw ImagingError(code: .internal, reason: "vips_draw_rect: \(Vips.lastError())") }
         }
         var final = canvas
@@ -112,7 +150,9 @@ public struct DrawnPicture: Sendable {
         switch self.encoding {
         case .jpeg(let quality):
             let strip: Int32 = self.orientation == 1 ? 1 : 0
-            return try final.encoded("vips_jpegsave_buffer") { CMarqueeVips_jpegsave_buffer($0, &$1, &$2, Int32(quality), strip) }
+            return try final.encoded("vips_jpegsave_buffer") {
+                CMarqueeVips_jpegsave_buffer($0, &$1, &$2, Int32(quality), strip)
+            }
         case .png:
             return try final.encoded("vips_pngsave_buffer") { CMarqueeVips_pngsave_buffer($0, &$1, &$2, 6, 1) }
         }

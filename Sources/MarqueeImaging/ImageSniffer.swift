@@ -14,13 +14,16 @@ enum ImageSniffer {
         if let known = Self.knownUnsupported(bytes, starts: starts) {
             throw ImagingError(
                 code: .unsupportedType,
-                reason: "refused: \(known) is not an accepted image type (accepted: jpeg, png, webp, gif)")
+                reason: "refused: \(known) is not an accepted image type (accepted: jpeg, png, webp, gif)"
+            )
         }
         if let markup = Self.markup(bytes) {
             switch markup {
             case .svg:
                 throw ImagingError(
-                    code: .svg, reason: "refused: an SVG/XML document (vector images are never rendered)")
+                    code: .svg,
+                    reason: "refused: an SVG/XML document (vector images are never rendered)"
+                )
             case .html:
                 throw ImagingError(code: .unsupportedType, reason: "refused: an HTML page, not an image")
             case .text:
@@ -33,12 +36,14 @@ enum ImageSniffer {
         }
         throw ImagingError(
             code: .unsupportedType,
-            reason: "refused: unknown type (first bytes \(head.joined(separator: " "))), not jpeg, png, webp or gif")
+            reason: "refused: unknown type (first bytes \(head.joined(separator: " "))), not jpeg, png, webp or gif"
+        )
     }
 
     /// Image and document types we recognise but refuse, by name (for a clearer reason).
     private static func knownUnsupported(
-        _ bytes: UnsafeRawBufferPointer, starts: ([UInt8], Int) -> Bool
+        _ bytes: UnsafeRawBufferPointer,
+        starts: ([UInt8], Int) -> Bool
     ) -> String? {
         if starts([0x49, 0x49, 0x2A, 0x00], 0) || starts([0x4D, 0x4D, 0x00, 0x2A], 0) { return "TIFF" }
         if starts(Array("BM".utf8), 0) && bytes.count >= 26 { return "BMP" }

@@ -51,8 +51,12 @@ public struct ImagingConfiguration: Sendable {
         guard self.widths.allSatisfy({ $0 > 0 && $0 <= 16384 }) else {
             throw refuse("widths must be 1…16384, got \(self.widths)")
         }
-        guard (1...100).contains(self.webpQuality) else { throw refuse("webpQuality must be 1…100, got \(self.webpQuality)") }
-        guard (1...100).contains(self.jpegQuality) else { throw refuse("jpegQuality must be 1…100, got \(self.jpegQuality)") }
+        guard (1...100).contains(self.webpQuality) else {
+            throw refuse("webpQuality must be 1…100, got \(self.webpQuality)")
+        }
+        guard (1...100).contains(self.jpegQuality) else {
+            throw refuse("jpegQuality must be 1…100, got \(self.jpegQuality)")
+        }
         guard self.maxBytes > 0 else { throw refuse("maxBytes must be positive, got \(self.maxBytes)") }
         guard self.maxPixels > 0 else { throw refuse("maxPixels must be positive, got \(self.maxPixels)") }
         guard (1...256).contains(self.threads) else { throw refuse("threads must be 1…256, got \(self.threads)") }

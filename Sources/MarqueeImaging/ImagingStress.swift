@@ -40,8 +40,11 @@ import CMarqueeVips
         posters.reserveCapacity(count)
         for index in 0..<count {
             var spec = SyntheticImage.Spec(
-                width: width, height: height, pattern: .random(seed: UInt64(index) &* 7919 &+ 3),
-                encoding: .jpeg(quality: 80 + index % 3 * 5))
+                width: width,
+                height: height,
+                pattern: .random(seed: UInt64(index) &* 7919 &+ 3),
+                encoding: .jpeg(quality: 80 + index % 3 * 5)
+            )
             spec.noise = Double(2 + index % 5 * 2)
             if index % 10 == 9 { spec.orientation = index % 20 == 9 ? 6 : 8 }
             posters.append(try SyntheticImage.render(spec))
@@ -70,7 +73,9 @@ import CMarqueeVips
     /// - Throws: An ``ImagingError`` from the processor, or one with code ``ImagingError/Code/internal`` when a
     ///   result is short of variants.
     public static func run(
-        _ posters: [[UInt8]], configuration: ImagingConfiguration, rounds: Int = 1
+        _ posters: [[UInt8]],
+        configuration: ImagingConfiguration,
+        rounds: Int = 1
     ) async throws -> Report {
         let processor = try ImageProcessor(configuration: configuration)
         let clock = ContinuousClock()
@@ -87,7 +92,8 @@ import CMarqueeVips
                             guard image.variants.map(\.width) == expected else {
                                 throw ImagingError(
                                     code: .internal,
-                                    reason: "variants \(image.variants.map(\.width)), expected \(expected)")
+                                    reason: "variants \(image.variants.map(\.width)), expected \(expected)"
+                                )
                             }
                             return image.variants.count
                         }
@@ -108,7 +114,11 @@ import CMarqueeVips
         let elapsed = clock.now - start
         await processor.shutdown()
         return Report(
-            processed: processed, variants: variants, threads: configuration.threads,
-            isVectorEnabled: Vips.isVectorEnabled, elapsed: elapsed)
+            processed: processed,
+            variants: variants,
+            threads: configuration.threads,
+            isVectorEnabled: Vips.isVectorEnabled,
+            elapsed: elapsed
+        )
     }
 }

@@ -64,7 +64,9 @@ import Cvips
         try Vips.initialization.get()
         let columns = 8
         let rows = max(2, Int((Double(columns) * Double(spec.height) / Double(spec.width)).rounded()))
-        var generator = SplitMix64(seed: { if case .random(let seed) = spec.pattern { return seed } else { return 0 } }())
+        var generator = SplitMix64(
+            seed: { if case .random(let seed) = spec.pattern { return seed } else { return 0 } }()
+        )
         let bands = spec.isCMYK || spec.hasAlpha ? 4 : 3
         var samples: [Int] = []
         samples.reserveCapacity(columns * rows * bands)
@@ -88,10 +90,24 @@ import Cvips
         let created: UnsafeMutablePointer<VipsImage>? =
             spec.isSixteenBit
             ? samples.map { UInt16($0 * 257) }.withUnsafeBytes {
-                vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(columns), Int32(rows), Int32(bands), format)
+                vips_image_new_from_memory_copy(
+                    $0.baseAddress,
+                    $0.count,
+                    Int32(columns),
+                    Int32(rows),
+                    Int32(bands),
+                    format
+                )
             }
             : samples.map { UInt8($0) }.withUnsafeBytes {
-                vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(columns), Int32(rows), Int32(bands), format)
+                vips_image_new_from_memory_copy(
+                    $0.baseAddress,
+                    $0.count,
+                    Int32(columns),
+                    Int32(rows),
+                    Int32(bands),
+                    format
+                )
             }
         guard let created else {
             throw ImagingError(code: .internal, reason: "vips_image_new_from_memory_copy: \(Vips.lastError())")
@@ -101,8 +117,12 @@ import Cvips
         let kernel = if case .random = spec.pattern { VIPS_KERNEL_LINEAR } else { VIPS_KERNEL_NEAREST }
         image = try image.apply("vips_resize") {
             CMarqueeVips_resize(
-                $0, &$1, Double(spec.width + 1) / Double(columns), Double(spec.height + 1) / Double(rows),
-                Int32(kernel.rawValue))
+                $0,
+                &$1,
+                Double(spec.width + 1) / Double(columns),
+                Double(spec.height + 1) / Double(rows),
+                Int32(kernel.rawValue)
+            )
         }
         image = try image.apply("vips_extract_area") {
             CMarqueeVips_extract_area($0, &$1, 0, 0, Int32(spec.width), Int32(spec.height))
@@ -116,8 +136,11 @@ import Cvips
             image = try noisy.apply("vips_cast") { CMarqueeVips_cast($0, &$1, Int32(VIPS_FORMAT_UCHAR.rawValue)) }
         }
         let interpretation =
-            spec.isCMYK ? VIPS_INTERPRETATION_CMYK : spec.isSixteenBit ? VIPS_INTERPRETATION_RGB16 : VIPS_INTERPRETATION_sRGB
-        image = try image.apply("vips_copy") { CMarqueeVips_copy_interpretation($0, &$1, Int32(interpretation.rawValue)) }
+            spec.isCMYK
+            ? VIPS_INTERPRETATION_CMYK : spec.isSixteenBit ? VIPS_INTERPRETATION_RGB16 : VIPS_INTERPRETATION_sRGB
+        image = try image.apply("vips_copy") {
+            CMarqueeVips_copy_interpretation($0, &$1, Int32(interpretation.rawValue))
+        }
         if spec.embedsICCProfile {
             image = try image.apply("vips_icc_transform") { CMarqueeVips_icc_transform($0, &$1, "srgb", "srgb") }
         }
@@ -131,18 +154,23 @@ import Cvips
         let strip: Int32 = spec.orientation == 1 && !spec.embedsICCProfile ? 1 : 0
         switch spec.encoding {
         case .jpeg(let quality):
-            return try image.encoded("vips_jpegsave_buffer") { CMarqueeVips_jpegsave_buffer($0, &$1, &$2, Int32(quality), strip) }
+            return try image.encoded("vips_jpegsave_buffer") {
+                CMarqueeVips_jpegsave_buffer($0, &$1, &$2, Int32(quality), strip)
+            }
         case .png:
             return try image.encoded("vips_pngsave_buffer") { CMarqueeVips_pngsave_buffer($0, &$1, &$2, 6, strip) }
         case .webp(let quality):
-            return try image.encoded("vips_webpsave_buffer") { CMarqueeVips_webpsave_buffer($0, &$1, &$2, Int32(quality), strip) }
+            return try image.encoded("vips_webpsave_buffer") {
+                CMarqueeVips_webpsave_buffer($0, &$1, &$2, Int32(quality), strip)
+            }
         case .gif:
             return try image.encoded("vips_gifsave_buffer") { CMarqueeVips_image_write_to_buffer($0, ".gif", &$1, &$2) }
         }
     }
 
     private static func make(
-        _ what: String, _ operation: (inout UnsafeMutablePointer<VipsImage>?) -> Int32
+        _ what: String,
+        _ operation: (inout UnsafeMutablePointer<VipsImage>?) -> Int32
     ) throws(ImagingError) -> VipsImageRef {
         var out: UnsafeMutablePointer<VipsImage>?
         guard operation(&out) == 0, let out else {

@@ -19,7 +19,8 @@ enum WebPMetadata {
         var removed = false
         while offset + 8 <= webp.count {
             let fourCC = Array(webp[offset..<offset + 4])
-            let size = Int(webp[offset + 4]) | Int(webp[offset + 5]) << 8 | Int(webp[offset + 6]) << 16
+            let size =
+                Int(webp[offset + 4]) | Int(webp[offset + 5]) << 8 | Int(webp[offset + 6]) << 16
                 | Int(webp[offset + 7]) << 24
             let end = offset + 8 + size + (size & 1)  // chunks are padded to an even size
             guard end <= webp.count || (end == webp.count + 1 && size & 1 == 1) else { return webp }

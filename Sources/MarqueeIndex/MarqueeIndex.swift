@@ -1,8 +1,8 @@
 import ArgumentParser
 import Logging
 import MarqueeIndexStage
-import MarqueeStore
 import MarqueeSettings
+import MarqueeStore
 import MarqueeWorker
 
 import class Foundation.ProcessInfo
@@ -53,7 +53,8 @@ struct MarqueeIndex: AsyncParsableCommand {
     /// This executable's own flags, by setting name.
     var flags: [String: String] {
         Settings.flags([
-            (Catalogue.store, self.store), (Catalogue.indexBatchSize, self.batchSize), (Catalogue.indexBatchWait, self.batchWait),
+            (Catalogue.store, self.store), (Catalogue.indexBatchSize, self.batchSize),
+            (Catalogue.indexBatchWait, self.batchWait),
             (Catalogue.indexWriters, self.writers), (Catalogue.storeConnections, self.connections),
         ])
     }
@@ -63,14 +64,19 @@ struct MarqueeIndex: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let common = try self.worker.resolvedForRun(executable: "marquee-index", more: Catalogue.indexWorker, flags: self.flags)
+        let common = try self.worker.resolvedForRun(
+            executable: "marquee-index",
+            more: Catalogue.indexWorker,
+            flags: self.flags
+        )
         let logger = WorkerRunner.bootstrapLogging(label: "marquee.index", level: common.logLevel)
         let read = common.settings
         let (location, batchSize, batchWait, writers, connections) = try ConfigFileOptions.exitingOnSettingError(
             executable: "marquee-index"
         ) { () throws(SettingError) in
             (
-                try read.value(Catalogue.store) { try StoreLocation(parsing: $0) }, try read.value(Catalogue.indexBatchSize),
+                try read.value(Catalogue.store) { try StoreLocation(parsing: $0) },
+                try read.value(Catalogue.indexBatchSize),
                 try read.value(Catalogue.indexBatchWait), try read.value(Catalogue.indexWriters),
                 try read.value(Catalogue.storeConnections)
             )

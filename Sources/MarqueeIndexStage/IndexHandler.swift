@@ -244,8 +244,10 @@ final class Batcher: Sendable {
                 self.logger.debug(
                     "batch stored",
                     metadata: [
-                        "marquee.batch.records": "\(batch.count)", "marquee.batch.rows_written": "\(summary.rowsWritten)",
-                        "marquee.batch.rows_unchanged": "\(summary.rowsUnchanged)", "marquee.batch.links": "\(summary.links)",
+                        "marquee.batch.records": "\(batch.count)",
+                        "marquee.batch.rows_written": "\(summary.rowsWritten)",
+                        "marquee.batch.rows_unchanged": "\(summary.rowsUnchanged)",
+                        "marquee.batch.links": "\(summary.links)",
                     ]
                 )
             }

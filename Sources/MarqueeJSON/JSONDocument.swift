@@ -108,7 +108,12 @@ public final class JSONDocument: Sendable {
         public var elements: Elements? {
             let token = self.token
             guard token.kind == .array else { return nil }
-            return Elements(document: self.document, first: self.index + 1, end: Int(token.next), count: Int(token.payload))
+            return Elements(
+                document: self.document,
+                first: self.index + 1,
+                end: Int(token.next),
+                count: Int(token.payload)
+            )
         }
 
         /// An object's members, in document order (a key named twice is there twice); `nil` for a value that is
@@ -120,7 +125,9 @@ public final class JSONDocument: Sendable {
             members.reserveCapacity(Int(token.payload))
             var keyIndex = self.index + 1
             while keyIndex < token.next {
-                members.append((self.document.string(at: keyIndex), Value(document: self.document, index: keyIndex + 1)))
+                members.append(
+                    (self.document.string(at: keyIndex), Value(document: self.document, index: keyIndex + 1))
+                )
                 keyIndex = Int(self.document.tokens[keyIndex + 1].next)
             }
             return members
@@ -134,7 +141,9 @@ public final class JSONDocument: Sendable {
         /// Calls `body` with a string's bytes as they stand in the document, when it holds no escape (its text is
         /// exactly those bytes: valid UTF-8, no quote, backslash or control character, so written as a JSON
         /// string without a change); `nil` for other strings and other values.
-        public func withUnescapedBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result? {
+        public func withUnescapedBytes<Result>(
+            _ body: (UnsafeBufferPointer<UInt8>) throws -> Result
+        ) rethrows -> Result? {
             let token = self.token
             guard token.kind == .string, !token.isEscaped else { return nil }
             return try self.document.bytes.withUnsafeBufferPointer {
@@ -602,7 +611,9 @@ public final class JSONDocument: Sendable {
                 for other in keys.prefix(offset) where self.tokens[other].payload == token.payload {
                     let otherToken = self.tokens[other]
                     let bytes = self.reader.bytes
-                    if bytes[Int(token.start)..<Int(token.end)].elementsEqual(bytes[Int(otherToken.start)..<Int(otherToken.end)]) {
+                    if bytes[Int(token.start)..<Int(token.end)].elementsEqual(
+                        bytes[Int(otherToken.start)..<Int(otherToken.end)]
+                    ) {
                         return true
                     }
                 }
@@ -657,8 +668,12 @@ public final class JSONDocument: Sendable {
                 case UInt8(ascii: "\""):
                     self.tokens.append(
                         Token(
-                            start: UInt32(start), end: UInt32(index), next: UInt32(self.tokens.count + 1), kind: .string,
-                            isEscaped: isEscaped, isASCII: isASCII
+                            start: UInt32(start),
+                            end: UInt32(index),
+                            next: UInt32(self.tokens.count + 1),
+                            kind: .string,
+                            isEscaped: isEscaped,
+                            isASCII: isASCII
                         )
                     )
                     self.reader.index = index + 1
@@ -668,7 +683,8 @@ public final class JSONDocument: Sendable {
                     // bytes around it are valid exactly when they are valid on their own.
                     guard index + 1 < bytes.count else { return false }
                     switch bytes[index + 1] {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                        UInt8(ascii: "f"),
                         UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                         index += 2
                     case UInt8(ascii: "u"):
@@ -718,12 +734,20 @@ enum UTF8Check {
         var high: UInt8 = 0xBF
         switch lead {
         case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
+        case 0xE0:
+            length = 3
+            low = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
+        case 0xED:
+            length = 3
+            high = 0x9F
+        case 0xF0:
+            length = 4
+            low = 0x90
         case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
+        case 0xF4:
+            length = 4
+            high = 0x8F
         default: return nil
         }
         guard index + length <= bytes.count else { return nil }

@@ -54,7 +54,9 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// The keys, in the object's order.
     public var keys: [String] { self.members.map(\.key) }
     /// The members as a dictionary.
-    public var dictionary: [String: JSONValue] { Dictionary(uniqueKeysWithValues: self.members.lazy.map { ($0.key, $0.value) }) }
+    public var dictionary: [String: JSONValue] {
+        Dictionary(uniqueKeysWithValues: self.members.lazy.map { ($0.key, $0.value) })
+    }
 
     public func makeIterator() -> IndexingIterator<[Element]> { self.members.makeIterator() }
 

@@ -44,8 +44,8 @@ public struct JSONWriter: Sendable {
     /// Whether the next key or element needs a comma before it.
     @usableFromInline var needsComma = false
     #if DEBUG
-        /// The last literal key written in each open object (sorted writers only), innermost last.
-        @usableFromInline var lastKeys: [[UInt8]?] = []
+    /// The last literal key written in each open object (sorted writers only), innermost last.
+    @usableFromInline var lastKeys: [[UInt8]?] = []
     #endif
 
     /// - Parameters:
@@ -85,7 +85,7 @@ public struct JSONWriter: Sendable {
         self.openContainers = 0
         self.needsComma = false
         #if DEBUG
-            self.lastKeys.removeAll()
+        self.lastKeys.removeAll()
         #endif
     }
 
@@ -104,7 +104,7 @@ public struct JSONWriter: Sendable {
         self.openContainers += 1
         self.needsComma = false
         #if DEBUG
-            self.lastKeys.append(nil)
+        self.lastKeys.append(nil)
         #endif
     }
 
@@ -114,7 +114,7 @@ public struct JSONWriter: Sendable {
         self.openContainers -= 1
         self.needsComma = true
         #if DEBUG
-            _ = self.lastKeys.popLast()
+        _ = self.lastKeys.popLast()
         #endif
     }
 
@@ -139,10 +139,10 @@ public struct JSONWriter: Sendable {
         precondition(key.hasPointerRepresentation, "JSONWriter keys given as StaticString are string literals")
         let keyBytes = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
         #if DEBUG
-            assert(
-                keyBytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") },
-                "JSONWriter key '\(key)' needs escaping"
-            )
+        assert(
+            keyBytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") },
+            "JSONWriter key '\(key)' needs escaping"
+        )
         #endif
         self.checkOrder(of: keyBytes)
         self.separate()
@@ -167,15 +167,15 @@ public struct JSONWriter: Sendable {
     @inlinable @inline(__always)
     mutating func checkOrder(of key: UnsafeBufferPointer<UInt8>) {
         #if DEBUG
-            guard self.keyOrder == .sorted, let open = self.lastKeys.indices.last else { return }
-            if let last = self.lastKeys[open] {
-                assert(
-                    last.lexicographicallyPrecedes(key),
-                    "JSONWriter key '\(String(decoding: key, as: UTF8.self))' written after "
-                        + "'\(String(decoding: last, as: UTF8.self))': keys go in ascending order, each once"
-                )
-            }
-            self.lastKeys[open] = Array(key)
+        guard self.keyOrder == .sorted, let open = self.lastKeys.indices.last else { return }
+        if let last = self.lastKeys[open] {
+            assert(
+                last.lexicographicallyPrecedes(key),
+                "JSONWriter key '\(String(decoding: key, as: UTF8.self))' written after "
+                    + "'\(String(decoding: last, as: UTF8.self))': keys go in ascending order, each once"
+            )
+        }
+        self.lastKeys[open] = Array(key)
         #endif
     }
 

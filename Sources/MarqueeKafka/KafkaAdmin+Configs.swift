@@ -13,14 +13,20 @@ extension KafkaAdmin {
             var resources: [OpaquePointer?] = topics.map { rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, $0) }
             defer { for resource in resources { rd_kafka_ConfigResource_destroy(resource) } }
             let event = try client.adminRequest(timeout: timeout, expecting: RD_KAFKA_EVENT_DESCRIBECONFIGS_RESULT) {
-                options, queue in
+                options,
+                queue in
                 resources.withUnsafeMutableBufferPointer {
                     rd_kafka_DescribeConfigs(client.handle, $0.baseAddress, $0.count, options, queue)
                 }
             }
             defer { rd_kafka_event_destroy(event) }
             var count = 0
-            guard let results = rd_kafka_DescribeConfigs_result_resources(rd_kafka_event_DescribeConfigs_result(event), &count) else {
+            guard
+                let results = rd_kafka_DescribeConfigs_result_resources(
+                    rd_kafka_event_DescribeConfigs_result(event),
+                    &count
+                )
+            else {
                 return [:]
             }
             var configs: [String: [String: String]] = [:]

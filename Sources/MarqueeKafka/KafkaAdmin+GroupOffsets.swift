@@ -13,7 +13,8 @@ extension KafkaAdmin {
         let timeout = self.timeout
         return try await Self.blocking { () throws(KafkaError) -> [KafkaTopicPartition: Int64] in
             // A group the coordinator does not know has committed nothing.
-            let entries = try Self.listGroupOffsets(client: client, timeout: timeout, group: group, partitions: nil) ?? []
+            let entries =
+                try Self.listGroupOffsets(client: client, timeout: timeout, group: group, partitions: nil) ?? []
             var offsets: [KafkaTopicPartition: Int64] = [:]
             for entry in entries where entry.offset >= 0 && entry.error == .noError {
                 offsets[entry.partition] = entry.offset
@@ -42,7 +43,10 @@ extension KafkaAdmin {
         }
         defer { rd_kafka_event_destroy(event) }
         var count = 0
-        let groups = rd_kafka_ListConsumerGroupOffsets_result_groups(rd_kafka_event_ListConsumerGroupOffsets_result(event), &count)
+        let groups = rd_kafka_ListConsumerGroupOffsets_result_groups(
+            rd_kafka_event_ListConsumerGroupOffsets_result(event),
+            &count
+        )
         guard count == 1, let result = groups?[0] else {
             throw KafkaError(code: .admin, reason: "no answer for group '\(group)'")
         }

@@ -148,7 +148,8 @@ extension KafkaAdmin {
         let client = self.client
         let timeout = self.timeout
         return try await Self.blocking { () throws(KafkaError) -> [KafkaTopicPartition: Int64?] in
-            let entries = try Self.listGroupOffsets(client: client, timeout: timeout, group: group, partitions: partitions) ?? []
+            let entries =
+                try Self.listGroupOffsets(client: client, timeout: timeout, group: group, partitions: partitions) ?? []
             var offsets: [KafkaTopicPartition: Int64?] = [:]
             for partition in partitions { offsets[partition] = .some(nil) }
             for entry in entries {

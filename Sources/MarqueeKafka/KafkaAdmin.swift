@@ -1,7 +1,6 @@
 internal import Crdkafka
 public import Logging
 
-
 /// Creates topics and reads offsets: what the CLI, the tests and lag monitoring need from the cluster.
 ///
 /// Every call has a timeout (``KafkaAdminConfiguration/requestTimeout``) and fails with a clear
@@ -12,11 +11,19 @@ public final class KafkaAdmin: Sendable {
     let timeout: Duration
 
     /// - Throws: A ``KafkaError`` when the configuration is invalid.
-    public init(configuration: KafkaConfiguration, requestTimeout: Duration = .seconds(10), logger: Logger) throws(KafkaError) {
+    public init(
+        configuration: KafkaConfiguration,
+        requestTimeout: Duration = .seconds(10),
+        logger: Logger
+    ) throws(KafkaError) {
         try configuration.validate()
         var properties = configuration.properties
         properties.merge(configuration.additionalProperties) { _, raw in raw }
-        self.client = try RDKafkaClient(kind: .producer, properties: properties, context: RDKafkaClientContext(logger: logger))
+        self.client = try RDKafkaClient(
+            kind: .producer,
+            properties: properties,
+            context: RDKafkaClientContext(logger: logger)
+        )
         self.timeout = requestTimeout
     }
 
@@ -50,19 +57,28 @@ public final class KafkaAdmin: Sendable {
             var newTopics: [OpaquePointer?] = []
             defer { for topic in newTopics { rd_kafka_NewTopic_destroy(topic) } }
             for topic in topics {
-                guard let newTopic = rd_kafka_NewTopic_new(
-                    topic.name, Int32(topic.partitions), Int32(topic.replicationFactor), &errorText, errorText.count
-                ) else {
+                guard
+                    let newTopic = rd_kafka_NewTopic_new(
+                        topic.name,
+                        Int32(topic.partitions),
+                        Int32(topic.replicationFactor),
+                        &errorText,
+                        errorText.count
+                    )
+                else {
                     throw .configuration("topic '\(topic.name)': \(RDKafkaClient.string(errorText))")
                 }
                 newTopics.append(newTopic)
                 for (key, value) in topic.configs.sorted(by: { $0.key < $1.key }) {
                     let code = RDKafkaCode(rd_kafka_NewTopic_set_config(newTopic, key, value))
-                    if code != .noError { throw .rdKafka(.configuration, code, context: "topic '\(topic.name)' config '\(key)'") }
+                    if code != .noError {
+                        throw .rdKafka(.configuration, code, context: "topic '\(topic.name)' config '\(key)'")
+                    }
                 }
             }
             let event = try client.adminRequest(timeout: timeout, expecting: RD_KAFKA_EVENT_CREATETOPICS_RESULT) {
-                options, queue in
+                options,
+                queue in
                 newTopics.withUnsafeMutableBufferPointer {
                     rd_kafka_CreateTopics(client.handle, $0.baseAddress, $0.count, options, queue)
                 }
@@ -80,7 +96,11 @@ public final class KafkaAdmin: Sendable {
                 case .topicAlreadyExists: break
                 default:
                     let text = rd_kafka_topic_result_error_string(result).map { String(cString: $0) } ?? code.message
-                    throw KafkaError(code: .admin, reason: "could not create topic '\(name)': \(text)", rdKafkaCode: code)
+                    throw KafkaError(
+                        code: .admin,
+                        reason: "could not create topic '\(name)': \(text)",
+                        rdKafkaCode: code
+                    )
                 }
             }
             return created.sorted()
@@ -96,7 +116,8 @@ public final class KafkaAdmin: Sendable {
             var deletions: [OpaquePointer?] = names.map { rd_kafka_DeleteTopic_new($0) }
             defer { for deletion in deletions { rd_kafka_DeleteTopic_destroy(deletion) } }
             let event = try client.adminRequest(timeout: timeout, expecting: RD_KAFKA_EVENT_DELETETOPICS_RESULT) {
-                options, queue in
+                options,
+                queue in
                 deletions.withUnsafeMutableBufferPointer {
                     rd_kafka_DeleteTopics(client.handle, $0.baseAddress, $0.count, options, queue)
                 }
@@ -109,7 +130,11 @@ public final class KafkaAdmin: Sendable {
                 let code = RDKafkaCode(rd_kafka_topic_result_error(result))
                 if code != .noError && code != .unknownTopicOrPartition {
                     let name = String(cString: rd_kafka_topic_result_name(result))
-                    throw KafkaError(code: .admin, reason: "could not delete topic '\(name)': \(code.message)", rdKafkaCode: code)
+                    throw KafkaError(
+                        code: .admin,
+                        reason: "could not delete topic '\(name)': \(code.message)",
+                        rdKafkaCode: code
+                    )
                 }
             }
         }
@@ -143,12 +168,22 @@ public final class KafkaAdmin: Sendable {
                 var low: Int64 = 0
                 var high: Int64 = 0
                 let code = RDKafkaCode(
-                    rd_kafka_query_watermark_offsets(client.handle, topic, partition, &low, &high, Int32(timeout.milliseconds))
+                    rd_kafka_query_watermark_offsets(
+                        client.handle,
+                        topic,
+                        partition,
+                        &low,
+                        &high,
+                        Int32(timeout.milliseconds)
+                    )
                 )
                 guard code == .noError else {
                     throw .rdKafka(.admin, code, context: "could not read the end offset of \(topic)[\(partition)]")
                 }
-                offsets[KafkaTopicPartition(topic: topic, partition: partition)] = KafkaWatermarks(start: low, end: high)
+                offsets[KafkaTopicPartition(topic: topic, partition: partition)] = KafkaWatermarks(
+                    start: low,
+                    end: high
+                )
             }
             return offsets
         }
@@ -239,7 +274,11 @@ extension RDKafkaClient {
         guard let metadata = try self.metadata(timeout: timeout).first(where: { $0.name == topic }),
             metadata.error == nil, !metadata.partitions.isEmpty
         else {
-            throw KafkaError(code: .admin, reason: "topic '\(topic)' does not exist", rdKafkaCode: .unknownTopicOrPartition)
+            throw KafkaError(
+                code: .admin,
+                reason: "topic '\(topic)' does not exist",
+                rdKafkaCode: .unknownTopicOrPartition
+            )
         }
         return metadata.partitions
     }
@@ -261,7 +300,10 @@ extension RDKafkaClient {
         send(options, queue)
         // The request times out on its own; the extra second lets its timeout event arrive first.
         guard let event = rd_kafka_queue_poll(queue, Int32(timeout.milliseconds) + 1000) else {
-            throw KafkaError(code: .brokerUnreachable, reason: "no broker answered within \(timeout)\(self.context.lastErrorSuffix)")
+            throw KafkaError(
+                code: .brokerUnreachable,
+                reason: "no broker answered within \(timeout)\(self.context.lastErrorSuffix)"
+            )
         }
         let code = RDKafkaCode(rd_kafka_event_error(event))
         guard code == .noError, rd_kafka_event_type(event) == type else {

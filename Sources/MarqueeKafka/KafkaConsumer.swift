@@ -1,9 +1,8 @@
 internal import Crdkafka
 public import Logging
-public import ServiceLifecycle
 import MarqueeCore
+public import ServiceLifecycle
 import Synchronization
-
 
 /// A member of a consumer group that hands out messages and commits only what was processed.
 ///
@@ -51,7 +50,11 @@ public final class KafkaConsumer: Service, Sendable {
         let code = RDKafkaCode(rd_kafka_subscribe(self.client.handle, list.pointer))
         guard code == .noError else {
             core.beginClose()
-            throw .rdKafka(.consumer, code, context: "could not subscribe to \(configuration.topics.joined(separator: ", "))")
+            throw .rdKafka(
+                .consumer,
+                code,
+                context: "could not subscribe to \(configuration.topics.joined(separator: ", "))"
+            )
         }
         core.probe(timeout: configuration.kafka.connectTimeout)
         // Ends with the consumer's close. Stops serving half-way through max.poll.interval.ms without an ask, so
@@ -210,7 +213,9 @@ public struct KafkaConsumerMessages: AsyncSequence, Sendable {
         }
 
         @inlinable
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(KafkaError) -> KafkaConsumerMessage? {
+        public mutating func next(
+            isolation actor: isolated (any Actor)?
+        ) async throws(KafkaError) -> KafkaConsumerMessage? {
             if let message = self.core.nextBuffered() { return message }
             return try await self.core.next()
         }

@@ -1,7 +1,7 @@
 internal import Crdkafka
 public import Logging
-public import ServiceLifecycle
 import MarqueeCore
+public import ServiceLifecycle
 import Synchronization
 
 /// Produces messages and reports when the broker acknowledged them.
@@ -92,7 +92,10 @@ public final class KafkaProducer: Service, Sendable {
     /// - Throws: A ``KafkaError`` for the first message that failed.
     public func deliver(_ messages: [KafkaProducerMessage]) async throws(KafkaError) {
         let batch = try await self.enqueueAll(messages)
-        if let error = batch.firstError(topics: { messages[$0].topic }, lastError: { self.client.context.lastErrorSuffix }) {
+        if let error = batch.firstError(
+            topics: { messages[$0].topic },
+            lastError: { self.client.context.lastErrorSuffix }
+        ) {
             throw error
         }
     }
@@ -121,7 +124,8 @@ public final class KafkaProducer: Service, Sendable {
             // close sequence flushes only when none is active. The messages themselves are enqueued outside the
             // lock, like every librdkafka call.
             let admitted = self.core.state.withLock { $0.beginEnqueue() }
-            let stop: RDKafkaCode? = admitted ? self.enqueueRun(messages, from: &index, topic: &topic, batch: batch) : nil
+            let stop: RDKafkaCode? =
+                admitted ? self.enqueueRun(messages, from: &index, topic: &topic, batch: batch) : nil
             switch stop {
             case nil:
                 batch.fail(from: index, with: .closed("the producer"))
@@ -163,7 +167,11 @@ public final class KafkaProducer: Service, Sendable {
                 default:
                     batch.fail(
                         index,
-                        with: .rdKafka(.delivery, code, context: "could not enqueue message for '\(messages[index].topic)'")
+                        with: .rdKafka(
+                            .delivery,
+                            code,
+                            context: "could not enqueue message for '\(messages[index].topic)'"
+                        )
                     )
                 }
                 index += 1
@@ -172,16 +180,26 @@ public final class KafkaProducer: Service, Sendable {
         }
     }
 
-    private func enqueue(_ message: KafkaProducerMessage, topic: OpaquePointer, slot: UnsafeMutableRawPointer) -> RDKafkaCode {
+    private func enqueue(
+        _ message: KafkaProducerMessage,
+        topic: OpaquePointer,
+        slot: UnsafeMutableRawPointer
+    ) -> RDKafkaCode {
         if message.headers.isEmpty {
             // Without headers, librdkafka's plain entry point (the one its own benchmark uses): no tag list to
             // build and walk, no error object to allocate on failure.
             let result = message.value.withUnsafeBytes { value in
                 Self.withOptionalBytes(message.key) { key in
                     rd_kafka_produce(
-                        topic, message.partition ?? RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
-                        UnsafeMutableRawPointer(mutating: value.baseAddress), value.count,
-                        key?.baseAddress, key?.count ?? 0, slot)
+                        topic,
+                        message.partition ?? RD_KAFKA_PARTITION_UA,
+                        RD_KAFKA_MSG_F_COPY,
+                        UnsafeMutableRawPointer(mutating: value.baseAddress),
+                        value.count,
+                        key?.baseAddress,
+                        key?.count ?? 0,
+                        slot
+                    )
                 }
             }
             return result == 0 ? .noError : RDKafkaCode(rd_kafka_last_error())

@@ -80,7 +80,11 @@ public final class KafkaReader: Sendable {
         let properties = self.properties
         let logger = self.logger
         return try await BlockingExecutor.run { () throws(KafkaError) -> [KafkaRecord] in
-            let client = try RDKafkaClient(kind: .consumer, properties: properties, context: RDKafkaClientContext(logger: logger))
+            let client = try RDKafkaClient(
+                kind: .consumer,
+                properties: properties,
+                context: RDKafkaClientContext(logger: logger)
+            )
             return try Self.read(wanted, limit: limit, timeout: timeout, client: client)
         }
     }
@@ -137,7 +141,10 @@ public final class KafkaReader: Sendable {
         return records.sorted { ($0.partition, $0.offset) < ($1.partition, $1.offset) }
     }
 
-    private static func record(_ raw: UnsafeMutablePointer<rd_kafka_message_t>, partition: KafkaTopicPartition) -> KafkaRecord {
+    private static func record(
+        _ raw: UnsafeMutablePointer<rd_kafka_message_t>,
+        partition: KafkaTopicPartition
+    ) -> KafkaRecord {
         let message = raw.pointee
         func bytes(_ pointer: UnsafeRawPointer?, _ count: Int) -> [UInt8]? {
             pointer.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: count)) }

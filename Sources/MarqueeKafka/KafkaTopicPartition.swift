@@ -97,7 +97,8 @@ public struct KafkaHeader: Hashable, Sendable {
     }
 
     /// Calls `body` with the key's and the value's bytes (`nil`: no value), without copying either.
-    func withKeyAndValueBytes<Result>(_ body: (UnsafeBufferPointer<CChar>, UnsafeRawBufferPointer?) -> Result) -> Result {
+    func withKeyAndValueBytes<Result>(_ body: (UnsafeBufferPointer<CChar>, UnsafeRawBufferPointer?) -> Result) -> Result
+    {
         self.withValueBytes { value in
             if let result = self.key.utf8.withContiguousStorageIfAvailable({ key in
                 key.withMemoryRebound(to: CChar.self) { body($0, value) }

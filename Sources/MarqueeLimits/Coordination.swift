@@ -19,7 +19,12 @@ public protocol Coordination: Sendable {
         expiry: Duration
     ) async throws -> Store.CoordinationView
     func leave(member: String) async throws
-    func openCircuit(_ limit: Store.SharedLimit, reason: String, member: String, probeAfter: Duration) async throws -> Store.Circuit
+    func openCircuit(
+        _ limit: Store.SharedLimit,
+        reason: String,
+        member: String,
+        probeAfter: Duration
+    ) async throws -> Store.Circuit
     func claimProbe(_ limitID: String, backoff: @Sendable (Int) -> Duration) async throws -> Bool
     func closeCircuit(_ limitID: String) async throws
     func takeBudget(_ key: String, day: String, budget: Int, resetAt: Int64) async throws -> Store.BudgetState
@@ -48,7 +53,10 @@ public final class StoreCoordination: Coordination {
         try await self.ready().reserve(limit, count: count, member: member)
     }
 
-    public func throttle(_ limit: Store.SharedLimit, retryAfter: Duration?) async throws -> (blockedUntil: Int64, now: Int64) {
+    public func throttle(
+        _ limit: Store.SharedLimit,
+        retryAfter: Duration?
+    ) async throws -> (blockedUntil: Int64, now: Int64) {
         try await self.ready().throttle(limit, retryAfter: retryAfter)
     }
 
@@ -60,14 +68,26 @@ public final class StoreCoordination: Coordination {
         usage: [Store.LimitUsage],
         expiry: Duration
     ) async throws -> Store.CoordinationView {
-        try await self.ready().heartbeat(member: member, stage: stage, host: host, startedAt: startedAt, usage: usage, expiry: expiry)
+        try await self.ready().heartbeat(
+            member: member,
+            stage: stage,
+            host: host,
+            startedAt: startedAt,
+            usage: usage,
+            expiry: expiry
+        )
     }
 
     public func leave(member: String) async throws {
         try await self.ready().leave(member: member)
     }
 
-    public func openCircuit(_ limit: Store.SharedLimit, reason: String, member: String, probeAfter: Duration) async throws -> Store.Circuit {
+    public func openCircuit(
+        _ limit: Store.SharedLimit,
+        reason: String,
+        member: String,
+        probeAfter: Duration
+    ) async throws -> Store.Circuit {
         try await self.ready().openCircuit(limit, reason: reason, member: member, probeAfter: probeAfter)
     }
 
@@ -117,7 +137,12 @@ public final class LocalCoordination: Coordination {
         let now = self.clock()
         return self.state.withLock { state in
             var entry = state.limits[limit.id] ?? Limit()
-            let factor = Store.recoveredFactor(entry.factor, throttledAt: entry.throttledAt, updatedAt: entry.updatedAt, now: now)
+            let factor = Store.recoveredFactor(
+                entry.factor,
+                throttledAt: entry.throttledAt,
+                updatedAt: entry.updatedAt,
+                now: now
+            )
             let interval = 1_000_000 / (limit.pace * factor)
             let start = max(entry.tat, now, entry.blockedUntil)
             entry.tat = start + Int64((Double(count) * interval).rounded())
@@ -128,11 +153,19 @@ public final class LocalCoordination: Coordination {
         }
     }
 
-    public func throttle(_ limit: Store.SharedLimit, retryAfter: Duration?) async throws -> (blockedUntil: Int64, now: Int64) {
+    public func throttle(
+        _ limit: Store.SharedLimit,
+        retryAfter: Duration?
+    ) async throws -> (blockedUntil: Int64, now: Int64) {
         let now = self.clock()
         return self.state.withLock { state in
             var entry = state.limits[limit.id] ?? Limit()
-            let factor = Store.recoveredFactor(entry.factor, throttledAt: entry.throttledAt, updatedAt: entry.updatedAt, now: now)
+            let factor = Store.recoveredFactor(
+                entry.factor,
+                throttledAt: entry.throttledAt,
+                updatedAt: entry.updatedAt,
+                now: now
+            )
             entry.factor = now - entry.throttledAt >= 1_000_000 ? Store.slowedFactor(factor) : factor
             entry.blockedUntil = max(entry.blockedUntil, now + (retryAfter.map(microseconds) ?? 0))
             entry.throttledAt = now
@@ -156,7 +189,10 @@ public final class LocalCoordination: Coordination {
                 members: 1,
                 circuits: Array(state.circuits.values),
                 limits: state.limits.mapValues {
-                    ($0.blockedUntil, Store.recoveredFactor($0.factor, throttledAt: $0.throttledAt, updatedAt: $0.updatedAt, now: now))
+                    (
+                        $0.blockedUntil,
+                        Store.recoveredFactor($0.factor, throttledAt: $0.throttledAt, updatedAt: $0.updatedAt, now: now)
+                    )
                 },
                 now: now
             )
@@ -165,13 +201,23 @@ public final class LocalCoordination: Coordination {
 
     public func leave(member: String) async throws {}
 
-    public func openCircuit(_ limit: Store.SharedLimit, reason: String, member: String, probeAfter: Duration) async throws -> Store.Circuit {
+    public func openCircuit(
+        _ limit: Store.SharedLimit,
+        reason: String,
+        member: String,
+        probeAfter: Duration
+    ) async throws -> Store.Circuit {
         let now = self.clock()
         return self.state.withLock { state in
             if let open = state.circuits[limit.id] { return open }
             let circuit = Store.Circuit(
-                limitID: limit.id, source: limit.source, reason: reason, openedAt: now, openedBy: member,
-                probeAt: now + microseconds(probeAfter), probes: 0
+                limitID: limit.id,
+                source: limit.source,
+                reason: reason,
+                openedAt: now,
+                openedBy: member,
+                probeAt: now + microseconds(probeAfter),
+                probes: 0
             )
             state.circuits[limit.id] = circuit
             return circuit
@@ -198,7 +244,9 @@ public final class LocalCoordination: Coordination {
             var entry = state.budgets[key] ?? (day, 0)
             if entry.day != day { entry = (day, 0) }
             defer { state.budgets[key] = entry }
-            guard entry.spent < budget else { return Store.BudgetState(granted: false, spent: entry.spent, budget: budget) }
+            guard entry.spent < budget else {
+                return Store.BudgetState(granted: false, spent: entry.spent, budget: budget)
+            }
             entry.spent += 1
             return Store.BudgetState(granted: true, spent: entry.spent, budget: budget)
         }

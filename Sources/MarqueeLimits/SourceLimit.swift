@@ -1,7 +1,6 @@
 import Crypto
 import MarqueeStore
 
-
 /// One upstream source's limits, as a worker is configured with them.
 public struct SourceLimit: Sendable {
     /// The source's name (`tmdb`, `kofic`, …): what the worker asks about.
@@ -47,7 +46,14 @@ public struct SourceLimit: Sendable {
 
     var shared: Store.SharedLimit {
         let rate = self.rate ?? 0
-        return Store.SharedLimit(id: self.id, source: self.source, keyID: self.keyID, host: self.host, rate: rate, pace: rate * Self.pace)
+        return Store.SharedLimit(
+            id: self.id,
+            source: self.source,
+            keyID: self.keyID,
+            host: self.host,
+            rate: rate,
+            pace: rate * Self.pace
+        )
     }
 
     /// `key-` and the first 8 hex digits of the key's SHA-256 (`anonymous` without a key): it tells keys apart in
@@ -55,10 +61,11 @@ public struct SourceLimit: Sendable {
     public static func fingerprint(ofKey key: String?) -> String {
         guard let key, !key.isEmpty else { return "anonymous" }
         let digest = SHA256.hash(data: Array(key.utf8))
-        return "key-" + digest.prefix(4).map { byte in
-            let hex = String(byte, radix: 16)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined()
+        return "key-"
+            + digest.prefix(4).map { byte in
+                let hex = String(byte, radix: 16)
+                return hex.count == 1 ? "0" + hex : hex
+            }.joined()
     }
 
     /// The budget's day (`YYYY-MM-DD` in the upstream's calendar) at `microseconds` since the epoch, and when it

@@ -173,7 +173,13 @@ public final class SourceLimits: Sendable {
         logger: Logger,
         onEvent: (@Sendable (SourceLimitEvent) -> Void)? = nil
     ) {
-        self.init(configuration: configuration, coordination: coordination, logger: logger, onEvent: onEvent, onGrant: nil)
+        self.init(
+            configuration: configuration,
+            coordination: coordination,
+            logger: logger,
+            onEvent: onEvent,
+            onGrant: nil
+        )
     }
 
     init(
@@ -194,7 +200,12 @@ public final class SourceLimits: Sendable {
         self.signals = configuration.limits.map { _ in
             let reserve = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
             let dispatch = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-            return Signals(reserve: reserve.stream, reserveInput: reserve.continuation, dispatch: dispatch.stream, dispatchInput: dispatch.continuation)
+            return Signals(
+                reserve: reserve.stream,
+                reserveInput: reserve.continuation,
+                dispatch: dispatch.stream,
+                dispatchInput: dispatch.continuation
+            )
         }
         self.state = Mutex(State(limits: configuration.limits.map { _ in Limit() }))
     }
@@ -340,7 +351,9 @@ public final class SourceLimits: Sendable {
     /// The upstream says the daily budget is spent before the count does (other users of the key): the rest of
     /// the day is spent for the pipeline.
     public func budgetExhausted(_ source: String) async {
-        guard let index = self.indexBySource[source], let budget = self.configuration.limits[index].dailyBudget else { return }
+        guard let index = self.indexBySource[source], let budget = self.configuration.limits[index].dailyBudget else {
+            return
+        }
         let limit = self.configuration.limits[index]
         let (day, resetAt) = limit.budgetDay(at: wallClockMicroseconds())
         self.state.withLock { $0.limits[index].localBudget = (day, budget) }
@@ -362,7 +375,11 @@ public final class SourceLimits: Sendable {
         let now = ContinuousClock.now
         return self.state.withLock { state in
             state.limits[index].circuit.map {
-                SourceHeld(source: limit.source, reason: "\(limit.displayName) is paused: \($0.reason)", wait: max(.seconds(1), $0.probeAt - now))
+                SourceHeld(
+                    source: limit.source,
+                    reason: "\(limit.displayName) is paused: \($0.reason)",
+                    wait: max(.seconds(1), $0.probeAt - now)
+                )
             }
         }
     }
@@ -376,7 +393,9 @@ public final class SourceLimits: Sendable {
             var limit = state.limits[index]
             defer { state.limits[index] = limit }
             limit.outcomes.append((now, failed))
-            while let first = limit.outcomes.first, now - first.at > configuration.outageWindow { limit.outcomes.removeFirst() }
+            while let first = limit.outcomes.first, now - first.at > configuration.outageWindow {
+                limit.outcomes.removeFirst()
+            }
             limit.consecutiveFailures = failed ? limit.consecutiveFailures + 1 : 0
             guard failed, limit.circuit == nil else { return nil }
             if limit.consecutiveFailures >= configuration.outageConsecutiveFailures {
@@ -384,7 +403,8 @@ public final class SourceLimits: Sendable {
             }
             let failures = limit.outcomes.count(where: \.failed)
             let total = limit.outcomes.count
-            guard failures >= configuration.outageMinimumFailures, Double(failures) >= configuration.outageFailureRatio * Double(total)
+            guard failures >= configuration.outageMinimumFailures,
+                Double(failures) >= configuration.outageFailureRatio * Double(total)
             else { return nil }
             return (failures, total)
         }
@@ -395,7 +415,11 @@ public final class SourceLimits: Sendable {
         let now = ContinuousClock.now
         let opened = self.state.withLock { state -> Bool in
             guard state.limits[index].circuit == nil else { return false }
-            state.limits[index].circuit = Circuit(reason: reason, probeAt: now + self.configuration.probeInterval, shared: false)
+            state.limits[index].circuit = Circuit(
+                reason: reason,
+                probeAt: now + self.configuration.probeInterval,
+                shared: false
+            )
             return true
         }
         guard opened else { return }
@@ -409,12 +433,19 @@ public final class SourceLimits: Sendable {
             let member = self.configuration.member
             let probeAfter = self.configuration.probeInterval
             let circuit = try await answer(within: self.configuration.storeTimeout) {
-                try await self.coordination.openCircuit(limit.shared, reason: reason, member: member, probeAfter: probeAfter)
+                try await self.coordination.openCircuit(
+                    limit.shared,
+                    reason: reason,
+                    member: member,
+                    probeAfter: probeAfter
+                )
             }
             let at = ContinuousClock.now
             self.state.withLock { state in
                 // The store's clock as the last answers showed it; this host's wall clock before the first.
-                let probeAt = state.storeClock.local(circuit.probeAt) ?? at + .microseconds(circuit.probeAt - wallClockMicroseconds())
+                let probeAt =
+                    state.storeClock.local(circuit.probeAt) ?? at
+                    + .microseconds(circuit.probeAt - wallClockMicroseconds())
                 state.limits[index].circuit = Circuit(reason: circuit.reason, probeAt: probeAt, shared: true)
             }
             self.storeAnswered()
@@ -436,11 +467,16 @@ public final class SourceLimits: Sendable {
         }
         if wasPaused {
             self.onEvent?(.paused(source: limit.source, false))
-            self.logger.notice("\(limit.displayName) is back: resumed for the pipeline", metadata: ["marquee.source": "\(limit.source)"])
+            self.logger.notice(
+                "\(limit.displayName) is back: resumed for the pipeline",
+                metadata: ["marquee.source": "\(limit.source)"]
+            )
         }
         guard self.storeUsable(.now) else { return }
         do {
-            try await answer(within: self.configuration.storeTimeout) { try await self.coordination.closeCircuit(limit.id) }
+            try await answer(within: self.configuration.storeTimeout) {
+                try await self.coordination.closeCircuit(limit.id)
+            }
             self.storeAnswered()
         } catch {
             self.storeFailed(error)
@@ -461,7 +497,9 @@ public final class SourceLimits: Sendable {
         self.onEvent?(.throttled(source: limit.source))
         self.logger.notice(
             "\(limit.displayName) answered 429: every worker slows down",
-            metadata: ["marquee.source": "\(limit.source)", "marquee.retry_after": "\(retryAfter.map { "\($0)" } ?? "none")"]
+            metadata: [
+                "marquee.source": "\(limit.source)", "marquee.retry_after": "\(retryAfter.map { "\($0)" } ?? "none")",
+            ]
         )
         guard limit.rate != nil, self.storeUsable(now) else { return }
         do {
@@ -525,7 +563,8 @@ public final class SourceLimits: Sendable {
         guard granted == true else {
             throw SourceHeld(
                 source: limit.source,
-                reason: "the \(limit.displayName) key's daily budget of \(budget) calls is spent (it resets at midnight, UTC\(Self.offsetText(limit.budgetUTCOffset)))",
+                reason:
+                    "the \(limit.displayName) key's daily budget of \(budget) calls is spent (it resets at midnight, UTC\(Self.offsetText(limit.budgetUTCOffset)))",
                 wait: untilReset
             )
         }
@@ -606,7 +645,9 @@ public final class SourceLimits: Sendable {
         }
         guard self.storeUsable(.now) else { return }
         let member = self.configuration.member
-        _ = try? await answer(within: self.configuration.storeTimeout) { try await self.coordination.leave(member: member) }
+        _ = try? await answer(within: self.configuration.storeTimeout) {
+            try await self.coordination.leave(member: member)
+        }
     }
 
     /// Keeps slots reserved for the requests waiting, up to the lookahead.
@@ -650,7 +691,9 @@ public final class SourceLimits: Sendable {
                 self.state.withLock { state in
                     state.storeClock.observe(storeNow: reservation.now, sent: sent, received: received)
                     let start = state.storeClock.local(reservation.start) ?? received
-                    let slots = (0..<count).map { start + .microseconds(Int64((Double($0) * reservation.interval).rounded())) }
+                    let slots = (0..<count).map {
+                        start + .microseconds(Int64((Double($0) * reservation.interval).rounded()))
+                    }
                     state.limits[index].factor = reservation.factor
                     Self.add(slots, to: &state.limits[index])
                 }
@@ -742,8 +785,12 @@ public final class SourceLimits: Sendable {
                     let sent = ContinuousClock.now
                     let view = try await answer(within: timeout) {
                         try await self.coordination.heartbeat(
-                            member: configuration.member, stage: configuration.stage, host: configuration.host,
-                            startedAt: startedAt, usage: usage, expiry: configuration.memberExpiry
+                            member: configuration.member,
+                            stage: configuration.stage,
+                            host: configuration.host,
+                            startedAt: startedAt,
+                            usage: usage,
+                            expiry: configuration.memberExpiry
                         )
                     }
                     self.storeAnswered()
@@ -772,8 +819,12 @@ public final class SourceLimits: Sendable {
         return self.state.withLock { state in
             self.configuration.limits.indices.map { index in
                 var limit = state.limits[index]
-                while let first = limit.recentRequests.first, now - first > .seconds(10) { limit.recentRequests.removeFirst() }
-                while let first = limit.recentThrottles.first, now - first > .seconds(60) { limit.recentThrottles.removeFirst() }
+                while let first = limit.recentRequests.first, now - first > .seconds(10) {
+                    limit.recentRequests.removeFirst()
+                }
+                while let first = limit.recentThrottles.first, now - first > .seconds(60) {
+                    limit.recentThrottles.removeFirst()
+                }
                 state.limits[index] = limit
                 let (seconds, attoseconds) = limit.waited.components
                 return Store.LimitUsage(
@@ -789,7 +840,8 @@ public final class SourceLimits: Sendable {
     }
 
     /// Takes in what the other workers did: paused and resumed sources, `Retry-After` blocks, the member count.
-    private func apply(_ view: Store.CoordinationView, sent: ContinuousClock.Instant, received: ContinuousClock.Instant) {
+    private func apply(_ view: Store.CoordinationView, sent: ContinuousClock.Instant, received: ContinuousClock.Instant)
+    {
         var changes: [(String, String, String?)] = []
         self.state.withLock { state in
             state.storeClock.observe(storeNow: view.now, sent: sent, received: received)
@@ -811,7 +863,9 @@ public final class SourceLimits: Sendable {
                     changes.append((limit.source, limit.displayName, nil))
                 }
                 if let entry = view.limits[limit.id] {
-                    if entry.blockedUntil > view.now { Self.block(&state.limits[index], until: local(entry.blockedUntil)) }
+                    if entry.blockedUntil > view.now {
+                        Self.block(&state.limits[index], until: local(entry.blockedUntil))
+                    }
                     state.limits[index].factor = entry.factor
                 }
             }
@@ -820,7 +874,10 @@ public final class SourceLimits: Sendable {
         for (source, name, reason) in changes {
             self.onEvent?(.paused(source: source, reason != nil))
             if let reason {
-                self.logger.warning("\(name) paused by another worker", metadata: ["marquee.source": "\(source)", "marquee.error": "\(reason)"])
+                self.logger.warning(
+                    "\(name) paused by another worker",
+                    metadata: ["marquee.source": "\(source)", "marquee.error": "\(reason)"]
+                )
             } else {
                 self.logger.notice("\(name) resumed by another worker", metadata: ["marquee.source": "\(source)"])
             }

@@ -351,7 +351,9 @@ extension SourcesReport {
 
 extension SourcesReport: Encodable {
     enum CodingKeys: String, CodingKey {
-        case now, nowMilliseconds = "now_ms", workers, sources
+        case now
+        case nowMilliseconds = "now_ms"
+        case workers, sources
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -377,8 +379,13 @@ extension SourcesReport: Encodable {
 
 extension SourcesReport.Row: Encodable {
     enum CodingKeys: String, CodingKey {
-        case id, source, keyID = "key_id", host, limit, rate, factor, blockedUntil = "blocked_until"
-        case blockedUntilMilliseconds = "blocked_until_ms", throttledLastMinute = "throttled_last_minute", workers
+        case id, source
+        case keyID = "key_id"
+        case host, limit, rate, factor
+        case blockedUntil = "blocked_until"
+        case blockedUntilMilliseconds = "blocked_until_ms"
+        case throttledLastMinute = "throttled_last_minute"
+        case workers
         case budget, paused, pause, state
     }
 
@@ -417,7 +424,9 @@ extension SourcesReport.WorkerShare: Encodable {
 
 extension SourcesReport.Budget: Encodable {
     enum CodingKeys: String, CodingKey {
-        case day, budget, spent, left, resetsAt = "resets_at", resetsAtMilliseconds = "resets_at_ms"
+        case day, budget, spent, left
+        case resetsAt = "resets_at"
+        case resetsAtMilliseconds = "resets_at_ms"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -433,8 +442,12 @@ extension SourcesReport.Budget: Encodable {
 
 extension SourcesReport.Pause: Encodable {
     enum CodingKeys: String, CodingKey {
-        case reason, since, sinceMilliseconds = "since_ms", by, nextProbe = "next_probe"
-        case nextProbeMilliseconds = "next_probe_ms", probes
+        case reason, since
+        case sinceMilliseconds = "since_ms"
+        case by
+        case nextProbe = "next_probe"
+        case nextProbeMilliseconds = "next_probe_ms"
+        case probes
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -1,5 +1,5 @@
-import class Foundation.JSONSerialization
 import struct Foundation.Data
+import class Foundation.JSONSerialization
 import class Foundation.NSNumber
 
 /// Consumer lag read from librdkafka's statistics JSON.

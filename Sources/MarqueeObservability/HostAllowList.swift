@@ -161,7 +161,8 @@ public struct HostAllowList: Sendable, Hashable {
         guard !name.isEmpty,
             name.unicodeScalars.allSatisfy({ scalar in
                 scalar.isASCII
-                    && (("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || "-_.".unicodeScalars.contains(scalar))
+                    && (("a"..."z").contains(scalar) || ("0"..."9").contains(scalar)
+                        || "-_.".unicodeScalars.contains(scalar))
             })
         else { return nil }
         return name

@@ -39,7 +39,8 @@ public struct HostAllowListMiddleware<Context: RequestContext>: RouterMiddleware
         }
         let shown = Self.printable(host ?? "")
         self.logger.debug("refused a request for another host", metadata: ["marquee.http.host": "\(shown)"])
-        let text = "misdirected request: this server does not answer for Host '\(shown)'\(hasSecondHost ? " (sent twice)" : ""); \(self.hint)\n"
+        let text =
+            "misdirected request: this server does not answer for Host '\(shown)'\(hasSecondHost ? " (sent twice)" : ""); \(self.hint)\n"
         var response = text.response(from: request, context: context)
         response.status = .misdirectedRequest
         response.headers[.cacheControl] = "no-store"
@@ -49,6 +50,8 @@ public struct HostAllowListMiddleware<Context: RequestContext>: RouterMiddleware
 
     /// At most 100 printable ASCII characters of `text` (it comes from the request).
     private static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.lazy.filter { (0x20..<0x7F).contains($0.value) }.prefix(100)))
+        String(
+            String.UnicodeScalarView(text.unicodeScalars.lazy.filter { (0x20..<0x7F).contains($0.value) }.prefix(100))
+        )
     }
 }

@@ -39,63 +39,117 @@ public final class StageMetrics: Sendable {
 
     private enum Name {
         static func descriptor(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
-            MetricNameDescriptor(namespace: "marquee", subsystem: "stage", metricName: name, unitName: unit, helpText: help)
+            MetricNameDescriptor(
+                namespace: "marquee",
+                subsystem: "stage",
+                metricName: name,
+                unitName: unit,
+                helpText: help
+            )
         }
         static var jobs: MetricNameDescriptor { descriptor("jobs", "total", "Jobs finished, by outcome.") }
-        static var retries: MetricNameDescriptor { descriptor("retries", "total", "Jobs moved to a retry tier, by tier.") }
-        static var dlq: MetricNameDescriptor { descriptor("dlq", "total", "Jobs parked in the dead-letter topic, by error kind.") }
-        static var outputs: MetricNameDescriptor { descriptor("outputs", "total", "Messages produced by succeeded jobs.") }
-        static var duration: MetricNameDescriptor { descriptor("job_duration", "seconds", "Time from a job's handler start to its durable outcome.") }
+        static var retries: MetricNameDescriptor {
+            descriptor("retries", "total", "Jobs moved to a retry tier, by tier.")
+        }
+        static var dlq: MetricNameDescriptor {
+            descriptor("dlq", "total", "Jobs parked in the dead-letter topic, by error kind.")
+        }
+        static var outputs: MetricNameDescriptor {
+            descriptor("outputs", "total", "Messages produced by succeeded jobs.")
+        }
+        static var duration: MetricNameDescriptor {
+            descriptor("job_duration", "seconds", "Time from a job's handler start to its durable outcome.")
+        }
         static var inFlight: MetricNameDescriptor { descriptor("in_flight", "", "Jobs running now.") }
         static var uncommitted: MetricNameDescriptor {
-            descriptor("uncommitted", "", "Jobs taken whose offsets cannot be committed yet (running, or finished behind one still running): a rebalance or crash runs them again.")
+            descriptor(
+                "uncommitted",
+                "",
+                "Jobs taken whose offsets cannot be committed yet (running, or finished behind one still running): a rebalance or crash runs them again."
+            )
         }
-        static var ready: MetricNameDescriptor { descriptor("ready", "", "1 when the stage takes jobs, 0 while a dependency is down.") }
-        static var assigned: MetricNameDescriptor { descriptor("assigned_partitions", "", "Partitions assigned to this process.") }
+        static var ready: MetricNameDescriptor {
+            descriptor("ready", "", "1 when the stage takes jobs, 0 while a dependency is down.")
+        }
+        static var assigned: MetricNameDescriptor {
+            descriptor("assigned_partitions", "", "Partitions assigned to this process.")
+        }
         static var paused: MetricNameDescriptor {
-            descriptor("paused_partitions", "", "Assigned partitions paused: retries waiting for their time, or all while a dependency is down.")
+            descriptor(
+                "paused_partitions",
+                "",
+                "Assigned partitions paused: retries waiting for their time, or all while a dependency is down."
+            )
         }
         static var httpResponses: MetricNameDescriptor {
             MetricNameDescriptor(
-                namespace: "marquee", subsystem: "fetch", metricName: "http_responses", unitName: "total",
+                namespace: "marquee",
+                subsystem: "fetch",
+                metricName: "http_responses",
+                unitName: "total",
                 helpText: "Upstream responses, by source and HTTP status (error: no response)."
             )
         }
         static var imageBytes: MetricNameDescriptor {
             MetricNameDescriptor(
-                namespace: "marquee", subsystem: "images", metricName: "bytes", unitName: "total",
+                namespace: "marquee",
+                subsystem: "images",
+                metricName: "bytes",
+                unitName: "total",
                 helpText: "Image bytes downloaded (in) and variant bytes written (out)."
             )
         }
         static var sourceRequests: MetricNameDescriptor {
             MetricNameDescriptor(
-                namespace: "marquee", subsystem: "source", metricName: "requests", unitName: "total",
+                namespace: "marquee",
+                subsystem: "source",
+                metricName: "requests",
+                unitName: "total",
                 helpText: "Requests started under the pipeline's limits, by source."
             )
         }
         static var sourceThrottled: MetricNameDescriptor {
-            MetricNameDescriptor(namespace: "marquee", subsystem: "source", metricName: "throttled", unitName: "total", helpText: "429 answers, by source.")
+            MetricNameDescriptor(
+                namespace: "marquee",
+                subsystem: "source",
+                metricName: "throttled",
+                unitName: "total",
+                helpText: "429 answers, by source."
+            )
         }
         static var sourceWait: MetricNameDescriptor {
             MetricNameDescriptor(
-                namespace: "marquee", subsystem: "source", metricName: "limit_wait_seconds", unitName: "total",
+                namespace: "marquee",
+                subsystem: "source",
+                metricName: "limit_wait_seconds",
+                unitName: "total",
                 helpText: "Time requests waited for their slot in the pipeline's schedule, by source."
             )
         }
         static var sourcePaused: MetricNameDescriptor {
             MetricNameDescriptor(
-                namespace: "marquee", subsystem: "source", metricName: "paused", unitName: "",
+                namespace: "marquee",
+                subsystem: "source",
+                metricName: "paused",
+                unitName: "",
                 helpText: "1 while the source is paused for the pipeline (refused key, outage)."
             )
         }
         static var sourceBudget: MetricNameDescriptor {
             MetricNameDescriptor(
-                namespace: "marquee", subsystem: "source", metricName: "budget_remaining", unitName: "",
+                namespace: "marquee",
+                subsystem: "source",
+                metricName: "budget_remaining",
+                unitName: "",
                 helpText: "Calls left today in the source's daily budget."
             )
         }
         static var lag: MetricNameDescriptor {
-            descriptor("consumer_lag", "", "Messages not yet consumed on the assigned partitions, per topic (librdkafka statistics).")
+            descriptor(
+                "consumer_lag",
+                "",
+                "Messages not yet consumed on the assigned partitions, per topic (librdkafka statistics)."
+            )
         }
     }
 
@@ -107,7 +161,10 @@ public final class StageMetrics: Sendable {
         self.duration = registry.makeDurationHistogram(
             descriptor: Name.duration,
             labels: labels,
-            buckets: [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250), .seconds(1), .seconds(5), .seconds(30)]
+            buckets: [
+                .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250), .seconds(1), .seconds(5),
+                .seconds(30),
+            ]
         )
         self.inFlight = registry.makeGauge(descriptor: Name.inFlight, labels: labels)
         self.uncommitted = registry.makeGauge(descriptor: Name.uncommitted, labels: labels)
@@ -129,15 +186,18 @@ public final class StageMetrics: Sendable {
         case .held:
             self.registry.makeCounter(descriptor: Name.jobs, labels: labels + [("outcome", "held")]).increment()
         case .deadLettered(let kind):
-            self.registry.makeCounter(descriptor: Name.jobs, labels: labels + [("outcome", "dead_lettered")]).increment()
-            self.registry.makeCounter(descriptor: Name.dlq, labels: labels + [("error_kind", kind.rawValue)]).increment()
+            self.registry.makeCounter(descriptor: Name.jobs, labels: labels + [("outcome", "dead_lettered")])
+                .increment()
+            self.registry.makeCounter(descriptor: Name.dlq, labels: labels + [("error_kind", kind.rawValue)])
+                .increment()
         }
         if report.duration > .zero { self.duration.record(report.duration) }
     }
 
     /// Counts one upstream response of the fetch worker (`status`: the HTTP status, or `error` without one).
     public func recordHTTPResponse(source: String, status: String) {
-        self.registry.makeCounter(descriptor: Name.httpResponses, labels: [("source", source), ("status", status)]).increment()
+        self.registry.makeCounter(descriptor: Name.httpResponses, labels: [("source", source), ("status", status)])
+            .increment()
     }
 
     /// Counts a request the fetch worker started under the pipeline's limits, after waiting `waited` for its slot.
@@ -165,7 +225,9 @@ public final class StageMetrics: Sendable {
 
     /// Counts image bytes of the image worker: `in` downloaded, `out` written as variants.
     public func recordImageBytes(direction: String, count: Int) {
-        self.registry.makeCounter(descriptor: Name.imageBytes, labels: [("direction", direction)]).increment(by: Int64(count))
+        self.registry.makeCounter(descriptor: Name.imageBytes, labels: [("direction", direction)]).increment(
+            by: Int64(count)
+        )
     }
 
     /// Sets the gauges that are read at scrape time from the stage's status.
@@ -177,7 +239,9 @@ public final class StageMetrics: Sendable {
         self.paused.set(Int64(status.pausedPartitions))
         if let statistics = status.consumerStatistics {
             for (topic, lag) in ConsumerLag.perTopic(statistics: statistics) {
-                self.registry.makeGauge(descriptor: Name.lag, labels: [("stage", self.stage), ("topic", topic)]).set(lag)
+                self.registry.makeGauge(descriptor: Name.lag, labels: [("stage", self.stage), ("topic", topic)]).set(
+                    lag
+                )
             }
         }
     }

@@ -26,7 +26,10 @@ public struct GroupListing: Sendable, Hashable, Encodable {
         }
     }
 
-    private enum Keys: String, CodingKey { case group, state, isSimple = "simple" }
+    private enum Keys: String, CodingKey {
+        case group, state
+        case isSimple = "simple"
+    }
 
     /// `{"group", "state", "simple"}`.
     public func encode(to encoder: any Encoder) throws {
@@ -55,7 +58,11 @@ public struct GroupReport: Sendable, Hashable, Encodable {
         /// The partitions assigned to it, in order.
         public var assignment: [KafkaTopicPartition]
 
-        private enum Keys: String, CodingKey { case memberID = "member_id", clientID = "client_id", host, assignment }
+        private enum Keys: String, CodingKey {
+            case memberID = "member_id"
+            case clientID = "client_id"
+            case host, assignment
+        }
 
         /// `{"member_id", "client_id", "host", "assignment": [{"topic", "partition"}]}`.
         public func encode(to encoder: any Encoder) throws {
@@ -87,8 +94,13 @@ public struct GroupReport: Sendable, Hashable, Encodable {
         }
 
         private enum Keys: String, CodingKey {
-            case topic, partition, committed = "committed_offset", end = "end_offset", lag, memberID = "member_id"
-            case clientID = "client_id", host
+            case topic, partition
+            case committed = "committed_offset"
+            case end = "end_offset"
+            case lag
+            case memberID = "member_id"
+            case clientID = "client_id"
+            case host
         }
 
         /// `topic`, `partition`, `committed_offset`, `end_offset`, `lag` and the owner's `member_id`, `client_id`
@@ -165,7 +177,10 @@ public struct GroupReport: Sendable, Hashable, Encodable {
         self.members.isEmpty && self.partitions.isEmpty && [.dead, .empty, .unknown].contains(self.state)
     }
 
-    private enum Keys: String, CodingKey { case group, state, members, partitions, totalLag = "total_lag" }
+    private enum Keys: String, CodingKey {
+        case group, state, members, partitions
+        case totalLag = "total_lag"
+    }
 
     /// `group`, `state`, `members`, `partitions` and `total_lag`.
     public func encode(to encoder: any Encoder) throws {

@@ -110,7 +110,10 @@ public struct DeadLetterID: Hashable, Sendable, Comparable, CustomStringConverti
     public init(parsing text: String, layout: PipelineLayout) throws(OperationsError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 3 else {
-            throw OperationsError(.deadLetters, "'\(text)' is not a dead letter id: expected stage/partition/offset, e.g. fetch/2/17")
+            throw OperationsError(
+                .deadLetters,
+                "'\(text)' is not a dead letter id: expected stage/partition/offset, e.g. fetch/2/17"
+            )
         }
         let name = parts.dropLast(2).joined(separator: "/")
         guard let partition = Int32(parts[parts.count - 2]), partition >= 0 else {

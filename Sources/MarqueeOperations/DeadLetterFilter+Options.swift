@@ -34,13 +34,19 @@ extension DeadLetterFilter {
         self.stages = Self.values(stages)
         let stageNames = layout.stages.map(\.name)
         for stage in self.stages.sorted() where !stageNames.contains(stage) {
-            throw OperationsError(.deadLetters, "--stage: no stage '\(stage)' (stages: \(stageNames.joined(separator: ", ")))")
+            throw OperationsError(
+                .deadLetters,
+                "--stage: no stage '\(stage)' (stages: \(stageNames.joined(separator: ", ")))"
+            )
         }
         self.kinds = Self.values(kinds)
         self.errorKinds = Self.values(errorKinds)
         let known = Envelope.ErrorKind.allCases.map(\.rawValue) + [DeadLetter.unknownErrorKind]
         for errorKind in self.errorKinds.sorted() where !known.contains(errorKind) {
-            throw OperationsError(.deadLetters, "--error-kind: '\(errorKind)' is not one of \(known.joined(separator: ", "))")
+            throw OperationsError(
+                .deadLetters,
+                "--error-kind: '\(errorKind)' is not one of \(known.joined(separator: ", "))"
+            )
         }
         self.errorText = errorText.flatMap { $0.isEmpty ? nil : $0 }
         self.since = try since.map { text throws(OperationsError) in

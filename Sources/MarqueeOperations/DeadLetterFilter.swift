@@ -77,7 +77,8 @@ public struct DeadLetterFilter: Sendable, Hashable {
                 return Int64((date.timeIntervalSince1970 * 1000).rounded())
             }
         }
-        throw OperationsError(.deadLetters, 
+        throw OperationsError(
+            .deadLetters,
             "'\(text)' is not a time: write a time ago (90s, 15m, 2h, 3d, 1w), an ISO 8601 time with its zone "
                 + "(2026-11-22T09:30:00Z) or a day (2026-11-22)"
         )

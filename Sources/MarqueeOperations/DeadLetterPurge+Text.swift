@@ -13,7 +13,9 @@ extension DeadLetterPurge {
         var byStage: [String: Int] = [:]
         for id in self.hidden { byStage[id.stage, default: 0] += 1 }
         let stages = byStage.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        var lines = ["\(TextFormat.count(self.hidden.count, "dead letter")) \(verb)\(stages.isEmpty ? "" : " (\(stages))")"]
+        var lines = [
+            "\(TextFormat.count(self.hidden.count, "dead letter")) \(verb)\(stages.isEmpty ? "" : " (\(stages))")"
+        ]
         for (partition, offset) in self.commits.sorted(by: { $0.key < $1.key }) {
             let was = self.starts[partition] ?? 0
             lines.append("  \(partition.topic)/\(partition.partition): purged up to offset \(offset) (was \(was))")

@@ -7,7 +7,9 @@ extension DeadLetterQueue {
     /// order).
     ///
     /// - Throws: A ``KafkaError`` when the broker refuses or does not answer.
-    public func letters(named ids: [DeadLetterID]) async throws(KafkaError) -> (
+    public func letters(
+        named ids: [DeadLetterID]
+    ) async throws(KafkaError) -> (
         letters: [DeadLetter], missing: [DeadLetterID]
     ) {
         let unique = Self.unique(ids)

@@ -34,7 +34,8 @@ public struct DeadLetterQueue: Sendable {
         self.layout = layout
         self.admin = admin
         self.reader = reader
-        self.readerGroup = readerGroup.flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultReaderGroup(prefix: layout.prefix)
+        self.readerGroup =
+            readerGroup.flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultReaderGroup(prefix: layout.prefix)
     }
 
     /// One partition of a stage's dead-letter topic and the positions that matter in it.
@@ -71,7 +72,10 @@ public struct DeadLetterQueue: Sendable {
             for (partition, watermarks) in try await self.admin.watermarks(topic: stage.topics.dlq) {
                 partitions.append(
                     Partition(
-                        stage: stage.name, partition: partition, start: watermarks.start, end: watermarks.end,
+                        stage: stage.name,
+                        partition: partition,
+                        start: watermarks.start,
+                        end: watermarks.end,
                         committed: committed[partition] ?? nil
                     )
                 )
@@ -90,7 +94,11 @@ public struct DeadLetterQueue: Sendable {
     /// records, so a large topic is never held in memory at once.
     ///
     /// - Throws: A ``KafkaError`` when the broker does not answer within ``readTimeout``.
-    public func scan(_ partitions: [Partition], includingPurged: Bool, visit: (DeadLetter) -> Void)
+    public func scan(
+        _ partitions: [Partition],
+        includingPurged: Bool,
+        visit: (DeadLetter) -> Void
+    )
         async throws(KafkaError)
     {
         let byPartition = Dictionary(uniqueKeysWithValues: partitions.map { ($0.partition, $0) })
@@ -101,12 +109,15 @@ public struct DeadLetterQueue: Sendable {
         }
         while !cursors.isEmpty {
             let records = try await self.reader.read(
-                cursors.mapValues { $0..<Int64.max }, limit: self.recordsPerRead, timeout: self.readTimeout
+                cursors.mapValues { $0..<Int64.max },
+                limit: self.recordsPerRead,
+                timeout: self.readTimeout
             )
             for record in records {
                 guard let partition = byPartition[record.partition] else { continue }
                 visit(
-                    DeadLetter(record: record, stage: partition.stage, isPurged: record.offset < partition.purgedUpTo))
+                    DeadLetter(record: record, stage: partition.stage, isPurged: record.offset < partition.purgedUpTo)
+                )
                 cursors[record.partition] = record.offset + 1
             }
             // Fewer than asked: every partition reached its end. Otherwise read on from where each one stopped
@@ -166,7 +177,10 @@ public struct DeadLetterQueue: Sendable {
             for record in try await self.reader.read(ranges, timeout: self.readTimeout) {
                 guard let entry = wanted[record.partition], entry.offsets.contains(record.offset) else { continue }
                 let letter = DeadLetter(
-                    record: record, stage: entry.state.stage, isPurged: record.offset < entry.state.purgedUpTo)
+                    record: record,
+                    stage: entry.state.stage,
+                    isPurged: record.offset < entry.state.purgedUpTo
+                )
                 found[letter.id] = letter
             }
         }
@@ -180,12 +194,16 @@ public struct DeadLetterQueue: Sendable {
     ///   - stages: The stages to look at (every stage when empty).
     ///   - isSelected: Whether a letter is to be purged.
     /// - Throws: A ``KafkaError`` when the broker does not answer.
-    public func planPurge(stages: Set<String> = [], selecting isSelected: (DeadLetter) -> Bool) async throws(KafkaError)
+    public func planPurge(
+        stages: Set<String> = [],
+        selecting isSelected: (DeadLetter) -> Bool
+    ) async throws(KafkaError)
         -> DeadLetterPurge
     {
         let partitions = try await self.partitions(stages: stages)
         var purge = DeadLetterPurge(
-            starts: Dictionary(uniqueKeysWithValues: partitions.map { ($0.partition, $0.purgedUpTo) }))
+            starts: Dictionary(uniqueKeysWithValues: partitions.map { ($0.partition, $0.purgedUpTo) })
+        )
         try await self.scan(partitions, includingPurged: false) { letter in
             purge.consider(letter, selected: isSelected(letter))
         }

@@ -57,7 +57,8 @@ public enum DeadLetterReplay {
             }
             let batch = Array(letters[start..<min(start + slice, letters.count)])
             let results = try await producer.sendCollectingResults(
-                batch.map { Self.message(replaying: $0, layout: layout) })
+                batch.map { Self.message(replaying: $0, layout: layout) }
+            )
             for (letter, result) in zip(batch, results) { report(letter, result) }
         }
     }

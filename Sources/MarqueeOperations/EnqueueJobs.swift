@@ -59,18 +59,32 @@ public enum EnqueueJobs {
                 pages.lowerBound == pages.upperBound
                     ? [
                         FetchJob.tmdbSearch(
-                            query: query, page: 1, language: language, year: year, follow: following(pages.upperBound)
+                            query: query,
+                            page: 1,
+                            language: language,
+                            year: year,
+                            follow: following(pages.upperBound)
                         )
                     ]
                     : pages.map {
-                        FetchJob.tmdbSearch(query: query, page: $0, language: language, year: year, follow: following(1))
+                        FetchJob.tmdbSearch(
+                            query: query,
+                            page: $0,
+                            language: language,
+                            year: year,
+                            follow: following(1)
+                        )
                     }
             }
         )
     }
 
     /// TMDB movie details: a job per movie and language.
-    public static func tmdbMovies(_ ids: [Int64], languages: [String], follow: Follow) throws(OperationsError) -> [FetchJob] {
+    public static func tmdbMovies(
+        _ ids: [Int64],
+        languages: [String],
+        follow: Follow
+    ) throws(OperationsError) -> [FetchJob] {
         guard !ids.isEmpty else { throw OperationsError(.enqueue, "name at least one movie id") }
         return try self.checked(
             languages.flatMap { language in ids.map { FetchJob.tmdbMovie(id: $0, language: language, follow: follow) } }
@@ -78,7 +92,11 @@ public enum EnqueueJobs {
     }
 
     /// TMDB reviews: a job per movie and language, page 1 queueing pages 2…`pages`.
-    public static func tmdbReviews(_ ids: [Int64], pages: Int64, languages: [String]) throws(OperationsError) -> [FetchJob] {
+    public static func tmdbReviews(
+        _ ids: [Int64],
+        pages: Int64,
+        languages: [String]
+    ) throws(OperationsError) -> [FetchJob] {
         guard !ids.isEmpty else { throw OperationsError(.enqueue, "name at least one movie id") }
         return try self.checked(
             languages.flatMap { language in
@@ -169,7 +187,8 @@ public enum EnqueueJobs {
     public static func summary(_ jobs: [FetchJob], verb: String) -> String {
         var byKind: [String: Int] = [:]
         for job in jobs { byKind[job.kind, default: 0] += 1 }
-        return (["\(TextFormat.count(jobs.count, "job")) \(verb):"]
+        return
+            (["\(TextFormat.count(jobs.count, "job")) \(verb):"]
             + byKind.sorted(by: { $0.key < $1.key }).map { "  \($0.key)  \($0.value)" }).joined(separator: "\n")
     }
 }

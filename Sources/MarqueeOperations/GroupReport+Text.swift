@@ -93,7 +93,7 @@ extension GroupReport {
             do {
                 let marks = try await admin.watermarks(partitions: partitions.filter { $0.topic == topic })
                 for (partition, mark) in marks { ends[partition] = mark.end }
-            } catch where error.code == .admin {
+            } catch  where error.code == .admin {
                 // A topic deleted since the group committed on it: shown without end offsets, not a failure.
                 continue
             }

@@ -264,7 +264,9 @@ public enum LagEvaluation {
         let notYetDue = totals.notYetDue > 0 ? " (\(totals.notYetDue) more not yet due)" : ""
         if latest.members == 0 {
             guard totals.dueLag > 0 else { return (.ok, "no member in group \(latest.group); nothing due\(notYetDue)") }
-            return (.stopped, "no member in group \(latest.group); \(Self.count(totals.dueLag, "message")) due\(notYetDue)")
+            return (
+                .stopped, "no member in group \(latest.group); \(Self.count(totals.dueLag, "message")) due\(notYetDue)"
+            )
         }
         let worst = partitions.map(\.status).max() ?? .ok
         switch worst {

@@ -1,7 +1,6 @@
 public import Logging
 import MarqueeKafka
 public import ServiceLifecycle
-
 import Synchronization
 
 /// Samples the consumer groups from the broker every interval and keeps the latest report: what
@@ -39,7 +38,12 @@ public final class LagExporter: Service, Sendable {
 
     /// Samples until the service group shuts down.
     public func run() async throws {
-        guard let taken = self.state.withLock({ state in defer { state.sampler = nil }; return state.sampler }) else { return }
+        guard
+            let taken = self.state.withLock({ state in
+                defer { state.sampler = nil }
+                return state.sampler
+            })
+        else { return }
         await cancelWhenGracefulShutdown {
             var sampler = taken
             var window = LagWindow(capacity: self.samples)
@@ -79,11 +83,16 @@ public final class LagExporter: Service, Sendable {
 
     /// The Prometheus exposition: the latest report's (``LagExposition``) and the exporter's own figures.
     public func metrics() -> String {
-        let (report, rounds, failures, lastSuccess) = self.state.withLock { ($0.report, $0.rounds, $0.failures, $0.lastSuccess) }
+        let (report, rounds, failures, lastSuccess) = self.state.withLock {
+            ($0.report, $0.rounds, $0.failures, $0.lastSuccess)
+        }
         var out = MetricsText()
         out.family("marquee_lag_exporter_rounds", "Sampling rounds tried.")
         out.sample("marquee_lag_exporter_rounds", [], Double(rounds))
-        out.family("marquee_lag_exporter_failed_rounds", "Sampling rounds that failed (the broker did not answer or refused).")
+        out.family(
+            "marquee_lag_exporter_failed_rounds",
+            "Sampling rounds that failed (the broker did not answer or refused)."
+        )
         out.sample("marquee_lag_exporter_failed_rounds", [], Double(failures))
         out.family("marquee_lag_exporter_last_success_timestamp_seconds", "When the served figures were sampled.")
         out.sample("marquee_lag_exporter_last_success_timestamp_seconds", [], Double(lastSuccess ?? 0) / 1000)

@@ -21,10 +21,17 @@ public enum LagExposition {
                 out.sample("kafka_consumergroup_group_lag", Self.labels(group, partition), Double(partition.lag))
             }
         }
-        out.family("kafka_consumergroup_group_lag_seconds", "Age of the partition's oldest unconsumed message (0 when none waits).")
+        out.family(
+            "kafka_consumergroup_group_lag_seconds",
+            "Age of the partition's oldest unconsumed message (0 when none waits)."
+        )
         for group in groups {
             for partition in group.partitions {
-                out.sample("kafka_consumergroup_group_lag_seconds", Self.labels(group, partition), Self.seconds(partition.lagAge))
+                out.sample(
+                    "kafka_consumergroup_group_lag_seconds",
+                    Self.labels(group, partition),
+                    Self.seconds(partition.lagAge)
+                )
             }
         }
         out.family("kafka_consumergroup_group_offset", "The group's committed offset of the partition.")
@@ -38,19 +45,31 @@ public enum LagExposition {
         out.family("kafka_partition_latest_offset", "The partition's end offset.")
         for group in groups {
             for partition in group.partitions where seen.insert("\(partition.partition)").inserted {
-                out.sample("kafka_partition_latest_offset", Self.partitionLabels(partition), Double(partition.sample.end))
+                out.sample(
+                    "kafka_partition_latest_offset",
+                    Self.partitionLabels(partition),
+                    Double(partition.sample.end)
+                )
             }
         }
         seen = []
         out.family("kafka_partition_earliest_offset", "The partition's first offset still held.")
         for group in groups {
             for partition in group.partitions where seen.insert("\(partition.partition)").inserted {
-                out.sample("kafka_partition_earliest_offset", Self.partitionLabels(partition), Double(partition.sample.start))
+                out.sample(
+                    "kafka_partition_earliest_offset",
+                    Self.partitionLabels(partition),
+                    Double(partition.sample.start)
+                )
             }
         }
         out.family("kafka_consumergroup_group_max_lag", "The group's largest partition lag.")
         for group in groups {
-            out.sample("kafka_consumergroup_group_max_lag", Self.labels(group), Double(group.partitions.map(\.lag).max() ?? 0))
+            out.sample(
+                "kafka_consumergroup_group_max_lag",
+                Self.labels(group),
+                Double(group.partitions.map(\.lag).max() ?? 0)
+            )
         }
         out.family("kafka_consumergroup_group_max_lag_seconds", "Age of the group's oldest unconsumed message.")
         for group in groups {
@@ -61,23 +80,35 @@ public enum LagExposition {
         for group in groups {
             out.sample("kafka_consumergroup_group_sum_lag", Self.labels(group), Double(group.totals.lag))
         }
-        out.family("marquee_lag_due", "Messages the group is expected to run now: main topics' lag and retry tiers' overdue messages.")
+        out.family(
+            "marquee_lag_due",
+            "Messages the group is expected to run now: main topics' lag and retry tiers' overdue messages."
+        )
         for group in groups {
             out.sample("marquee_lag_due", Self.labels(group), Double(group.totals.dueLag))
         }
         out.family("marquee_lag_due_seconds", "Age of the group's oldest due message (0 when nothing is due).")
         for group in groups {
-            out.sample("marquee_lag_due_seconds", Self.labels(group), group.totals.dueLag > 0 ? Self.seconds(group.totals.lagAge) : 0)
+            out.sample(
+                "marquee_lag_due_seconds",
+                Self.labels(group),
+                group.totals.dueLag > 0 ? Self.seconds(group.totals.lagAge) : 0
+            )
         }
         out.family("marquee_lag_members", "Members of the group.")
         for group in groups {
             out.sample("marquee_lag_members", Self.labels(group), Double(group.members))
         }
-        out.family("marquee_lag_group_status", "1 for the group's status over the window (OK, LAGGING, STALLED, STOPPED), 0 for the others.")
+        out.family(
+            "marquee_lag_group_status",
+            "1 for the group's status over the window (OK, LAGGING, STALLED, STOPPED), 0 for the others."
+        )
         for group in groups {
             for status in LagStatus.allCases {
                 out.sample(
-                    "marquee_lag_group_status", Self.labels(group) + [("status", status.rawValue)], group.status == status ? 1 : 0
+                    "marquee_lag_group_status",
+                    Self.labels(group) + [("status", status.rawValue)],
+                    group.status == status ? 1 : 0
                 )
             }
         }

@@ -52,7 +52,11 @@ private struct JSONReport: Encodable {
     init(_ report: LagReport) { self.report = report }
 
     enum Keys: String, CodingKey {
-        case time, timeMilliseconds = "time_ms", maxLag = "max_lag", maxLagExceeded = "max_lag_exceeded", stages
+        case time
+        case timeMilliseconds = "time_ms"
+        case maxLag = "max_lag"
+        case maxLagExceeded = "max_lag_exceeded"
+        case stages
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -80,13 +84,23 @@ private struct JSONStage: Encodable {
     }
 
     enum Keys: String, CodingKey {
-        case stage, group, status, reason, members, groupState = "group_state", samples
-        case windowSeconds = "window_seconds", maxLagExceeded = "max_lag_exceeded", totals, partitions
-        case missingTopics = "missing_topics", notes
+        case stage, group, status, reason, members
+        case groupState = "group_state"
+        case samples
+        case windowSeconds = "window_seconds"
+        case maxLagExceeded = "max_lag_exceeded"
+        case totals, partitions
+        case missingTopics = "missing_topics"
+        case notes
     }
 
     enum TotalsKeys: String, CodingKey {
-        case lag, lagDue = "lag_due", notYetDue = "not_yet_due", overdue, unscanned, lagSeconds = "lag_seconds", rate
+        case lag
+        case lagDue = "lag_due"
+        case notYetDue = "not_yet_due"
+        case overdue, unscanned
+        case lagSeconds = "lag_seconds"
+        case rate
         case drainSeconds = "drain_seconds"
     }
 
@@ -123,9 +137,15 @@ private struct JSONPartition: Encodable {
     init(_ partition: PartitionLag) { self.partition = partition }
 
     enum Keys: String, CodingKey {
-        case topic, partition, tier, committed, start, end, lag, lagDue = "lag_due", lagSeconds = "lag_seconds"
-        case oldestTimestamp = "oldest_timestamp_ms", rate, drainSeconds = "drain_seconds", status
-        case notYetDue = "not_yet_due", overdue, unscanned
+        case topic, partition, tier, committed, start, end, lag
+        case lagDue = "lag_due"
+        case lagSeconds = "lag_seconds"
+        case oldestTimestamp = "oldest_timestamp_ms"
+        case rate
+        case drainSeconds = "drain_seconds"
+        case status
+        case notYetDue = "not_yet_due"
+        case overdue, unscanned
     }
 
     func encode(to encoder: any Encoder) throws {

@@ -21,7 +21,8 @@ extension LagTarget {
                 .map { String($0.filter { !$0.isWhitespace }) }
                 .filter { !$0.isEmpty }
             for name in wanted where layout.stage(name) == nil {
-                throw OperationsError(.layout,
+                throw OperationsError(
+                    .layout,
                     "--stage: no stage '\(name)' (stages: \(PipelineLayout.stageNames.joined(separator: ", ")))"
                 )
             }
@@ -35,7 +36,9 @@ extension LagTarget {
                 guard shown.contains(where: { $0.name == parts[0] }) else {
                     throw OperationsError(.layout, "--group \(value): stage '\(parts[0])' is not shown (see --stage)")
                 }
-                guard !parts[1].isEmpty else { throw OperationsError(.layout, "--group \(value): the group name is empty") }
+                guard !parts[1].isEmpty else {
+                    throw OperationsError(.layout, "--group \(value): the group name is empty")
+                }
                 chosen[parts[0]] = parts[1]
             } else {
                 guard shown.count == 1, !value.isEmpty else {

@@ -62,14 +62,19 @@ public enum OffsetResetMode: Sendable, Hashable, CustomStringConvertible {
             names.append("--shift-by")
         }
         if let fromGroup {
-            guard !fromGroup.isEmpty else { throw OperationsError(.offsetReset, "--from-group: the group name is empty") }
+            guard !fromGroup.isEmpty else {
+                throw OperationsError(.offsetReset, "--from-group: the group name is empty")
+            }
             modes.append(.fromGroup(fromGroup))
             names.append("--from-group")
         }
         guard modes.count == 1 else {
             let all = "--to-earliest, --to-latest, --to-datetime T, --to-offset N, --shift-by N or --from-group G"
             if modes.isEmpty { throw OperationsError(.offsetReset, "name how to reset: one of \(all)") }
-            throw OperationsError(.offsetReset, "give one way to reset, not \(names.joined(separator: " and ")): one of \(all)")
+            throw OperationsError(
+                .offsetReset,
+                "give one way to reset, not \(names.joined(separator: " and ")): one of \(all)"
+            )
         }
         return modes[0]
     }
@@ -87,7 +92,8 @@ public enum OffsetResetMode: Sendable, Hashable, CustomStringConvertible {
         let withFractions = ISO8601DateFormatter()
         withFractions.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         guard let date = plain.date(from: text) ?? withFractions.date(from: text) else {
-            throw OperationsError(.offsetReset, 
+            throw OperationsError(
+                .offsetReset,
                 "--to-datetime '\(text)' is not an ISO 8601 time with its zone, such as 2026-11-27T06:00:00Z or "
                     + "2026-11-27T15:00:00+09:00"
             )
@@ -146,7 +152,8 @@ public struct TopicSelection: Sendable, Hashable, CustomStringConvertible {
                         || scalar == "." || scalar == "_" || scalar == "-")
             }
         guard isLegal else {
-            throw OperationsError(.offsetReset, 
+            throw OperationsError(
+                .offsetReset,
                 "--topic '\(text)': '\(topic)' is not a topic name (letters, digits, '.', '_' and '-' only)"
             )
         }
@@ -158,7 +165,8 @@ public struct TopicSelection: Sendable, Hashable, CustomStringConvertible {
         for item in parts[1].split(separator: ",", omittingEmptySubsequences: false) {
             let number = item.filter { $0 != " " }
             guard let partition = Int32(number), partition >= 0 else {
-                throw OperationsError(.offsetReset, 
+                throw OperationsError(
+                    .offsetReset,
                     "--topic '\(text)': '\(item)' is not a partition number (write topic:0,2,5)"
                 )
             }
@@ -296,7 +304,10 @@ public struct OffsetResetPlan: Sendable, Hashable {
                 requested = overflow ? (shift < 0 ? .min : .max) : sum
             case .fromGroup(let source):
                 guard let found = sourceOffsets[partition] else {
-                    throw OperationsError(.offsetReset, "group '\(source)' committed no offset on \(partition): name the partitions it has with --topic")
+                    throw OperationsError(
+                        .offsetReset,
+                        "group '\(source)' committed no offset on \(partition): name the partitions it has with --topic"
+                    )
                 }
                 requested = found
             }
@@ -305,7 +316,8 @@ public struct OffsetResetPlan: Sendable, Hashable {
         }
         guard uncommitted.isEmpty else {
             let names = uncommitted.map(\.description).joined(separator: ", ")
-            throw OperationsError(.offsetReset, 
+            throw OperationsError(
+                .offsetReset,
                 "--shift-by moves a committed offset, and group '\(group)' has none on \(names): "
                     + "reset those with --to-earliest, --to-latest, --to-datetime or --to-offset"
             )
@@ -339,7 +351,8 @@ public struct OffsetResetPlan: Sendable, Hashable {
     ) throws(OperationsError) -> [KafkaTopicPartition] {
         guard !selections.isEmpty else {
             guard !committed.isEmpty else {
-                throw OperationsError(.offsetReset, 
+                throw OperationsError(
+                    .offsetReset,
                     "group '\(group)' has committed no offsets, so there is nothing to reset without --topic: "
                         + "name the topics (--topic T, or T:0,2 for some partitions)"
                 )
@@ -355,7 +368,8 @@ public struct OffsetResetPlan: Sendable, Hashable {
             let missing = chosen.filter { !existing.contains($0) }
             guard missing.isEmpty else {
                 let count = existing.count
-                throw OperationsError(.offsetReset, 
+                throw OperationsError(
+                    .offsetReset,
                     "--topic \(selection): \(selection.topic) has \(count) partition\(count == 1 ? "" : "s") "
                         + "(\(existing.sorted().map(String.init).joined(separator: ","))), "
                         + "not \(missing.map(String.init).joined(separator: ","))"
@@ -395,9 +409,15 @@ extension OffsetResetPlan: Encodable {
         let row: Row
 
         private enum Keys: String, CodingKey {
-            case topic, partition, current = "current_offset", new = "new_offset", change, requested =
+            case topic, partition
+            case current = "current_offset"
+            case new = "new_offset"
+            case change
+            case requested =
                 "requested_offset"
-            case start = "start_offset", end = "end_offset", isClamped = "clamped"
+            case start = "start_offset"
+            case end = "end_offset"
+            case isClamped = "clamped"
         }
 
         func encode(to encoder: any Encoder) throws {

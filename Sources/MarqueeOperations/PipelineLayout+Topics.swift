@@ -10,8 +10,10 @@ extension PipelineLayout {
     public func newTopics(names: [String], partitions: Int?, replicationFactor: Int?) -> [KafkaAdmin.NewTopic] {
         (names.isEmpty ? self.stages.flatMap(\.topics.all) : names).map {
             KafkaAdmin.NewTopic(
-                name: $0, partitions: partitions ?? self.partitions,
-                replicationFactor: replicationFactor ?? self.replicationFactor, configs: StageTopics.topicConfigs
+                name: $0,
+                partitions: partitions ?? self.partitions,
+                replicationFactor: replicationFactor ?? self.replicationFactor,
+                configs: StageTopics.topicConfigs
             )
         }
     }

@@ -76,7 +76,8 @@ public struct PipelineLayout: Sendable, Hashable {
                 for pair in text.split(separator: ",") {
                     let parts = pair.split(separator: "=", maxSplits: 1).map { String($0.filter { !$0.isWhitespace }) }
                     guard parts.count == 2, Self.stageNames.contains(parts[0]), Self.isAddress(parts[1]) else {
-                        throw OperationsError(.layout,
+                        throw OperationsError(
+                            .layout,
                             "MARQUEE_WORKERS: '\(pair)' from \(origin) is not stage=host:port (stages: \(Self.stageNames.joined(separator: ", ")))"
                         )
                     }
@@ -117,7 +118,9 @@ public struct PipelineLayout: Sendable, Hashable {
     }
 
     private static func isAddress(_ text: String) -> Bool {
-        guard let colon = text.lastIndex(of: ":"), colon > text.startIndex, let port = Int(text[text.index(after: colon)...]) else {
+        guard let colon = text.lastIndex(of: ":"), colon > text.startIndex,
+            let port = Int(text[text.index(after: colon)...])
+        else {
             return false
         }
         return (1...65535).contains(port)

@@ -1,4 +1,5 @@
 import MarqueeCore
+
 /// How `marquee` writes numbers, counts and times in its tables and lines.
 public enum TextFormat {
     /// `0:42`, `12:03`, `1:02:03`.
@@ -6,7 +7,8 @@ public enum TextFormat {
         let seconds = Int(duration.components.seconds)
         let two = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
         return seconds >= 3600
-            ? "\(seconds / 3600):\(two(seconds / 60 % 60)):\(two(seconds % 60))" : "\(seconds / 60):\(two(seconds % 60))"
+            ? "\(seconds / 3600):\(two(seconds / 60 % 60)):\(two(seconds % 60))"
+            : "\(seconds / 60):\(two(seconds % 60))"
     }
 
     /// `1,234,567`; `–` for none.

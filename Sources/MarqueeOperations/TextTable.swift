@@ -60,4 +60,3 @@ public struct TextTable: Sendable {
         return ((showingHeader ? [line(self.columns.map(\.header))] : []) + cells.map(line)).joined(separator: "\n")
     }
 }
-

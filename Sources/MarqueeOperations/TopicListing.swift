@@ -47,7 +47,8 @@ public struct TopicListing: Encodable, Sendable, Hashable {
         pipelineOnly: Bool
     ) async throws(KafkaError) -> [TopicListing] {
         let stageOf = Dictionary(layout.stages.flatMap { stage in stage.topics.all.map { ($0, stage.name) } }) {
-            first, _ in first
+            first,
+            _ in first
         }
         let topics = try await admin.listTopics()
             .filter { !$0.name.hasPrefix("__") && (!pipelineOnly || stageOf[$0.name] != nil) }

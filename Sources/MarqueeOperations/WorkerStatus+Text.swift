@@ -11,7 +11,8 @@ extension WorkerStatus {
         var table = TextTable(
             headers.enumerated().map { index, header in
                 TextTable.Column(
-                    header: header, alignment: (3...9).contains(index) ? .right : .left,
+                    header: header,
+                    alignment: (3...9).contains(index) ? .right : .left,
                     maxWidth: index == 10 ? 80 : 40
                 )
             }

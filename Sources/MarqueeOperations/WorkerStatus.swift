@@ -91,7 +91,9 @@ extension WorkerStatus {
         var line = ""
         var pendingSpace = false
         for character in text {
-            if character.isWhitespace || character.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            if character.isWhitespace
+                || character.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            {
                 pendingSpace = !line.isEmpty
                 continue
             }

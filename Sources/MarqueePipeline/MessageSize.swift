@@ -35,7 +35,11 @@ enum MessageSize {
             guard let value = header.value, value.count > Self.keptFieldLength else { return header }
             return KafkaHeader(key: header.key, value: Array(value.prefix(Self.keptFieldLength)))
         }
-        shrunk.headers.removeAll { [Envelope.Header.originalSize, Envelope.Header.originalSHA256, Envelope.Header.originalLocation].contains($0.key) }
+        shrunk.headers.removeAll {
+            [Envelope.Header.originalSize, Envelope.Header.originalSHA256, Envelope.Header.originalLocation].contains(
+                $0.key
+            )
+        }
         shrunk.headers.append(KafkaHeader(key: Envelope.Header.originalSize, value: String(original.count)))
         shrunk.headers.append(KafkaHeader(key: Envelope.Header.originalSHA256, value: Self.sha256(original)))
         if let location { shrunk.headers.append(KafkaHeader(key: Envelope.Header.originalLocation, value: location)) }

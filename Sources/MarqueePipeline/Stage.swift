@@ -104,7 +104,14 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                     try await withGracefulShutdownHandler {
                         for try await message in consumer.messages {
                             if jobs.hasFailed { break }  // a job that could not produce stopped the stage
-                            guard let envelope = self.admit(message, consumer: consumer, producer: producer, group: &group, jobs: jobs)
+                            guard
+                                let envelope = self.admit(
+                                    message,
+                                    consumer: consumer,
+                                    producer: producer,
+                                    group: &group,
+                                    jobs: jobs
+                                )
                             else {
                                 continue
                             }
@@ -117,12 +124,20 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                                 continue
                             }
                             let context = JobContext(
-                                jobID: envelope.id, kind: PayloadKind.peek(message.value), traceparent: envelope.traceparent,
+                                jobID: envelope.id,
+                                kind: PayloadKind.peek(message.value),
+                                traceparent: envelope.traceparent,
                                 phase: "handling"
                             )
                             jobs.start(context, isOwned: { consumer.owns(message) }) {
                                 defer { limiter.release() }
-                                try await self.process(message, envelope: envelope, context: context, consumer: consumer, producer: producer)
+                                try await self.process(
+                                    message,
+                                    envelope: envelope,
+                                    context: context,
+                                    consumer: consumer,
+                                    producer: producer
+                                )
                             }
                         }
                     } onGracefulShutdown: {
@@ -176,11 +191,16 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     private func checkTopicLimits() async {
         let prefix = self.configuration.topics.prefix
         do {
-            let admin = try KafkaAdmin(configuration: self.configuration.kafka, requestTimeout: .seconds(5), logger: self.logger)
+            let admin = try KafkaAdmin(
+                configuration: self.configuration.kafka,
+                requestTimeout: .seconds(5),
+                logger: self.logger
+            )
             let topics = try await admin.listTopics().map(\.name).filter { $0.hasPrefix(prefix) }.sorted()
             let configs = try await admin.topicConfigs(topics)
             for topic in topics {
-                guard let text = configs[topic]?["max.message.bytes"], let limit = Int(text), limit < self.messageLimit else { continue }
+                guard let text = configs[topic]?["max.message.bytes"], let limit = Int(text), limit < self.messageLimit
+                else { continue }
                 self.logger.warning(
                     "topic '\(topic)' takes messages up to \(limit) bytes (max.message.bytes), less than this worker's --max-message-bytes \(self.messageLimit): a larger output fails its job, a larger dead letter is cut to fit (docs/stage.md, \"Messages too large\")"
                 )
@@ -204,7 +224,13 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             envelope = try Envelope(headers: message.headers.map { ($0.key, $0.stringValue) })
         } catch {
             jobs.start(JobContext(jobID: nil, kind: PayloadKind.peek(message.value), phase: "dead-lettering poison")) {
-                try await self.deadLetterPoison(message, envelope: nil, reason: error.description, consumer: consumer, producer: producer)
+                try await self.deadLetterPoison(
+                    message,
+                    envelope: nil,
+                    reason: error.description,
+                    consumer: consumer,
+                    producer: producer
+                )
             }
             return nil
         }
@@ -232,7 +258,11 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         producer: KafkaProducer
     ) async throws {
         let job = StageJob(
-            envelope: envelope, key: message.key, payload: message.value, source: message.source, context: context,
+            envelope: envelope,
+            key: message.key,
+            payload: message.value,
+            source: message.source,
+            context: context,
             stageLogger: self.logger
         )
         // Built only when something is logged about the job (the success path logs nothing above debug).
@@ -259,7 +289,15 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             outputs = produced
         case .failure(let error as StageError) where error.hold != nil:
             context.enter("holding the job")
-            if try await self.hold(message, envelope: envelope, error: error, consumer: consumer, producer: producer, logger: logger, started: started) {
+            if try await self.hold(
+                message,
+                envelope: envelope,
+                error: error,
+                consumer: consumer,
+                producer: producer,
+                logger: logger,
+                started: started
+            ) {
                 return
             }
             await self.dependencyDown(message, error: error, consumer: consumer, logger: logger)
@@ -270,7 +308,15 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             return
         case .failure(let error as StageError):
             context.enter("routing the failure")
-            try await self.route(message, envelope: envelope, error: error, consumer: consumer, producer: producer, logger: logger, started: started)
+            try await self.route(
+                message,
+                envelope: envelope,
+                error: error,
+                consumer: consumer,
+                producer: producer,
+                logger: logger,
+                started: started
+            )
             return
         case .failure(is CancellationError):
             logger.warning("job cancelled at shutdown; handed back uncommitted")
@@ -280,15 +326,25 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             context.enter("routing the failure")
             let reason = error.description
             try await self.route(
-                message, envelope: envelope, error: error.isRetriable ? .transient(reason) : .permanent(reason),
-                consumer: consumer, producer: producer, logger: logger, started: started
+                message,
+                envelope: envelope,
+                error: error.isRetriable ? .transient(reason) : .permanent(reason),
+                consumer: consumer,
+                producer: producer,
+                logger: logger,
+                started: started
             )
             return
         case .failure(let error):
             context.enter("routing the failure")
             try await self.route(
-                message, envelope: envelope, error: .transient(String(describing: error)),
-                consumer: consumer, producer: producer, logger: logger, started: started
+                message,
+                envelope: envelope,
+                error: .transient(String(describing: error)),
+                consumer: consumer,
+                producer: producer,
+                logger: logger,
+                started: started
             )
             return
         }
@@ -326,7 +382,14 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             }
         }
         let kind = context.kind
-        if let outcome = self.outcomeMessage(.done, of: message, envelope: envelope, kind: kind, outputs: counts, spawned: spawned) {
+        if let outcome = self.outcomeMessage(
+            .done,
+            of: message,
+            envelope: envelope,
+            kind: kind,
+            outputs: counts,
+            spawned: spawned
+        ) {
             messages.append(outcome)
         }
         // An output too large for its topic can never be produced: the job fails permanently, the stage goes on.
@@ -335,21 +398,45 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             let reason =
                 "an output for '\(messages[index].topic)' is \(MessageSize.text(size)), over the \(MessageSize.text(self.messageLimit)) limit of a message (--max-message-bytes)"
             context.enter("routing the failure")
-            try await self.route(message, envelope: envelope, error: .permanent(reason), consumer: consumer, producer: producer, logger: logger, started: started)
+            try await self.route(
+                message,
+                envelope: envelope,
+                error: .permanent(reason),
+                consumer: consumer,
+                producer: producer,
+                logger: logger,
+                started: started
+            )
             return
         }
         // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted). Except an
         // output the broker refuses as too large for its topic (`max.message.bytes` below this producer's limit).
         if let refused = try await Self.deliver(messages, producer: producer) {
-            let reason = "the broker refused an output as too large for its topic (the topic's max.message.bytes is below --max-message-bytes): \(refused.reason)"
+            let reason =
+                "the broker refused an output as too large for its topic (the topic's max.message.bytes is below --max-message-bytes): \(refused.reason)"
             context.enter("routing the failure")
-            try await self.route(message, envelope: envelope, error: .permanent(reason), consumer: consumer, producer: producer, logger: logger, started: started)
+            try await self.route(
+                message,
+                envelope: envelope,
+                error: .permanent(reason),
+                consumer: consumer,
+                producer: producer,
+                logger: logger,
+                started: started
+            )
             return
         }
         context.enter("after delivery")
         await context.runAfterDelivery()
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .succeeded(outputs: outputs.count), duration: .now - started, jobID: envelope.id))
+        self.configuration.onJobFinished?(
+            StageJobReport(
+                kind: kind,
+                outcome: .succeeded(outputs: outputs.count),
+                duration: .now - started,
+                jobID: envelope.id
+            )
+        )
         if let dependency = self.gate.succeeded() {
             logger.notice("\(dependency) is back: the stage is ready")
         }
@@ -368,7 +455,13 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         started: ContinuousClock.Instant
     ) async throws {
         if error.kind == .poison {
-            try await self.deadLetterPoison(message, envelope: envelope, reason: error.reason, consumer: consumer, producer: producer)
+            try await self.deadLetterPoison(
+                message,
+                envelope: envelope,
+                reason: error.reason,
+                consumer: consumer,
+                producer: producer
+            )
             return
         }
         var error = error
@@ -389,16 +482,36 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             next.errorKind = error.kind
             next.attempt = envelope.attempt + 1
             next.notBefore = notBefore
-            let hop = KafkaProducerMessage(topic: topics.retry(tier), key: message.key, value: message.value, headers: next.kafkaHeaders)
+            let hop = KafkaProducerMessage(
+                topic: topics.retry(tier),
+                key: message.key,
+                value: message.value,
+                headers: next.kafkaHeaders
+            )
             if MessageSize.of(hop) <= self.messageLimit {
-                logger.info("job failed, retrying", metadata: [MarqueeLoggingKeys.error: "\(errorText)", MarqueeLoggingKeys.topic: "\(hop.topic)"])
+                logger.info(
+                    "job failed, retrying",
+                    metadata: [MarqueeLoggingKeys.error: "\(errorText)", MarqueeLoggingKeys.topic: "\(hop.topic)"]
+                )
                 var messages = [hop]
-                if let record = self.outcomeMessage(.retried(tier: tier, error: errorText), of: message, envelope: envelope, kind: kind) {
+                if let record = self.outcomeMessage(
+                    .retried(tier: tier, error: errorText),
+                    of: message,
+                    envelope: envelope,
+                    kind: kind
+                ) {
                     messages.append(record)
                 }
                 try await producer.deliver(messages)
                 consumer.markProcessed(message)
-                self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .retried(tier: tier), duration: .now - started, jobID: envelope.id))
+                self.configuration.onJobFinished?(
+                    StageJobReport(
+                        kind: kind,
+                        outcome: .retried(tier: tier),
+                        duration: .now - started,
+                        jobID: envelope.id
+                    )
+                )
                 return
             }
             // A job too large to be produced again cannot wait in a retry tier: it ends here.
@@ -409,11 +522,28 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let errorText = String(error.reason.prefix(JobOutcome.maxErrorLength))
         next.error = errorText
         next.errorKind = error.kind
-        logger.warning("job dead-lettered", metadata: [MarqueeLoggingKeys.error: "\(errorText)", MarqueeLoggingKeys.errorKind: "\(error.kind.rawValue)"])
-        let letter = KafkaProducerMessage(topic: topics.dlq, key: message.key, value: message.value, headers: next.kafkaHeaders)
-        let record = self.outcomeMessage(.deadLettered(error.kind, error: errorText), of: message, envelope: envelope, kind: kind)
+        logger.warning(
+            "job dead-lettered",
+            metadata: [
+                MarqueeLoggingKeys.error: "\(errorText)", MarqueeLoggingKeys.errorKind: "\(error.kind.rawValue)",
+            ]
+        )
+        let letter = KafkaProducerMessage(
+            topic: topics.dlq,
+            key: message.key,
+            value: message.value,
+            headers: next.kafkaHeaders
+        )
+        let record = self.outcomeMessage(
+            .deadLettered(error.kind, error: errorText),
+            of: message,
+            envelope: envelope,
+            kind: kind
+        )
         try await self.deliverLetter(letter, of: message, outcome: record, consumer: consumer, producer: producer)
-        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .deadLettered(error.kind), duration: .now - started, jobID: envelope.id))
+        self.configuration.onJobFinished?(
+            StageJobReport(kind: kind, outcome: .deadLettered(error.kind), duration: .now - started, jobID: envelope.id)
+        )
     }
 
     /// Produces a dead letter, then its job's outcome, and commits: the outcome goes out only once its letter is
@@ -451,7 +581,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
 
     /// Delivers `messages`; returns the error when the broker (or the producer) refused one as too large, and
     /// throws any other failure.
-    private static func deliver(_ messages: [KafkaProducerMessage], producer: KafkaProducer) async throws -> KafkaError? {
+    private static func deliver(_ messages: [KafkaProducerMessage], producer: KafkaProducer) async throws -> KafkaError?
+    {
         do {
             try await producer.deliver(messages)
             return nil
@@ -491,7 +622,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         logger: Logger,
         started: ContinuousClock.Instant
     ) async throws -> Bool {
-        guard let wait = error.hold, let (tier, notBefore) = self.configuration.retry.hold(wait: wait, nowMilliseconds: Self.nowMilliseconds())
+        guard let wait = error.hold,
+            let (tier, notBefore) = self.configuration.retry.hold(wait: wait, nowMilliseconds: Self.nowMilliseconds())
         else { return false }
         let errorText = String(("held: " + error.reason).prefix(JobOutcome.maxErrorLength))
         var next = envelope
@@ -501,21 +633,44 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         next.notBefore = notBefore
         let target = self.configuration.topics.retry(tier)
         let kind = PayloadKind.peek(message.value)
-        let hop = KafkaProducerMessage(topic: target, key: message.key, value: message.value, headers: next.kafkaHeaders)
+        let hop = KafkaProducerMessage(
+            topic: target,
+            key: message.key,
+            value: message.value,
+            headers: next.kafkaHeaders
+        )
         guard MessageSize.of(hop) <= self.messageLimit else {
             let reason = "\(error.reason); too large to hold (\(MessageSize.text(message.value.count)))"
-            try await self.route(message, envelope: envelope, error: .permanent(reason), consumer: consumer, producer: producer, logger: logger, started: started)
+            try await self.route(
+                message,
+                envelope: envelope,
+                error: .permanent(reason),
+                consumer: consumer,
+                producer: producer,
+                logger: logger,
+                started: started
+            )
             return true
         }
         var messages = [hop]
-        if let record = self.outcomeMessage(.retried(tier: tier, error: errorText), of: message, envelope: envelope, kind: kind) {
+        if let record = self.outcomeMessage(
+            .retried(tier: tier, error: errorText),
+            of: message,
+            envelope: envelope,
+            kind: kind
+        ) {
             messages.append(record)
         }
         try await producer.deliver(messages)
         consumer.markProcessed(message)
-        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .held(tier: tier), duration: .now - started, jobID: envelope.id))
+        self.configuration.onJobFinished?(
+            StageJobReport(kind: kind, outcome: .held(tier: tier), duration: .now - started, jobID: envelope.id)
+        )
         if self.logger.logLevel <= .debug {
-            logger.debug("job held", metadata: [MarqueeLoggingKeys.error: "\(error.reason)", MarqueeLoggingKeys.topic: "\(target)"])
+            logger.debug(
+                "job held",
+                metadata: [MarqueeLoggingKeys.error: "\(error.reason)", MarqueeLoggingKeys.topic: "\(target)"]
+            )
         }
         return true
     }
@@ -523,9 +678,20 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     /// A dependency every job needs is down: give the job back, pause every partition (the stage is not ready),
     /// and after a backoff resume them so the job runs again; if the dependency is still down, the next failure
     /// pauses again with a longer backoff. Nothing goes to the retry tiers or the DLQ meanwhile.
-    private func dependencyDown(_ message: KafkaConsumerMessage, error: StageError, consumer: KafkaConsumer, logger: Logger) async {
+    private func dependencyDown(
+        _ message: KafkaConsumerMessage,
+        error: StageError,
+        consumer: KafkaConsumer,
+        logger: Logger
+    ) async {
         consumer.handBack(message)
-        guard let backoff = self.gate.down(error.dependency ?? "a dependency", reason: error.reason, minimumWait: error.minimumWait) else {
+        guard
+            let backoff = self.gate.down(
+                error.dependency ?? "a dependency",
+                reason: error.reason,
+                minimumWait: error.minimumWait
+            )
+        else {
             return  // another job already paused the stage
         }
         consumer.pause(consumer.assignment)
@@ -561,13 +727,27 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         let errorText = String(reason.prefix(JobOutcome.maxErrorLength))
         let kind = PayloadKind.peek(message.value)
         var headers = message.headers
-        headers.append(KafkaHeader(key: Envelope.Header.origin, value: message.headers.string(Envelope.Header.origin) ?? message.source))
+        headers.append(
+            KafkaHeader(
+                key: Envelope.Header.origin,
+                value: message.headers.string(Envelope.Header.origin) ?? message.source
+            )
+        )
         headers.append(KafkaHeader(key: Envelope.Header.error, value: errorText))
         headers.append(KafkaHeader(key: Envelope.Header.errorKind, value: Envelope.ErrorKind.poison.rawValue))
-        let letter = KafkaProducerMessage(topic: self.configuration.topics.dlq, key: message.key, value: message.value, headers: headers)
-        let record = envelope.flatMap { self.outcomeMessage(.deadLettered(.poison, error: errorText), of: message, envelope: $0, kind: kind) }
+        let letter = KafkaProducerMessage(
+            topic: self.configuration.topics.dlq,
+            key: message.key,
+            value: message.value,
+            headers: headers
+        )
+        let record = envelope.flatMap {
+            self.outcomeMessage(.deadLettered(.poison, error: errorText), of: message, envelope: $0, kind: kind)
+        }
         try await self.deliverLetter(letter, of: message, outcome: record, consumer: consumer, producer: producer)
-        self.configuration.onJobFinished?(StageJobReport(kind: kind, outcome: .deadLettered(.poison), duration: .zero, jobID: envelope?.id))
+        self.configuration.onJobFinished?(
+            StageJobReport(kind: kind, outcome: .deadLettered(.poison), duration: .zero, jobID: envelope?.id)
+        )
         let logger = envelope.map { self.logger.job($0, source: message.source, kind: kind) } ?? self.logger
         logger.warning(
             "poison message dead-lettered",
@@ -621,7 +801,9 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         }
         let running = jobs.snapshot()
         if jobs.failure == nil, !running.isEmpty {
-            self.logger.warning("\(Self.jobs(running.count)) still running after \(timeout): cancelling them (uncommitted, they run again)")
+            self.logger.warning(
+                "\(Self.jobs(running.count)) still running after \(timeout): cancelling them (uncommitted, they run again)"
+            )
             self.logJobs(running, level: .warning, "job cancelled at shutdown")
         }
         jobs.cancelAll()

@@ -59,7 +59,12 @@ public struct StageConfiguration: Sendable {
     /// Producer settings beyond the shared ones.
     public var producer: @Sendable (inout KafkaProducerConfiguration) -> Void = { _ in }
 
-    public init(stage: String, kafka: KafkaConfiguration, prefix: String = "marquee.", retry: RetryPolicy = RetryPolicy()) {
+    public init(
+        stage: String,
+        kafka: KafkaConfiguration,
+        prefix: String = "marquee.",
+        retry: RetryPolicy = RetryPolicy()
+    ) {
         self.topics = StageTopics(stage: stage, prefix: prefix, tiers: retry.delays.count)
         self.kafka = kafka
         // Named after the topic prefix, so two pipelines on one cluster never share a group.
@@ -68,7 +73,11 @@ public struct StageConfiguration: Sendable {
     }
 
     var consumerConfiguration: KafkaConsumerConfiguration {
-        var configuration = KafkaConsumerConfiguration(kafka: self.kafka, groupID: self.groupID, topics: self.topics.consumed)
+        var configuration = KafkaConsumerConfiguration(
+            kafka: self.kafka,
+            groupID: self.groupID,
+            topics: self.topics.consumed
+        )
         self.consumer(&configuration)
         configuration.groupID = self.groupID
         configuration.topics = self.topics.consumed

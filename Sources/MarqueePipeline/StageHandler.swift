@@ -92,7 +92,8 @@ public struct StageError: Error, CustomStringConvertible, Sendable {
 
     /// A dependency every job needs is down: pause the stage (not-ready) and retry this job when it is back.
     /// Nothing goes to the retry tiers or the DLQ meanwhile.
-    public static func dependencyDown(_ dependency: String, _ reason: String, retryAfter: Duration? = nil) -> StageError {
+    public static func dependencyDown(_ dependency: String, _ reason: String, retryAfter: Duration? = nil) -> StageError
+    {
         StageError(.transient, reason, minimumWait: retryAfter, dependency: dependency)
     }
 
@@ -195,7 +196,9 @@ public struct StageStatus: Hashable, Sendable {
             return "\(dependency) is down: \(self.downReason ?? "")"
         }
         if !self.isRunning { return "the stage is not running" }
-        if self.assignedPartitions == 0 { return "no partitions assigned (joining the consumer group, or more members than partitions)" }
+        if self.assignedPartitions == 0 {
+            return "no partitions assigned (joining the consumer group, or more members than partitions)"
+        }
         return nil
     }
 }

@@ -37,7 +37,8 @@ public struct StageTopics: Hashable, Sendable {
 
     /// The retry tier a topic is, or `nil` for the main topic (or any other).
     public func tier(of topic: String) -> Int? {
-        guard topic != self.main, topic.hasPrefix(self.retryPrefix), let tier = Int(topic.dropFirst(self.retryPrefix.count)),
+        guard topic != self.main, topic.hasPrefix(self.retryPrefix),
+            let tier = Int(topic.dropFirst(self.retryPrefix.count)),
             (1...max(self.tiers, 1)).contains(tier), tier <= self.tiers
         else {
             return nil
@@ -63,7 +64,14 @@ public struct StageTopics: Hashable, Sendable {
         admin: KafkaAdmin
     ) async throws(KafkaError) -> [String] {
         try await admin.createTopics(
-            stages.flatMap(\.all).map { .init(name: $0, partitions: partitions, replicationFactor: replicationFactor, configs: Self.topicConfigs) }
+            stages.flatMap(\.all).map {
+                .init(
+                    name: $0,
+                    partitions: partitions,
+                    replicationFactor: replicationFactor,
+                    configs: Self.topicConfigs
+                )
+            }
         )
     }
 }

@@ -45,7 +45,12 @@ struct MarqueeProducer: AsyncParsableCommand {
     @Option(help: ArgumentHelp(Catalogue.schedule))
     var schedule: String?
 
-    @Option(help: ArgumentHelp("Check a schedule file, print each schedule's next windows and job counts, and exit.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Check a schedule file, print each schedule's next windows and job counts, and exit.",
+            valueName: "file"
+        )
+    )
     var check: String?
 
     @Option(help: "With --check: how many windows of each schedule to show.")
@@ -63,7 +68,12 @@ struct MarqueeProducer: AsyncParsableCommand {
     @Option(help: ArgumentHelp(Catalogue.producerGroup))
     var group: String?
 
-    @Option(help: ArgumentHelp(Catalogue.sessionTimeout, more: "A silent leader keeps the leadership this long before a standby takes over."))
+    @Option(
+        help: ArgumentHelp(
+            Catalogue.sessionTimeout,
+            more: "A silent leader keeps the leadership this long before a standby takes over."
+        )
+    )
     var sessionTimeout: String?
 
     @Option(help: ArgumentHelp(Catalogue.claimTimeout))
@@ -75,29 +85,46 @@ struct MarqueeProducer: AsyncParsableCommand {
     @Option(help: ArgumentHelp(Catalogue.metricsAddress))
     var metricsAddress: String?
 
-    @Option(help: ArgumentHelp(Catalogue.metricsAdvertisedAddress, more: "The Kafka client id carries it (marquee-producer_10.0.0.5_9104)."))
+    @Option(
+        help: ArgumentHelp(
+            Catalogue.metricsAdvertisedAddress,
+            more: "The Kafka client id carries it (marquee-producer_10.0.0.5_9104)."
+        )
+    )
     var metricsAdvertisedAddress: String?
 
     @Option(
         name: .customLong("metrics-allowed-host"),
-        help: ArgumentHelp(Catalogue.metricsAllowedHosts, more: "Repeatable. Other names are refused with 421 (DNS rebinding).", valueName: "name")
+        help: ArgumentHelp(
+            Catalogue.metricsAllowedHosts,
+            more: "Repeatable. Other names are refused with 421 (DNS rebinding).",
+            valueName: "name"
+        )
     )
     var metricsAllowedHosts: [String] = []
 
     @Option(help: ArgumentHelp(Catalogue.logLevel))
     var logLevel: String?
 
-    @Option(name: [.customShort("X"), .customLong("kafka-property")], help: ArgumentHelp(Catalogue.kafkaProperties, more: "Repeatable."))
+    @Option(
+        name: [.customShort("X"), .customLong("kafka-property")],
+        help: ArgumentHelp(Catalogue.kafkaProperties, more: "Repeatable.")
+    )
     var kafkaProperties: [String] = []
 
     /// The flags given, by setting name.
     var flags: [String: String] {
         Settings.flags([
-            (Catalogue.schedule, self.schedule), (Catalogue.brokers, self.brokers), (Catalogue.topicPrefix, self.topicPrefix),
+            (Catalogue.schedule, self.schedule), (Catalogue.brokers, self.brokers),
+            (Catalogue.topicPrefix, self.topicPrefix),
             (Catalogue.producerGroup, self.group), (Catalogue.sessionTimeout, self.sessionTimeout),
             (Catalogue.claimTimeout, self.claimTimeout), (Catalogue.stateReplication, self.stateReplication),
-            (Catalogue.metricsAddress, self.metricsAddress), (Catalogue.metricsAdvertisedAddress, self.metricsAdvertisedAddress),
-            (Catalogue.metricsAllowedHosts, self.metricsAllowedHosts.isEmpty ? nil : self.metricsAllowedHosts.joined(separator: ",")),
+            (Catalogue.metricsAddress, self.metricsAddress),
+            (Catalogue.metricsAdvertisedAddress, self.metricsAdvertisedAddress),
+            (
+                Catalogue.metricsAllowedHosts,
+                self.metricsAllowedHosts.isEmpty ? nil : self.metricsAllowedHosts.joined(separator: ",")
+            ),
             (Catalogue.logLevel, self.logLevel),
         ])
     }
@@ -128,13 +155,18 @@ struct MarqueeProducer: AsyncParsableCommand {
 
     func run() async throws {
         let now = Int64(JobID.nowMilliseconds())
-        let read = try self.config.settings(executable: "marquee-producer", flags: self.flags, catalogue: Catalogue.producer)
+        let read = try self.config.settings(
+            executable: "marquee-producer",
+            flags: self.flags,
+            catalogue: Catalogue.producer
+        )
         if let check = self.check {
             let file = try Self.load(check, now: now)
             self.printCheck(file, now: now)
             return
         }
-        let values = try ConfigFileOptions.exitingOnSettingError(executable: "marquee-producer") { () throws(SettingError) in
+        let values = try ConfigFileOptions.exitingOnSettingError(executable: "marquee-producer") {
+            () throws(SettingError) in
             try ProducerSettings(read, flagProperties: self.kafkaProperties)
         }
         let file = try Self.load(values.schedule, now: now)
@@ -159,7 +191,12 @@ struct MarqueeProducer: AsyncParsableCommand {
         settings.stateReplicationFactor = values.stateReplication
         let configuration = settings
         let metrics = ProducerMetrics()
-        let producer = WindowProducer(schedules: file.schedules, configuration: configuration, metrics: metrics, logger: logger)
+        let producer = WindowProducer(
+            schedules: file.schedules,
+            configuration: configuration,
+            metrics: metrics,
+            logger: logger
+        )
         do {
             try await producer.prepare()
         } catch {
@@ -182,7 +219,8 @@ struct MarqueeProducer: AsyncParsableCommand {
             logger.notice(
                 "producer started",
                 metadata: [
-                    "marquee.metrics": "http://\(host):\(port)/metrics", "marquee.schedules": "\(file.schedules.map(\.name).joined(separator: ","))",
+                    "marquee.metrics": "http://\(host):\(port)/metrics",
+                    "marquee.schedules": "\(file.schedules.map(\.name).joined(separator: ","))",
                     "marquee.group": "\(configuration.group)",
                 ]
             )
@@ -210,10 +248,16 @@ struct MarqueeProducer: AsyncParsableCommand {
 
     func printCheck(_ file: ScheduleFile, now: Int64) {
         var standardError = StandardError()
-        print("\(self.check ?? ""): \(file.schedules.count) schedule\(file.schedules.count == 1 ? "" : "s"), valid", to: &standardError)
+        print(
+            "\(self.check ?? ""): \(file.schedules.count) schedule\(file.schedules.count == 1 ? "" : "s"), valid",
+            to: &standardError
+        )
         for schedule in file.schedules {
             print("", to: &standardError)
-            print("\(schedule.name): \(schedule.timing) \(schedule.calendar.zone.identifier), catch-up \(schedule.catchUp), \(schedule.jobCount) job\(schedule.jobCount == 1 ? "" : "s") per window", to: &standardError)
+            print(
+                "\(schedule.name): \(schedule.timing) \(schedule.calendar.zone.identifier), catch-up \(schedule.catchUp), \(schedule.jobCount) job\(schedule.jobCount == 1 ? "" : "s") per window",
+                to: &standardError
+            )
             var cursor = now
             for _ in 0..<self.windows {
                 let window = schedule.timing.window(after: cursor, in: schedule.calendar)
@@ -230,7 +274,9 @@ struct MarqueeProducer: AsyncParsableCommand {
             }
             if self.jobs {
                 let window = schedule.timing.window(after: now, in: schedule.calendar)
-                for job in (try? schedule.jobs(for: window)) ?? [] { print(String(decoding: job.encoded(), as: UTF8.self)) }
+                for job in (try? schedule.jobs(for: window)) ?? [] {
+                    print(String(decoding: job.encoded(), as: UTF8.self))
+                }
             }
         }
     }
@@ -240,7 +286,8 @@ struct MarqueeProducer: AsyncParsableCommand {
     /// `host/pid/random`: unique per process run.
     static func owner() -> String {
         var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count) == 0
+        let host =
+            gethostname(&name, name.count) == 0
             ? name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "unknown"
         let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         return "\(host)/\(getpid())/\(random)"
@@ -286,7 +333,9 @@ struct ProducerSettings {
             try Self.address(text, defaultPort: 9104)
         }
         self.advertisedAddress = try WorkerSettings.advertisedAddress(settings)
-        self.allowedHosts = try settings.value(Catalogue.metricsAllowedHosts) { try HostAllowList.observability.adding($0) }
+        self.allowedHosts = try settings.value(Catalogue.metricsAllowedHosts) {
+            try HostAllowList.observability.adding($0)
+        }
         // The `-X` flags were checked by `validate()`.
         let flags = (try? WorkerOptions.parseKafkaProperties(flagProperties)) ?? [:]
         self.kafkaProperties = try settings.value(Catalogue.kafkaProperties).merging(flags) { _, flag in flag }

@@ -31,7 +31,10 @@ public struct DateExpression: Hashable, Sendable, CustomStringConvertible {
             body = body.dropLast(4)
             self.isISO = true
         }
-        guard let base = Base.allCases.sorted(by: { $0.rawValue.count > $1.rawValue.count }).first(where: { body.hasPrefix($0.rawValue) })
+        guard
+            let base = Base.allCases.sorted(by: { $0.rawValue.count > $1.rawValue.count }).first(where: {
+                body.hasPrefix($0.rawValue)
+            })
         else { return nil }
         self.base = base
         let rest = body.dropFirst(base.rawValue.count)
@@ -75,7 +78,8 @@ public struct DateExpression: Hashable, Sendable, CustomStringConvertible {
         guard text.contains("${") else { return .success(text) }
         var output = ""
         var rest = Substring(text)
-        while let dollar = rest.indices.first(where: { rest[$0] == "$" && rest[rest.index(after: $0)...].first == "{" }) {
+        while let dollar = rest.indices.first(where: { rest[$0] == "$" && rest[rest.index(after: $0)...].first == "{" })
+        {
             output += rest[..<dollar]
             let body = rest.index(dollar, offsetBy: 2)
             guard let close = rest[body...].firstIndex(of: "}") else {

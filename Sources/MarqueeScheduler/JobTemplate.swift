@@ -88,20 +88,33 @@ public struct JobTemplate: Sendable {
                 let name = error.field.map { String($0.prefix { $0 != "." && $0 != "[" }) }
                 let field = self.fields.first { $0.name == name }
                 let location = field?.location ?? self.location
-                throw SchedulerError(.invalidJob, line: location?.line, column: location?.column, field: error.field, error.description)
+                throw SchedulerError(
+                    .invalidJob,
+                    line: location?.line,
+                    column: location?.column,
+                    field: error.field,
+                    error.description
+                )
             }
         }
         return jobs
     }
 
-    private static func substitute(_ value: JSONValue, date: LocalDate, field: Field) throws(SchedulerError) -> JSONValue {
+    private static func substitute(
+        _ value: JSONValue,
+        date: LocalDate,
+        field: Field
+    ) throws(SchedulerError) -> JSONValue {
         switch value {
         case .string(let text):
             switch DateExpression.substitute(text, date: date) {
             case .success(let text): return .string(text)
             case .failure(let error):
                 throw SchedulerError(
-                    .invalidJob, line: field.location?.line, column: field.location?.column, field: field.name,
+                    .invalidJob,
+                    line: field.location?.line,
+                    column: field.location?.column,
+                    field: field.name,
                     "field '\(field.name)': '\(error.text)' is not a date placeholder "
                         + "(${today}, ${yesterday}, ${week}, optionally -Nd, +Nd, -Nw, +Nw and :iso)"
                 )
@@ -111,7 +124,11 @@ public struct JobTemplate: Sendable {
             for value in values { substituted.append(try Self.substitute(value, date: date, field: field)) }
             return .array(substituted)
         case .object(let members):
-            return .object(try members.mapValues { (value) throws(SchedulerError) in try Self.substitute(value, date: date, field: field) })
+            return .object(
+                try members.mapValues { (value) throws(SchedulerError) in
+                    try Self.substitute(value, date: date, field: field)
+                }
+            )
         case .null, .bool, .integer, .number:
             return value
         }

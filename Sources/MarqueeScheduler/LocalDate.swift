@@ -85,7 +85,8 @@ public struct LocalTime: Hashable, Sendable, Comparable, CustomStringConvertible
     /// `HH:mm` or `HH:mm:ss`.
     public init?(parsing text: String) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard (2...3).contains(parts.count), parts.allSatisfy({ (1...2).contains($0.count) && $0.allSatisfy(\.isASCII) }),
+        guard (2...3).contains(parts.count),
+            parts.allSatisfy({ (1...2).contains($0.count) && $0.allSatisfy(\.isASCII) }),
             let hour = Int(parts[0]), let minute = Int(parts[1]), parts[1].count == 2
         else { return nil }
         let second = parts.count == 3 ? Int(parts[2]) : 0
@@ -104,12 +105,14 @@ public struct LocalTime: Hashable, Sendable, Comparable, CustomStringConvertible
 
 /// An ISO weekday (Monday is 1).
 public enum Weekday: Int, Hashable, Sendable, CaseIterable, Comparable, CustomStringConvertible {
-    case monday = 1, tuesday, wednesday, thursday, friday, saturday, sunday
+    case monday = 1
+    case tuesday, wednesday, thursday, friday, saturday, sunday
 
     /// `monday` … `sunday`, or their three-letter forms (any case).
     public init?(name: String) {
         let name = name.lowercased()
-        guard let day = Self.allCases.first(where: { $0.description == name || $0.description.prefix(3) == name }) else {
+        guard let day = Self.allCases.first(where: { $0.description == name || $0.description.prefix(3) == name })
+        else {
             return nil
         }
         self = day

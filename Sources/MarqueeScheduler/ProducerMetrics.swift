@@ -30,17 +30,37 @@ public final class ProducerMetrics: Sendable {
 
     private enum Name {
         static func descriptor(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
-            MetricNameDescriptor(namespace: "marquee", subsystem: "producer", metricName: name, unitName: unit, helpText: help)
+            MetricNameDescriptor(
+                namespace: "marquee",
+                subsystem: "producer",
+                metricName: name,
+                unitName: unit,
+                helpText: help
+            )
         }
-        static var windows: MetricNameDescriptor { descriptor("windows", "total", "Windows handled by this process, by outcome.") }
-        static var jobs: MetricNameDescriptor { descriptor("jobs", "total", "Fetch jobs enqueued by this process (acknowledged by the broker).") }
+        static var windows: MetricNameDescriptor {
+            descriptor("windows", "total", "Windows handled by this process, by outcome.")
+        }
+        static var jobs: MetricNameDescriptor {
+            descriptor("jobs", "total", "Fetch jobs enqueued by this process (acknowledged by the broker).")
+        }
         static var lastFire: MetricNameDescriptor {
-            descriptor("last_fire_timestamp", "seconds", "Start of the latest window this process confirmed, epoch seconds.")
+            descriptor(
+                "last_fire_timestamp",
+                "seconds",
+                "Start of the latest window this process confirmed, epoch seconds."
+            )
         }
         static var nextFire: MetricNameDescriptor {
-            descriptor("next_fire_timestamp", "seconds", "Start of the schedule's next window, epoch seconds (the leader's view).")
+            descriptor(
+                "next_fire_timestamp",
+                "seconds",
+                "Start of the schedule's next window, epoch seconds (the leader's view)."
+            )
         }
-        static var leader: MetricNameDescriptor { descriptor("leader", "", "1 while this process is the leader that fires windows.") }
+        static var leader: MetricNameDescriptor {
+            descriptor("leader", "", "1 while this process is the leader that fires windows.")
+        }
         static var ready: MetricNameDescriptor { descriptor("ready", "", "1 when /readyz says ready.") }
     }
 
@@ -52,11 +72,16 @@ public final class ProducerMetrics: Sendable {
 
     /// Counts a window's outcome, and its jobs when they were sent.
     public func record(schedule: String, window: Int64, outcome: Outcome, jobs: Int) {
-        self.registry.makeCounter(descriptor: Name.windows, labels: [("schedule", schedule), ("outcome", outcome.rawValue)]).increment()
+        self.registry.makeCounter(
+            descriptor: Name.windows,
+            labels: [("schedule", schedule), ("outcome", outcome.rawValue)]
+        ).increment()
         let sent = self.registry.makeCounter(descriptor: Name.jobs, labels: [("schedule", schedule)])
         if outcome == .fired || outcome == .resent {
             sent.increment(by: Int64(jobs))
-            self.registry.makeGauge(descriptor: Name.lastFire, labels: [("schedule", schedule)]).set(Double(window) / 1000)
+            self.registry.makeGauge(descriptor: Name.lastFire, labels: [("schedule", schedule)]).set(
+                Double(window) / 1000
+            )
         }
     }
 

@@ -65,6 +65,9 @@ public struct Schedule: Sendable {
     /// The id of the `index`th job of the window starting at `window`: the same every time it is computed, so a
     /// window sent again carries the same ids (see ``JobID/deterministic(milliseconds:name:)``).
     public func jobID(window: Int64, index: Int) -> JobID {
-        JobID.deterministic(milliseconds: UInt64(max(window, 0)), name: "marquee-producer/\(self.name)/\(window)/\(index)")
+        JobID.deterministic(
+            milliseconds: UInt64(max(window, 0)),
+            name: "marquee-producer/\(self.name)/\(window)/\(index)"
+        )
     }
 }

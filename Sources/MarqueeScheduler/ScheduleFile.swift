@@ -3,8 +3,8 @@ import MarqueeJSON
 import Yams
 
 import struct Foundation.Data
-import struct Foundation.TimeZone
 import class Foundation.FileManager
+import struct Foundation.TimeZone
 
 /// A schedule file (YAML, docs/producer.md): the schedules one `marquee-producer` deployment runs.
 ///
@@ -64,11 +64,15 @@ public struct ScheduleFile: Sendable {
 
     private static func syntaxError(_ error: YamlError, file: String) -> SchedulerError {
         switch error {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
+            .composer(_, let problem, let mark, _):
             return SchedulerError(.syntax, file: file, line: mark.line, column: mark.column, "not YAML: \(problem)")
         case .duplicatedKeysInMapping(let duplicates, let context):
             return SchedulerError(
-                .syntax, file: file, line: context.mark.line, column: context.mark.column,
+                .syntax,
+                file: file,
+                line: context.mark.line,
+                column: context.mark.column,
                 "key '\(duplicates.joined(separator: "', '"))' appears twice"
             )
         default:
@@ -85,7 +89,14 @@ private struct Parser {
     init(file: String) { self.file = file }
 
     func fail(_ node: Node?, _ reason: String, code: SchedulerError.Code = .invalid) -> SchedulerError {
-        SchedulerError(code, file: self.file, line: node?.mark?.line, column: node?.mark?.column, context: self.context, reason)
+        SchedulerError(
+            code,
+            file: self.file,
+            line: node?.mark?.line,
+            column: node?.mark?.column,
+            context: self.context,
+            reason
+        )
     }
 
     /// A mapping's entries by key, refusing keys not in `allowed`.
@@ -95,7 +106,10 @@ private struct Parser {
         for (key, value) in mapping {
             guard let name = key.scalar?.string else { throw self.fail(key, "a key of \(what) must be a name") }
             guard allowed.contains(name) else {
-                throw self.fail(key, "unknown key '\(name)' in \(what); expected one of \(allowed.sorted().joined(separator: ", "))")
+                throw self.fail(
+                    key,
+                    "unknown key '\(name)' in \(what); expected one of \(allowed.sorted().joined(separator: ", "))"
+                )
             }
             entries.append((name, key, value))
         }
@@ -152,7 +166,10 @@ private struct Parser {
     func zone(_ node: Node) throws(SchedulerError) -> TimeZone {
         let name = try self.string(node, "zone")
         guard let zone = TimeZone(identifier: name) else {
-            throw self.fail(node, "field 'zone': '\(name)' is not an IANA time zone such as Asia/Seoul or America/New_York")
+            throw self.fail(
+                node,
+                "field 'zone': '\(name)' is not an IANA time zone such as Asia/Seoul or America/New_York"
+            )
         }
         return zone
     }
@@ -165,26 +182,44 @@ private struct Parser {
         case "all": return .all(limit: Schedule.maximumCatchUp)
         default:
             if let limit = Int(text), (1...Schedule.maximumCatchUp).contains(limit) { return .all(limit: limit) }
-            throw self.fail(node, "field 'catch_up': expected latest, all, none or a number of windows from 1 to \(Schedule.maximumCatchUp), got '\(text)'")
+            throw self.fail(
+                node,
+                "field 'catch_up': expected latest, all, none or a number of windows from 1 to \(Schedule.maximumCatchUp), got '\(text)'"
+            )
         }
     }
 
-    mutating func schedule(_ node: Node, zone defaultZone: TimeZone, catchUp defaultCatchUp: Schedule.CatchUp, now: Int64) throws(SchedulerError) -> Schedule {
-        let entries = try self.mapping(node, "a schedule", allowed: ["name", "every", "at", "weekday", "zone", "catch_up", "jobs"])
+    mutating func schedule(
+        _ node: Node,
+        zone defaultZone: TimeZone,
+        catchUp defaultCatchUp: Schedule.CatchUp,
+        now: Int64
+    ) throws(SchedulerError) -> Schedule {
+        let entries = try self.mapping(
+            node,
+            "a schedule",
+            allowed: ["name", "every", "at", "weekday", "zone", "catch_up", "jobs"]
+        )
         var fields: [String: Node] = [:]
         for (name, _, value) in entries { fields[name] = value }
         guard let nameNode = fields["name"] else { throw self.fail(node, "a schedule needs a 'name'") }
         let name = try self.string(nameNode, "name")
-        guard !name.isEmpty, name.count <= 100, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })
+        guard !name.isEmpty, name.count <= 100,
+            name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })
         else {
             throw self.fail(nameNode, "field 'name': '\(name)' must be 1 to 100 letters, digits, '-', '_' or '.'")
         }
         self.context = "schedule '\(name)'"
         let zone = try fields["zone"].map { (node) throws(SchedulerError) in try self.zone(node) } ?? defaultZone
-        let catchUp = try fields["catch_up"].map { (node) throws(SchedulerError) in try self.catchUp(node) } ?? defaultCatchUp
+        let catchUp =
+            try fields["catch_up"].map { (node) throws(SchedulerError) in try self.catchUp(node) } ?? defaultCatchUp
         let timing = try self.timing(fields, node: node)
-        guard let jobsNode = fields["jobs"] else { throw self.fail(node, "a schedule needs 'jobs': a list of job templates") }
-        guard let jobList = jobsNode.sequence, !jobList.isEmpty else { throw self.fail(jobsNode, "'jobs' must be a non-empty list") }
+        guard let jobsNode = fields["jobs"] else {
+            throw self.fail(node, "a schedule needs 'jobs': a list of job templates")
+        }
+        guard let jobList = jobsNode.sequence, !jobList.isEmpty else {
+            throw self.fail(jobsNode, "'jobs' must be a non-empty list")
+        }
         var templates: [JobTemplate] = []
         for (index, jobNode) in jobList.enumerated() {
             templates.append(try self.template(jobNode, index: index + 1, scheduleName: name))
@@ -195,7 +230,10 @@ private struct Parser {
         let date = schedule.calendar.localDate(at: window)
         for (index, template) in templates.enumerated() {
             guard template.count <= JobTemplate.maximumJobs else {
-                throw self.fail(jobList[index], "job \(index + 1) expands to \(template.count) jobs; at most \(JobTemplate.maximumJobs)")
+                throw self.fail(
+                    jobList[index],
+                    "job \(index + 1) expands to \(template.count) jobs; at most \(JobTemplate.maximumJobs)"
+                )
             }
             do {
                 _ = try template.jobs(for: date)
@@ -212,16 +250,25 @@ private struct Parser {
     func timing(_ fields: [String: Node], node: Node) throws(SchedulerError) -> Timing {
         if let every = fields["every"] {
             for other in ["at", "weekday"] where fields[other] != nil {
-                throw self.fail(fields[other], "'every' and '\(other)' cannot be combined: a schedule is either periodic or at set times")
+                throw self.fail(
+                    fields[other],
+                    "'every' and '\(other)' cannot be combined: a schedule is either periodic or at set times"
+                )
             }
             let text = try self.string(every, "every")
             guard let period = Self.milliseconds(text), period >= 1000, period <= 86_400_000 else {
-                throw self.fail(every, "field 'every': expected a period from 1s to 24h such as 30s, 15m, 1h, got '\(text)'")
+                throw self.fail(
+                    every,
+                    "field 'every': expected a period from 1s to 24h such as 30s, 15m, 1h, got '\(text)'"
+                )
             }
             return .every(periodMilliseconds: period)
         }
         guard let at = fields["at"] else {
-            throw self.fail(node, "a schedule needs 'every' (e.g. every: 1h) or 'at' (e.g. at: \"10:00\", with weekday: monday for weekly)")
+            throw self.fail(
+                node,
+                "a schedule needs 'every' (e.g. every: 1h) or 'at' (e.g. at: \"10:00\", with weekday: monday for weekly)"
+            )
         }
         var times: [LocalTime] = []
         for (text, element) in try self.strings(at, "at") {
@@ -244,9 +291,11 @@ private struct Parser {
 
     /// `500ms`, `30s`, `15m`, `1h`.
     static func milliseconds(_ text: String) -> Int64? {
-        for (suffix, unit) in [("ms", Int64(1)), ("s", 1000), ("m", 60_000), ("h", 3_600_000)] where text.hasSuffix(suffix) {
+        for (suffix, unit) in [("ms", Int64(1)), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+        where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count)
-            guard !number.isEmpty, number.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int64(number), value <= 1_000_000_000
+            guard !number.isEmpty, number.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int64(number),
+                value <= 1_000_000_000
             else { return nil }
             return value * unit
         }
@@ -255,11 +304,16 @@ private struct Parser {
 
     func template(_ node: Node, index: Int, scheduleName: String) throws(SchedulerError) -> JobTemplate {
         guard let mapping = node.mapping else {
-            throw self.fail(node, "job \(index) must be a mapping: a fetch job's fields, e.g. {kind: tmdb.list, list: popular}")
+            throw self.fail(
+                node,
+                "job \(index) must be a mapping: a fetch job's fields, e.g. {kind: tmdb.list, list: popular}"
+            )
         }
         var fields: [JobTemplate.Field] = []
         for (key, value) in mapping {
-            guard let name = key.scalar?.string else { throw self.fail(key, "job \(index): a key must be a field name") }
+            guard let name = key.scalar?.string else {
+                throw self.fail(key, "job \(index): a key must be a field name")
+            }
             let location = value.mark.map { JobTemplate.Location(line: $0.line, column: $0.column) }
             if let sequence = value.sequence {
                 var values: [JSONValue] = []
@@ -267,9 +321,18 @@ private struct Parser {
                 guard !values.isEmpty else { throw self.fail(value, "job \(index): field '\(name)' is an empty list") }
                 fields.append(.init(name: name, values: values, isExpanded: true, location: location))
             } else if name == "page", let scalar = value.scalar, let range = Self.range(scalar.string) {
-                fields.append(.init(name: name, values: range.map { .integer($0) }, isExpanded: true, location: location))
+                fields.append(
+                    .init(name: name, values: range.map { .integer($0) }, isExpanded: true, location: location)
+                )
             } else {
-                fields.append(.init(name: name, values: [try self.json(value, field: name, index: index)], isExpanded: false, location: location))
+                fields.append(
+                    .init(
+                        name: name,
+                        values: [try self.json(value, field: name, index: index)],
+                        isExpanded: false,
+                        location: location
+                    )
+                )
             }
         }
         let template = JobTemplate(fields: fields, location: node.mark.map { .init(line: $0.line, column: $0.column) })
@@ -302,15 +365,21 @@ private struct Parser {
             default: break
             }
             let digits = text.hasPrefix("-") || text.hasPrefix("+") ? text.dropFirst() : Substring(text)
-            if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int64(text) { return .integer(value) }
-            if digits.contains("."), digits.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(text) {
+            if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int64(text) {
+                return .integer(value)
+            }
+            if digits.contains("."), digits.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+                let value = Double(text)
+            {
                 return .number(value)
             }
             return .string(text)
         case .mapping(let mapping):
             var members: JSONObject = [:]
             for (key, value) in mapping {
-                guard let name = key.scalar?.string else { throw self.fail(key, "job \(index): field '\(field)': a key must be a name") }
+                guard let name = key.scalar?.string else {
+                    throw self.fail(key, "job \(index): field '\(field)': a key must be a name")
+                }
                 members[name] = try self.json(value, field: "\(field).\(name)", index: index)
             }
             return .object(members)

@@ -38,7 +38,8 @@ public enum Timing: Hashable, Sendable, CustomStringConvertible {
         case .daily, .weekly:
             let today = calendar.localDate(at: instant)
             for offset in Int64(-1)...8 {
-                if let first = self.starts(on: today.adding(days: offset), in: calendar).first(where: { $0 > instant }) {
+                if let first = self.starts(on: today.adding(days: offset), in: calendar).first(where: { $0 > instant })
+                {
                     return first
                 }
             }

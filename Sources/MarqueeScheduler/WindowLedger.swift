@@ -76,7 +76,15 @@ public struct WindowLedger: Sendable {
         switch marker.phase {
         case .claimed:
             guard !state.claims.contains(where: { $0.offset == offset }) else { return }
-            state.claims.append(Claim(offset: offset, owner: marker.owner, at: marker.at, supersedes: marker.supersedes, skips: marker.skips))
+            state.claims.append(
+                Claim(
+                    offset: offset,
+                    owner: marker.owner,
+                    at: marker.at,
+                    supersedes: marker.supersedes,
+                    skips: marker.skips
+                )
+            )
             state.claims.sort { $0.offset < $1.offset }
         case .done:
             state.settledOffset = min(state.settledOffset ?? offset, offset)
@@ -138,7 +146,10 @@ public struct WindowLedger: Sendable {
                 guard let winner = state.winner else { continue }
                 let deadline = winner.at + claimTimeout
                 if now >= deadline {
-                    consider(window, .fire(schedule: schedule.name, window: window, supersedes: winner.offset, skips: winner.skips))
+                    consider(
+                        window,
+                        .fire(schedule: schedule.name, window: window, supersedes: winner.offset, skips: winner.skips)
+                    )
                 } else {
                     wake = min(wake, deadline)
                 }
@@ -147,7 +158,9 @@ public struct WindowLedger: Sendable {
             switch schedule.catchUp {
             case .latest:
                 let window = schedule.timing.window(atOrBefore: now, in: schedule.calendar)
-                if window > base { consider(window, .fire(schedule: schedule.name, window: window, supersedes: nil, skips: false)) }
+                if window > base {
+                    consider(window, .fire(schedule: schedule.name, window: window, supersedes: nil, skips: false))
+                }
             case .none:
                 let window = schedule.timing.window(atOrBefore: now, in: schedule.calendar)
                 if window > base {
@@ -155,7 +168,9 @@ public struct WindowLedger: Sendable {
                     consider(window, .fire(schedule: schedule.name, window: window, supersedes: nil, skips: isLate))
                 }
             case .all(let limit):
-                if let window = schedule.timing.windows(after: base, through: now, limit: limit, in: schedule.calendar).first {
+                if let window = schedule.timing.windows(after: base, through: now, limit: limit, in: schedule.calendar)
+                    .first
+                {
                     consider(window, .fire(schedule: schedule.name, window: window, supersedes: nil, skips: false))
                 }
             }

@@ -123,15 +123,24 @@ public final class WindowProducer: Service, Sendable {
     private func prepareTopics(_ admin: KafkaAdmin) async throws {
         let stateTopic = self.configuration.stateTopic
         let fetchTopic = self.configuration.fetchTopic
-        guard try await admin.listTopics().contains(where: { $0.name == fetchTopic && $0.error == nil && !$0.partitions.isEmpty }) else {
-            throw SchedulerError(.topic, "the topic \(fetchTopic) does not exist: create the stages' topics first (marquee topics create-stages)")
+        guard
+            try await admin.listTopics().contains(where: {
+                $0.name == fetchTopic && $0.error == nil && !$0.partitions.isEmpty
+            })
+        else {
+            throw SchedulerError(
+                .topic,
+                "the topic \(fetchTopic) does not exist: create the stages' topics first (marquee topics create-stages)"
+            )
         }
         do {
             // Compacted: each schedule's latest record stays for ever. Claims stay uncompacted for an hour, far
             // longer than any claim takes to be read back.
             try await admin.createTopics([
                 .init(
-                    name: stateTopic, partitions: 1, replicationFactor: self.configuration.stateReplicationFactor,
+                    name: stateTopic,
+                    partitions: 1,
+                    replicationFactor: self.configuration.stateReplicationFactor,
                     configs: ["cleanup.policy": "compact", "min.compaction.lag.ms": "3600000"]
                 )
             ])
@@ -141,8 +150,13 @@ public final class WindowProducer: Service, Sendable {
                 .init(name: stateTopic, partitions: 1, replicationFactor: self.configuration.stateReplicationFactor)
             ])
         }
-        guard let state = try await admin.listTopics().first(where: { $0.name == stateTopic }), state.partitions.count == 1 else {
-            throw SchedulerError(.topic, "the state topic \(stateTopic) must have exactly one partition (its order decides which claim wins)")
+        guard let state = try await admin.listTopics().first(where: { $0.name == stateTopic }),
+            state.partitions.count == 1
+        else {
+            throw SchedulerError(
+                .topic,
+                "the state topic \(stateTopic) must have exactly one partition (its order decides which claim wins)"
+            )
         }
     }
 
@@ -209,7 +223,9 @@ public final class WindowProducer: Service, Sendable {
             }
         } onCancel: {
             let waiter: Waiter? = self.state.withLock { state in
-                if let index = state.waiters.firstIndex(where: { $0.id == id }) { return state.waiters.remove(at: index) }
+                if let index = state.waiters.firstIndex(where: { $0.id == id }) {
+                    return state.waiters.remove(at: index)
+                }
                 state.cancelledWaiters.insert(id)
                 return nil
             }
@@ -219,7 +235,11 @@ public final class WindowProducer: Service, Sendable {
 
     // MARK: - Leadership
 
-    private func follow(_ rebalances: AsyncStream<KafkaRebalanceEvent>, producer: KafkaProducer, consumer: KafkaConsumer) async {
+    private func follow(
+        _ rebalances: AsyncStream<KafkaRebalanceEvent>,
+        producer: KafkaProducer,
+        consumer: KafkaConsumer
+    ) async {
         let partition = KafkaTopicPartition(topic: self.configuration.stateTopic, partition: 0)
         for await event in rebalances {
             switch event {
@@ -270,7 +290,13 @@ public final class WindowProducer: Service, Sendable {
         do {
             self.metrics?.update(self.status)
             self.logger.notice("elected leader: reading the window state")
-            let probe = WindowMarker(phase: .probe, schedule: "", window: 0, owner: self.configuration.owner, at: self.clock.now())
+            let probe = WindowMarker(
+                phase: .probe,
+                schedule: "",
+                window: 0,
+                owner: self.configuration.owner,
+                at: self.clock.now()
+            )
             let report = try await producer.send(self.stateMessage(probe))
             try await self.waitApplied(through: report.offset)
             self.state.withLock { $0.status.isStateLoaded = true }
@@ -280,17 +306,31 @@ public final class WindowProducer: Service, Sendable {
                 let now = self.clock.now()
                 let claimTimeout = self.claimTimeoutMilliseconds
                 let action = self.state.withLock {
-                    $0.ledger.next(schedules: self.schedules, now: now, since: self.startedAt, claimTimeout: claimTimeout)
+                    $0.ledger.next(
+                        schedules: self.schedules,
+                        now: now,
+                        since: self.startedAt,
+                        claimTimeout: claimTimeout
+                    )
                 }
                 switch action {
                 case .wait(let until):
                     for schedule in self.schedules {
-                        self.metrics?.next(schedule: schedule.name, window: schedule.timing.window(after: now, in: schedule.calendar))
+                        self.metrics?.next(
+                            schedule: schedule.name,
+                            window: schedule.timing.window(after: now, in: schedule.calendar)
+                        )
                     }
                     // At most a minute at a time, so a stepped wall clock is noticed.
                     try await self.sleep(until: min(until, now + 60_000))
                 case .fire(let schedule, let window, let supersedes, let skips):
-                    try await self.fire(schedule: schedule, window: window, supersedes: supersedes, skips: skips, producer: producer)
+                    try await self.fire(
+                        schedule: schedule,
+                        window: window,
+                        supersedes: supersedes,
+                        skips: skips,
+                        producer: producer
+                    )
                 }
             }
         } catch {
@@ -327,7 +367,13 @@ public final class WindowProducer: Service, Sendable {
     }
 
     /// Claims a window; when the claim wins, sends its jobs (unless it skips the window) and confirms.
-    private func fire(schedule name: String, window: Int64, supersedes: Int64?, skips: Bool, producer: KafkaProducer) async throws {
+    private func fire(
+        schedule name: String,
+        window: Int64,
+        supersedes: Int64?,
+        skips: Bool,
+        producer: KafkaProducer
+    ) async throws {
         guard let schedule = self.schedules.first(where: { $0.name == name }) else { return }
         var logger = self.logger
         logger[metadataKey: "marquee.schedule"] = "\(name)"
@@ -343,8 +389,14 @@ public final class WindowProducer: Service, Sendable {
             }
         }
         let claim = WindowMarker(
-            phase: .claimed, schedule: name, window: window, owner: self.configuration.owner, at: self.clock.now(),
-            supersedes: supersedes, jobs: jobs.count, skips: skips
+            phase: .claimed,
+            schedule: name,
+            window: window,
+            owner: self.configuration.owner,
+            at: self.clock.now(),
+            supersedes: supersedes,
+            jobs: jobs.count,
+            skips: skips
         )
         let claimed = try await producer.send(self.stateMessage(claim))
         try await self.waitApplied(through: claimed.offset)
@@ -381,13 +433,19 @@ public final class WindowProducer: Service, Sendable {
                 key: Array(job.dedupeKey.utf8),
                 value: job.encoded(),
                 headers: Envelope.root(id: id, traceparent: TraceContext.make(seed: id.rawValue)).kafkaHeaders + [
-                    KafkaHeader(key: "marquee-schedule", value: name), KafkaHeader(key: "marquee-window", value: Self.iso(window)),
+                    KafkaHeader(key: "marquee-schedule", value: name),
+                    KafkaHeader(key: "marquee-window", value: Self.iso(window)),
                 ]
             )
         }
         let done = WindowMarker(
-            phase: .done, schedule: name, window: window, owner: self.configuration.owner, at: self.clock.now(),
-            jobs: jobs.count, skips: skips
+            phase: .done,
+            schedule: name,
+            window: window,
+            owner: self.configuration.owner,
+            at: self.clock.now(),
+            jobs: jobs.count,
+            skips: skips
         )
         let stateMessage = self.stateMessage(done)
         let confirmed = try await Task {
@@ -415,7 +473,12 @@ public final class WindowProducer: Service, Sendable {
     }
 
     private func stateMessage(_ marker: WindowMarker) -> KafkaProducerMessage {
-        KafkaProducerMessage(topic: self.configuration.stateTopic, key: Array(marker.key.utf8), value: marker.encoded(), headers: [])
+        KafkaProducerMessage(
+            topic: self.configuration.stateTopic,
+            key: Array(marker.key.utf8),
+            value: marker.encoded(),
+            headers: []
+        )
     }
 
     private func logStateLoaded() {
@@ -424,7 +487,10 @@ public final class WindowProducer: Service, Sendable {
                 "\(schedule.name)=" + (state.ledger.latestWindow(schedule: schedule.name).map(Self.iso) ?? "none")
             }
         }
-        self.logger.notice("leading: window state read", metadata: ["marquee.latest": "\(summary.joined(separator: ", "))"])
+        self.logger.notice(
+            "leading: window state read",
+            metadata: ["marquee.latest": "\(summary.joined(separator: ", "))"]
+        )
     }
 
     private func fail(_ error: any Error, consumer: KafkaConsumer) {
@@ -440,7 +506,8 @@ public final class WindowProducer: Service, Sendable {
         let date = LocalDate(dayNumber: ZonedCalendar.floorDiv(window, 86_400_000))
         let milliseconds = window - date.dayNumber * 86_400_000
         let seconds = Int(milliseconds / 1000)
-        let time = "\(LocalDate.padded(seconds / 3600, 2)):\(LocalDate.padded(seconds / 60 % 60, 2)):\(LocalDate.padded(seconds % 60, 2))"
+        let time =
+            "\(LocalDate.padded(seconds / 3600, 2)):\(LocalDate.padded(seconds / 60 % 60, 2)):\(LocalDate.padded(seconds % 60, 2))"
         let fraction = milliseconds % 1000 == 0 ? "" : "." + LocalDate.padded(Int(milliseconds % 1000), 3)
         return "\(date)T\(time)\(fraction)Z"
     }

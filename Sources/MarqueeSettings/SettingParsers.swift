@@ -3,9 +3,13 @@ public enum SettingParsers {
     /// Durations as operators write them: `500ms`, `10s`, `1m`, `2h` (a bare number is seconds).
     public static func duration(_ text: some StringProtocol) -> Duration? {
         let text = text.lowercased()
-        let units: [(String, Duration)] = [("ms", .milliseconds(1)), ("s", .seconds(1)), ("m", .seconds(60)), ("h", .seconds(3600))]
+        let units: [(String, Duration)] = [
+            ("ms", .milliseconds(1)), ("s", .seconds(1)), ("m", .seconds(60)), ("h", .seconds(3600)),
+        ]
         for (suffix, unit) in units where text.hasSuffix(suffix) {
-            guard let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite, value < 1e9 else { return nil }
+            guard let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite, value < 1e9 else {
+                return nil
+            }
             return unit * value
         }
         guard let seconds = Double(text), seconds >= 0, seconds.isFinite, seconds < 1e9 else { return nil }
@@ -39,7 +43,8 @@ public enum SettingParsers {
         var properties: [String: String] = [:]
         for item in Self.list(text) {
             guard let equals = item.firstIndex(of: "="), equals != item.startIndex else { return nil }
-            properties[String(item[..<equals]).trimmingWhitespace()] = String(item[item.index(after: equals)...]).trimmingWhitespace()
+            properties[String(item[..<equals]).trimmingWhitespace()] = String(item[item.index(after: equals)...])
+                .trimmingWhitespace()
         }
         return properties
     }
@@ -57,7 +62,8 @@ public enum SettingParsers {
 
     /// A topic-name prefix: letters, digits, `.`, `_` and `-`, not empty.
     public static func topicPrefix(_ text: String) -> String? {
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "_" || $0 == "-") })
+        guard !text.isEmpty,
+            text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "_" || $0 == "-") })
         else { return nil }
         return text
     }
@@ -82,13 +88,16 @@ public enum SettingParsers {
         return !host.isEmpty
             && host.allSatisfy { character in
                 character.isASCII
-                    && (character.isLetter || character.isNumber || "._-".contains(character) || (isBracketed && character == ":"))
+                    && (character.isLetter || character.isNumber || "._-".contains(character)
+                        || (isBracketed && character == ":"))
             }
     }
 
     /// `host:port` with a port from 0 to 65535 (`[v6]:port` too; an empty host is allowed).
     public static func isHostPort(_ text: String) -> Bool {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else { return false }
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
+            return false
+        }
         return (0...65535).contains(port)
     }
 }

@@ -37,14 +37,20 @@ public struct Settings: Sendable {
     ///   - environment: The process's environment.
     ///   - settingsFile: The `--config` path; `nil`: `MARQUEE_CONFIG` from the environment, if set.
     /// - Throws: ``SettingError`` for a settings file that cannot be read or has a malformed line (with its number).
-    public init(flags: [String: String] = [:], environment: [String: String], settingsFile: String? = nil) throws(SettingError) {
+    public init(
+        flags: [String: String] = [:],
+        environment: [String: String],
+        settingsFile: String? = nil
+    ) throws(SettingError) {
         var layers = [
             Layer(
                 origin: .flag,
                 provider: InMemoryProvider(
                     name: "flags",
                     values: Dictionary(
-                        uniqueKeysWithValues: flags.map { (Self.key($0.key), ConfigValue(.string($0.value), isSecret: false)) }
+                        uniqueKeysWithValues: flags.map {
+                            (Self.key($0.key), ConfigValue(.string($0.value), isSecret: false))
+                        }
                     )
                 )
             ),
@@ -53,7 +59,9 @@ public struct Settings: Sendable {
         let path = settingsFile ?? environment[Self.fileVariable].flatMap { $0.isEmpty ? nil : $0 }
         if let path {
             let lines = try SettingsFile.read(path)
-            layers.append(Layer(origin: .settingsFile(path), provider: EnvironmentVariablesProvider(environmentVariables: lines)))
+            layers.append(
+                Layer(origin: .settingsFile(path), provider: EnvironmentVariablesProvider(environmentVariables: lines))
+            )
         }
         self.layers = layers
         self.settingsFile = path
@@ -68,7 +76,8 @@ public struct Settings: Sendable {
     }
 
     /// The value of a setting and where it came from.
-    public func resolved<Value>(_ setting: Setting<Value>) throws(SettingError) -> (value: Value, origin: SettingOrigin) {
+    public func resolved<Value>(_ setting: Setting<Value>) throws(SettingError) -> (value: Value, origin: SettingOrigin)
+    {
         guard let (text, origin) = try self.text(of: setting) else { return (setting.defaultValue, .defaultValue) }
         guard let value = setting.parse(text) else { throw SettingError(setting, text: text, origin: origin) }
         return (value, origin)

@@ -78,7 +78,9 @@ extension Store {
             let start = max(tat, storeNow, blocked)
             let next = start + Int64((Double(count) * interval).rounded())
             try await session.execute(
-                dialect.placeholders("UPDATE coord_limits SET rate = ?, factor = ?, tat = ?, updated_at = ? WHERE limit_key = ?"),
+                dialect.placeholders(
+                    "UPDATE coord_limits SET rate = ?, factor = ?, tat = ?, updated_at = ? WHERE limit_key = ?"
+                ),
                 [.real(limit.rate), .real(recovered), .int(next), .int(storeNow), .text(limit.id)]
             )
             return Reservation(start: start, interval: interval, count: count, now: storeNow, factor: recovered)
@@ -86,7 +88,8 @@ extension Store {
     }
 
     /// Creates `limit`'s row (an empty schedule, no block, factor 1) unless it exists.
-    private static func ensureRow(of limit: SharedLimit, _ session: any SQLSession, _ dialect: SQLDialect) async throws {
+    private static func ensureRow(of limit: SharedLimit, _ session: any SQLSession, _ dialect: SQLDialect) async throws
+    {
         try await session.execute(
             dialect.placeholders(
                 """
@@ -115,10 +118,13 @@ extension Store {
     ///
     /// - Returns: The end of the block, on the store's clock, and the store's clock now.
     @discardableResult
-    public func throttle(_ limit: SharedLimit, retryAfter: Duration?) async throws -> (blockedUntil: Int64, now: Int64) {
+    public func throttle(_ limit: SharedLimit, retryAfter: Duration?) async throws -> (blockedUntil: Int64, now: Int64)
+    {
         let dialect = self.engine.dialect
         let now = dialect.nowMicroseconds
-        let wait = retryAfter.map { Int64($0.components.seconds) * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000 } ?? 0
+        let wait =
+            retryAfter.map { Int64($0.components.seconds) * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000 }
+            ?? 0
         return try await self.engine.transaction { session in
             try await Self.ensureRow(of: limit, session, dialect)
             let rows = try await session.query(
@@ -128,7 +134,8 @@ extension Store {
                 ),
                 [.text(limit.id)]
             )
-            guard let row = rows.first, let blocked = row[0].int, let factor = row[1].real, let throttledAt = row[2].int,
+            guard let row = rows.first, let blocked = row[0].int, let factor = row[1].real,
+                let throttledAt = row[2].int,
                 let updatedAt = row[3].int, let storeNow = row[4].int
             else { throw StoreError(.rejected, "coord_limits has no row for \(limit.id)") }
             // One slow-down per second at most: the 429s of one burst are one signal.
@@ -161,7 +168,14 @@ extension Store {
         /// 429s in the last minute.
         public var recentThrottled: Int
 
-        public init(limitID: String, requests: Int64, throttled: Int64, waitedMicroseconds: Int64, recentRate: Double, recentThrottled: Int) {
+        public init(
+            limitID: String,
+            requests: Int64,
+            throttled: Int64,
+            waitedMicroseconds: Int64,
+            recentRate: Double,
+            recentThrottled: Int
+        ) {
             self.limitID = limitID
             self.requests = requests
             self.throttled = throttled
@@ -184,7 +198,15 @@ extension Store {
         /// Probes that failed since it opened.
         public var probes: Int
 
-        public init(limitID: String, source: String, reason: String, openedAt: Int64, openedBy: String, probeAt: Int64, probes: Int) {
+        public init(
+            limitID: String,
+            source: String,
+            reason: String,
+            openedAt: Int64,
+            openedBy: String,
+            probeAt: Int64,
+            probes: Int
+        ) {
             self.limitID = limitID
             self.source = source
             self.reason = reason
@@ -205,7 +227,12 @@ extension Store {
         /// The store's clock when it answered, in microseconds.
         public var now: Int64
 
-        public init(members: Int, circuits: [Circuit], limits: [String: (blockedUntil: Int64, factor: Double)], now: Int64) {
+        public init(
+            members: Int,
+            circuits: [Circuit],
+            limits: [String: (blockedUntil: Int64, factor: Double)],
+            now: Int64
+        ) {
             self.members = members
             self.circuits = circuits
             self.limits = limits
@@ -225,7 +252,8 @@ extension Store {
     ) async throws -> CoordinationView {
         let dialect = self.engine.dialect
         let now = dialect.nowMicroseconds
-        let expiryMicroseconds = Int64(expiry.components.seconds) * 1_000_000 + expiry.components.attoseconds / 1_000_000_000_000
+        let expiryMicroseconds =
+            Int64(expiry.components.seconds) * 1_000_000 + expiry.components.attoseconds / 1_000_000_000_000
         return try await self.engine.transaction { session in
             try await session.execute(
                 dialect.placeholders(
@@ -236,8 +264,14 @@ extension Store {
                 ),
                 [.text(member), .text(stage), .text(host), .int(startedAt)]
             )
-            try await session.execute(dialect.placeholders("DELETE FROM coord_members WHERE seen_at < \(now) - ?"), [.int(expiryMicroseconds)])
-            try await session.execute("DELETE FROM coord_usage WHERE member NOT IN (SELECT member FROM coord_members)", [])
+            try await session.execute(
+                dialect.placeholders("DELETE FROM coord_members WHERE seen_at < \(now) - ?"),
+                [.int(expiryMicroseconds)]
+            )
+            try await session.execute(
+                "DELETE FROM coord_usage WHERE member NOT IN (SELECT member FROM coord_members)",
+                []
+            )
             for entry in usage {
                 try await session.execute(
                     dialect.placeholders(
@@ -250,7 +284,8 @@ extension Store {
                         """
                     ),
                     [
-                        .text(entry.limitID), .text(member), .int(entry.requests), .int(entry.throttled), .int(entry.waitedMicroseconds),
+                        .text(entry.limitID), .text(member), .int(entry.requests), .int(entry.throttled),
+                        .int(entry.waitedMicroseconds),
                         .real(entry.recentRate), .int(Int64(entry.recentThrottled)),
                     ]
                 )
@@ -263,7 +298,10 @@ extension Store {
                 "SELECT limit_key, source, reason, opened_at, opened_by, probe_at, probes FROM coord_circuits",
                 []
             )
-            let limits = try await session.query("SELECT limit_key, blocked_until, factor, throttled_at, updated_at FROM coord_limits", [])
+            let limits = try await session.query(
+                "SELECT limit_key, blocked_until, factor, throttled_at, updated_at FROM coord_limits",
+                []
+            )
             let storeNow = counted.first?[1].int ?? 0
             var view = CoordinationView(
                 members: Int(counted.first?[0].int ?? 1),
@@ -272,10 +310,13 @@ extension Store {
                 now: storeNow
             )
             for row in limits {
-                guard let id = row[0].text, let blocked = row[1].int, let factor = row[2].real, let throttledAt = row[3].int,
+                guard let id = row[0].text, let blocked = row[1].int, let factor = row[2].real,
+                    let throttledAt = row[3].int,
                     let updatedAt = row[4].int
                 else { continue }
-                view.limits[id] = (blocked, Self.recoveredFactor(factor, throttledAt: throttledAt, updatedAt: updatedAt, now: storeNow))
+                view.limits[id] = (
+                    blocked, Self.recoveredFactor(factor, throttledAt: throttledAt, updatedAt: updatedAt, now: storeNow)
+                )
             }
             return view
         }
@@ -286,7 +327,10 @@ extension Store {
         let dialect = self.engine.dialect
         try await self.engine.transaction { session in
             try await session.execute(dialect.placeholders("DELETE FROM coord_usage WHERE member = ?"), [.text(member)])
-            try await session.execute(dialect.placeholders("DELETE FROM coord_members WHERE member = ?"), [.text(member)])
+            try await session.execute(
+                dialect.placeholders("DELETE FROM coord_members WHERE member = ?"),
+                [.text(member)]
+            )
         }
     }
 
@@ -294,7 +338,15 @@ extension Store {
         guard let id = row[0].text, let source = row[1].text, let reason = row[2].text, let openedAt = row[3].int,
             let openedBy = row[4].text, let probeAt = row[5].int, let probes = row[6].int
         else { return nil }
-        return Circuit(limitID: id, source: source, reason: reason, openedAt: openedAt, openedBy: openedBy, probeAt: probeAt, probes: Int(probes))
+        return Circuit(
+            limitID: id,
+            source: source,
+            reason: reason,
+            openedAt: openedAt,
+            openedBy: openedBy,
+            probeAt: probeAt,
+            probes: Int(probes)
+        )
     }
 
     // MARK: - Paused sources
@@ -303,10 +355,16 @@ extension Store {
     /// after `probeAfter`.
     ///
     /// - Returns: The circuit as it is now.
-    public func openCircuit(_ limit: SharedLimit, reason: String, member: String, probeAfter: Duration) async throws -> Circuit {
+    public func openCircuit(
+        _ limit: SharedLimit,
+        reason: String,
+        member: String,
+        probeAfter: Duration
+    ) async throws -> Circuit {
         let dialect = self.engine.dialect
         let now = dialect.nowMicroseconds
-        let after = Int64(probeAfter.components.seconds) * 1_000_000 + probeAfter.components.attoseconds / 1_000_000_000_000
+        let after =
+            Int64(probeAfter.components.seconds) * 1_000_000 + probeAfter.components.attoseconds / 1_000_000_000_000
         return try await self.engine.transaction { session in
             try await session.execute(
                 dialect.placeholders(
@@ -338,7 +396,8 @@ extension Store {
         return try await self.engine.transaction { session in
             let rows = try await session.query(
                 dialect.placeholders(
-                    "SELECT probe_at, probes, \(now) FROM coord_circuits WHERE limit_key = ?" + (dialect == .postgres ? " FOR UPDATE" : "")
+                    "SELECT probe_at, probes, \(now) FROM coord_circuits WHERE limit_key = ?"
+                        + (dialect == .postgres ? " FOR UPDATE" : "")
                 ),
                 [.text(limitID)]
             )
@@ -346,7 +405,8 @@ extension Store {
                 probeAt <= storeNow
             else { return false }
             let wait = backoff(Int(probes) + 1)
-            let next = storeNow + Int64(wait.components.seconds) * 1_000_000 + wait.components.attoseconds / 1_000_000_000_000
+            let next =
+                storeNow + Int64(wait.components.seconds) * 1_000_000 + wait.components.attoseconds / 1_000_000_000_000
             try await session.execute(
                 dialect.placeholders("UPDATE coord_circuits SET probe_at = ?, probes = probes + 1 WHERE limit_key = ?"),
                 [.int(next), .text(limitID)]
@@ -359,7 +419,10 @@ extension Store {
     public func closeCircuit(_ limitID: String) async throws {
         let dialect = self.engine.dialect
         try await self.engine.transaction { session in
-            try await session.execute(dialect.placeholders("DELETE FROM coord_circuits WHERE limit_key = ?"), [.text(limitID)])
+            try await session.execute(
+                dialect.placeholders("DELETE FROM coord_circuits WHERE limit_key = ?"),
+                [.text(limitID)]
+            )
         }
     }
 
@@ -443,7 +506,15 @@ extension Store {
             /// Store clock, microseconds (0: never blocked).
             public var blockedUntil: Int64
 
-            public init(id: String, source: String, keyID: String, host: String, rate: Double, factor: Double, blockedUntil: Int64) {
+            public init(
+                id: String,
+                source: String,
+                keyID: String,
+                host: String,
+                rate: Double,
+                factor: Double,
+                blockedUntil: Int64
+            ) {
                 self.id = id
                 self.source = source
                 self.keyID = keyID
@@ -522,7 +593,14 @@ extension Store {
         public var budgets: [Budget]
         public var circuits: [Circuit]
 
-        public init(now: Int64, limits: [Limit], usage: [Usage], members: [Member], budgets: [Budget], circuits: [Circuit]) {
+        public init(
+            now: Int64,
+            limits: [Limit],
+            usage: [Usage],
+            members: [Member],
+            budgets: [Budget],
+            circuits: [Circuit]
+        ) {
             self.now = now
             self.limits = limits
             self.usage = usage
@@ -543,11 +621,21 @@ extension Store {
             "SELECT limit_key, source, key_id, host, rate, factor, throttled_at, updated_at, blocked_until FROM coord_limits ORDER BY limit_key",
             []
         ).compactMap { row -> CoordinationSnapshot.Limit? in
-            guard let id = row[0].text, let source = row[1].text, let keyID = row[2].text, let host = row[3].text, let rate = row[4].real,
-                let factor = row[5].real, let throttledAt = row[6].int, let updatedAt = row[7].int, let blocked = row[8].int
+            guard let id = row[0].text, let source = row[1].text, let keyID = row[2].text, let host = row[3].text,
+                let rate = row[4].real,
+                let factor = row[5].real, let throttledAt = row[6].int, let updatedAt = row[7].int,
+                let blocked = row[8].int
             else { return nil }
             let current = Self.recoveredFactor(factor, throttledAt: throttledAt, updatedAt: updatedAt, now: now)
-            return .init(id: id, source: source, keyID: keyID, host: host, rate: rate, factor: current, blockedUntil: blocked)
+            return .init(
+                id: id,
+                source: source,
+                keyID: keyID,
+                host: host,
+                rate: rate,
+                factor: current,
+                blockedUntil: blocked
+            )
         }
         let usage = try await self.engine.read(
             "SELECT limit_key, member, requests, throttled, waited_us, recent_rate, recent_throttled FROM coord_usage ORDER BY limit_key, member",
@@ -557,21 +645,31 @@ extension Store {
                 let waited = row[4].int, let rate = row[5].real, let recent = row[6].int
             else { return nil }
             return .init(
-                limitID: id, member: member, requests: requests, throttled: throttled, waitedMicroseconds: waited, recentRate: rate,
+                limitID: id,
+                member: member,
+                requests: requests,
+                throttled: throttled,
+                waitedMicroseconds: waited,
+                recentRate: rate,
                 recentThrottled: Int(recent)
             )
         }
-        let members = try await self.engine.read("SELECT member, stage, host, started_at, seen_at FROM coord_members ORDER BY member", [])
-            .compactMap { row -> CoordinationSnapshot.Member? in
-                guard let member = row[0].text, let stage = row[1].text, let host = row[2].text, let started = row[3].int, let seen = row[4].int
-                else { return nil }
-                return .init(member: member, stage: stage, host: host, startedAt: started, seenAt: seen)
-            }
+        let members = try await self.engine.read(
+            "SELECT member, stage, host, started_at, seen_at FROM coord_members ORDER BY member",
+            []
+        )
+        .compactMap { row -> CoordinationSnapshot.Member? in
+            guard let member = row[0].text, let stage = row[1].text, let host = row[2].text, let started = row[3].int,
+                let seen = row[4].int
+            else { return nil }
+            return .init(member: member, stage: stage, host: host, startedAt: started, seenAt: seen)
+        }
         let budgets = try await self.engine.read(
             "SELECT budget_key, day, budget, spent, reset_at FROM coord_budgets ORDER BY budget_key, day",
             []
         ).compactMap { row -> CoordinationSnapshot.Budget? in
-            guard let key = row[0].text, let day = row[1].text, let budget = row[2].int, let spent = row[3].int, let reset = row[4].int
+            guard let key = row[0].text, let day = row[1].text, let budget = row[2].int, let spent = row[3].int,
+                let reset = row[4].int
             else { return nil }
             return .init(key: key, day: day, budget: Int(budget), spent: Int(spent), resetAt: reset)
         }
@@ -579,7 +677,14 @@ extension Store {
             "SELECT limit_key, source, reason, opened_at, opened_by, probe_at, probes FROM coord_circuits ORDER BY limit_key",
             []
         ).compactMap(Self.circuit)
-        return CoordinationSnapshot(now: now, limits: limits, usage: usage, members: members, budgets: budgets, circuits: circuits)
+        return CoordinationSnapshot(
+            now: now,
+            limits: limits,
+            usage: usage,
+            members: members,
+            budgets: budgets,
+            circuits: circuits
+        )
     }
 }
 

@@ -101,7 +101,11 @@ extension Store {
     }
 
     /// The rows of `job_outcomes` that match `condition` (with `?` placeholders), as outcomes.
-    private func outcomes(where condition: String, _ binds: [SQLValue], suffix: String = "") async throws
+    private func outcomes(
+        where condition: String,
+        _ binds: [SQLValue],
+        suffix: String = ""
+    ) async throws
         -> [JobOutcome]
     {
         let rows = try await self.query(

@@ -36,7 +36,8 @@ extension Store {
         if let roots {
             let list = "[" + roots.map { "\"\($0.rawValue)\"" }.joined(separator: ",") + "]"
             binds = [.text(list)]
-            filter = dialect == .postgres
+            filter =
+                dialect == .postgres
                 ? "root_id IN (SELECT value FROM json_array_elements_text($1::json))"
                 : "root_id IN (SELECT value FROM json_each(?1))"
         } else {

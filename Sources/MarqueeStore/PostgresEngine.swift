@@ -25,8 +25,15 @@ final class PostgresEngine: SQLEngine {
     private let login = Mutex(LoginState.unchecked)
 
     init(
-        host: String, port: Int, user: String, password: String?, database: String,
-        tls: StoreLocation.TLSMode, maximumConnections: Int, timeout: Duration, logger: Logger
+        host: String,
+        port: Int,
+        user: String,
+        password: String?,
+        database: String,
+        tls: StoreLocation.TLSMode,
+        maximumConnections: Int,
+        timeout: Duration,
+        logger: Logger
     ) throws(StoreError) {
         let tlsMode: PostgresClient.Configuration.TLS
         let connectionTLS: PostgresConnection.Configuration.TLS
@@ -46,13 +53,23 @@ final class PostgresEngine: SQLEngine {
             throw StoreError(.unavailable, "PostgreSQL (\(host):\(port)/\(database)): TLS cannot be set up: \(error)")
         }
         var configuration = PostgresClient.Configuration(
-            host: host, port: port, username: user, password: password, database: database, tls: tlsMode
+            host: host,
+            port: port,
+            username: user,
+            password: password,
+            database: database,
+            tls: tlsMode
         )
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.additionalStartupParameters = [("application_name", "marquee")]
         var connectionConfiguration = PostgresConnection.Configuration(
-            host: host, port: port, username: user, password: password, database: database, tls: connectionTLS
+            host: host,
+            port: port,
+            username: user,
+            password: password,
+            database: database,
+            tls: connectionTLS
         )
         connectionConfiguration.options.connectTimeout = .seconds(5)
         connectionConfiguration.options.additionalStartupParameters = [("application_name", "marquee")]
@@ -100,7 +117,12 @@ final class PostgresEngine: SQLEngine {
             try await self.client.withConnection { connection in
                 leased.hold(connection)
                 defer { leased.release() }
-                return try await Self.statement(Self.query(sql, binds), on: connection, timeout: self.timeout, logger: self.logger)
+                return try await Self.statement(
+                    Self.query(sql, binds),
+                    on: connection,
+                    timeout: self.timeout,
+                    logger: self.logger
+                )
             }
         }
     }
@@ -112,7 +134,9 @@ final class PostgresEngine: SQLEngine {
     /// statement's answer would otherwise still come on it, from a server that stopped answering (frozen, or cut
     /// off without a reset) as late as TCP notices. The server rolls back what was open; the pool replaces the
     /// connection.
-    private func withDeadline<T: Sendable>(_ operation: @escaping @Sendable (LeasedConnection) async throws -> T) async throws -> T {
+    private func withDeadline<T: Sendable>(
+        _ operation: @escaping @Sendable (LeasedConnection) async throws -> T
+    ) async throws -> T {
         await self.running.wait()
         let timeout = self.timeout
         let leased = LeasedConnection()
@@ -255,7 +279,12 @@ final class PostgresEngine: SQLEngine {
         let logger: Logger
 
         func query(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
-            try await PostgresEngine.statement(PostgresEngine.query(sql, binds), on: self.connection, timeout: self.timeout, logger: self.logger)
+            try await PostgresEngine.statement(
+                PostgresEngine.query(sql, binds),
+                on: self.connection,
+                timeout: self.timeout,
+                logger: self.logger
+            )
         }
 
         func execute(_ sql: String, _ binds: [SQLValue]) async throws {
@@ -270,8 +299,15 @@ final class PostgresEngine: SQLEngine {
     /// written to a connection that has just closed (the write fails, the query's promise is left as it is): a
     /// server restarted between two statements of a transaction left the caller waiting for good, and its deadline
     /// with it (the fault run's stopped fetch worker, 2026-11-23). A connection known to be closed is not used.
-    static func statement(_ query: PostgresQuery, on connection: PostgresConnection, timeout: Duration, logger: Logger) async throws -> [[SQLValue]] {
-        guard !connection.isClosed else { throw StoreError(.unavailable, "the connection to PostgreSQL closed (is the server restarting?)") }
+    static func statement(
+        _ query: PostgresQuery,
+        on connection: PostgresConnection,
+        timeout: Duration,
+        logger: Logger
+    ) async throws -> [[SQLValue]] {
+        guard !connection.isClosed else {
+            throw StoreError(.unavailable, "the connection to PostgreSQL closed (is the server restarting?)")
+        }
         return try await answer(within: timeout) {
             try await Self.rows(connection.query(query, logger: logger))
         }
@@ -314,7 +350,9 @@ final class PostgresEngine: SQLEngine {
 
     /// The connection an operation holds while it holds one, to close when nobody waits for its answer any more.
     private final class LeasedConnection: Sendable {
-        private let state = Mutex<(connection: PostgresConnection?, isExpired: Bool, wasHeld: Bool)>((nil, false, false))
+        private let state = Mutex<(connection: PostgresConnection?, isExpired: Bool, wasHeld: Bool)>(
+            (nil, false, false)
+        )
 
         /// Whether the operation got a connection from the pool.
         var wasHeld: Bool { self.state.withLock { $0.wasHeld } }

@@ -1,5 +1,5 @@
-import MarqueeCore
 import Foundation
+import MarqueeCore
 import MarqueeJSON
 
 /// One row to upsert, with the child rows that replace the row's children when the row wins.
@@ -89,7 +89,8 @@ enum RecordRows {
                 f.row(
                     Tables.movieDetails,
                     [
-                        "movie_id": .integer(id), "runtime": try f.int("runtime").json, "budget": try f.int("budget").json,
+                        "movie_id": .integer(id), "runtime": try f.int("runtime").json,
+                        "budget": try f.int("budget").json,
                         "revenue": try f.int("revenue").json, "imdb_id": try f.text("imdb_id").json,
                         "status": try f.text("status").json, "collection_id": try f.int("collection_id").json,
                         "production_countries": try f.array("production_countries"),
@@ -135,7 +136,10 @@ enum RecordRows {
         let language = try f.requiredText("language")
         try f.expectKey("tmdb:genre:\(id):\(language)")
         return [
-            f.row(Tables.genres, ["genre_id": .integer(id), "language": .string(language), "name": try f.text("name").json])
+            f.row(
+                Tables.genres,
+                ["genre_id": .integer(id), "language": .string(language), "name": try f.text("name").json]
+            )
         ]
     }
 
@@ -180,9 +184,10 @@ enum RecordRows {
             "is_new": try f.bool("is_new").json, "movie_cd": try f.text("movie_cd").json,
             "movie_name": try f.text("movie_name").json, "open_date": try f.date("open_date").json,
         ]
-        for name in ["sales_amount", "sales_change", "sales_accumulated", "audience_count", "audience_change",
-            "audience_accumulated", "screen_count", "show_count"]
-        {
+        for name in [
+            "sales_amount", "sales_change", "sales_accumulated", "audience_count", "audience_change",
+            "audience_accumulated", "screen_count", "show_count",
+        ] {
             values[name] = try f.int(name).json
         }
         for name in ["sales_share", "sales_change_rate", "audience_change_rate"] {
@@ -247,7 +252,10 @@ enum RecordRows {
                     rows.append(
                         f.row(
                             Tables.authors,
-                            ["author_key": .string(authorKey), "name": name.json, "name_norm": TitleMatching.fold(name).json]
+                            [
+                                "author_key": .string(authorKey), "name": name.json,
+                                "name_norm": TitleMatching.fold(name).json,
+                            ]
                         )
                     )
                 }
@@ -284,10 +292,13 @@ enum RecordRows {
     private static func image(_ f: Fields) throws(StoreError) -> [RowWrite] {
         let owner = try f.requiredText("owner")
         let role = try f.requiredText("role")
-        guard self.roles.contains(role) else { throw f.invalid("role", "'\(role.prefix(40))' is not poster, backdrop or cover") }
+        guard self.roles.contains(role) else {
+            throw f.invalid("role", "'\(role.prefix(40))' is not poster, backdrop or cover")
+        }
         try f.expectKey("\(owner):\(role)")
         let sha256 = try f.requiredText("sha256")
-        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else {
             throw f.invalid("sha256", "not 64 lowercase hex digits")
         }
         guard case .object(let original)? = f.record.data["original"] else {
@@ -389,10 +400,14 @@ struct Fields {
         }
     }
 
-    func requiredInt(_ name: String) throws(StoreError) -> Int64 { try self.requiredInt(self.record.data[name], field: name) }
+    func requiredInt(_ name: String) throws(StoreError) -> Int64 {
+        try self.requiredInt(self.record.data[name], field: name)
+    }
 
     func requiredInt(_ value: JSONValue?, field: String) throws(StoreError) -> Int64 {
-        guard let value = try self.int(value, field: field) else { throw self.invalid(field, "required, missing or null") }
+        guard let value = try self.int(value, field: field) else {
+            throw self.invalid(field, "required, missing or null")
+        }
         return value
     }
 
@@ -423,7 +438,9 @@ struct Fields {
         }
     }
 
-    func requiredText(_ name: String) throws(StoreError) -> String { try self.requiredText(self.record.data[name], field: name) }
+    func requiredText(_ name: String) throws(StoreError) -> String {
+        try self.requiredText(self.record.data[name], field: name)
+    }
 
     func requiredText(_ value: JSONValue?, field: String) throws(StoreError) -> String {
         guard let text = try self.text(value, field: field), !text.isEmpty else {
@@ -504,8 +521,12 @@ struct Fields {
             // Keys that differ only by NULs become one key, with the first one's value.
             .object(
                 JSONObject(
-                    Dictionary(members.map { (self.sanitized($0.key), self.sanitized($0.value)) }, uniquingKeysWith: { first, _ in first })
-                ))
+                    Dictionary(
+                        members.map { (self.sanitized($0.key), self.sanitized($0.value)) },
+                        uniquingKeysWith: { first, _ in first }
+                    )
+                )
+            )
         default: value
         }
     }

@@ -63,7 +63,8 @@ enum SQLDialect: Sendable {
         let keys = table.key.map(\.name).joined(separator: ", ")
         let updates = (table.values + [Column(name: "fetched_at", type: .int)])
             .map { column in
-                let value = table.accumulating[column.name]?.sql(column.name, dialect: self) ?? "excluded.\(column.name)"
+                let value =
+                    table.accumulating[column.name]?.sql(column.name, dialect: self) ?? "excluded.\(column.name)"
                 return "\(column.name) = \(value)"
             }
             .joined(separator: ", ")

@@ -17,7 +17,10 @@ final class SQLiteEngine: SQLEngine {
         self.path = path
         let url = URL(fileURLWithPath: path)
         do {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
         } catch {
             throw StoreError(.unavailable, "cannot create the folder of \(path): \(error.localizedDescription)")
         }
@@ -30,7 +33,8 @@ final class SQLiteEngine: SQLEngine {
         do {
             self.pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
-            throw Self.storeError(error, path: path) as? StoreError ?? StoreError(.unavailable, "SQLite (\(path)): \(error)")
+            throw Self.storeError(error, path: path) as? StoreError
+                ?? StoreError(.unavailable, "SQLite (\(path)): \(error)")
         }
     }
 

@@ -1,8 +1,8 @@
+import Foundation
 public import Logging
 public import MarqueeCore
-public import ServiceLifecycle
-import Foundation
 public import MarqueeJSON
+public import ServiceLifecycle
 
 /// The catalogue store (docs/design.md, "Modules"; docs/store.md): the same schema on PostgreSQL or SQLite.
 ///
@@ -40,8 +40,15 @@ public final class Store: Service, Sendable {
             return Store(location: location, engine: try SQLiteEngine(path: path))
         case .postgres(let host, let port, let user, let password, let database, let tls):
             let engine = try PostgresEngine(
-                host: host, port: port, user: user, password: password, database: database, tls: tls,
-                maximumConnections: maximumConnections, timeout: timeout, logger: logger
+                host: host,
+                port: port,
+                user: user,
+                password: password,
+                database: database,
+                tls: tls,
+                maximumConnections: maximumConnections,
+                timeout: timeout,
+                logger: logger
             )
             return Store(location: location, engine: engine)
         }
@@ -80,7 +87,9 @@ public final class Store: Service, Sendable {
                 try await session.execute("SELECT pg_advisory_xact_lock(7406514001)", [])
             }
             try await session.execute(dialect.ddl(Schema.migrationsTable), [])
-            let seen = Set(try await session.query("SELECT version FROM schema_migrations", []).compactMap { $0.first?.int })
+            let seen = Set(
+                try await session.query("SELECT version FROM schema_migrations", []).compactMap { $0.first?.int }
+            )
             if let newest = seen.max(), newest > Schema.latestVersion {
                 throw StoreError(
                     .migration,
@@ -152,7 +161,8 @@ public final class Store: Service, Sendable {
     /// Whether `row` is a `retried` outcome that must not replace `stored`, a finished one, whatever their attempts
     /// (``Table/keepsFinishedOutcomes``; the upsert applies the same rule to stored rows).
     static func isLateRetry(_ row: RowWrite, after stored: RowWrite) -> Bool {
-        guard case .string("retried")? = row.values["outcome"], case .string(let finished)? = stored.values["outcome"] else { return false }
+        guard case .string("retried")? = row.values["outcome"], case .string(let finished)? = stored.values["outcome"]
+        else { return false }
         return finished != "retried"
     }
 
@@ -202,8 +212,11 @@ public final class Store: Service, Sendable {
             for table in Tables.gated {
                 guard let rows = latest[table.name], !rows.isEmpty else { continue }
                 let written = Set(
-                    try await session.query(dialect.upsert(table), [Self.json(rows.map(\.values), columns: table.columns)])
-                        .compactMap { $0.first?.text }
+                    try await session.query(
+                        dialect.upsert(table),
+                        [Self.json(rows.map(\.values), columns: table.columns)]
+                    )
+                    .compactMap { $0.first?.text }
                 )
                 summary.rowsWritten += written.count
                 summary.rowsUnchanged += rows.count - written.count
@@ -212,7 +225,9 @@ public final class Store: Service, Sendable {
                 switch table.name {
                 case Tables.koficMovies.name: koficCodes += winners.compactMap { $0.values["movie_cd"] }
                 case Tables.movies.name, Tables.movieTranslations.name:
-                    movieIDs.formUnion(winners.compactMap { if case .integer(let id)? = $0.values["movie_id"] { id } else { nil } })
+                    movieIDs.formUnion(
+                        winners.compactMap { if case .integer(let id)? = $0.values["movie_id"] { id } else { nil } }
+                    )
                 default: break
                 }
             }
@@ -242,7 +257,10 @@ public final class Store: Service, Sendable {
         }
         for (name, keys) in parents.sorted(by: { $0.key < $1.key }) {
             guard let (child, rows) = children[name] else { continue }
-            try await session.execute(dialect.deleteChildren(child, parentKey: table.key), [Self.json(keys, columns: table.key)])
+            try await session.execute(
+                dialect.deleteChildren(child, parentKey: table.key),
+                [Self.json(keys, columns: table.key)]
+            )
             if !rows.isEmpty {
                 try await session.execute(dialect.insertChildren(child), [Self.json(rows, columns: child.columns)])
             }
@@ -275,7 +293,8 @@ public final class Store: Service, Sendable {
     /// The validators (`ETag`, `Last-Modified`) stored for a URL (redacted: no keys), if any.
     public func validators(for url: String) async throws -> (etag: String?, lastModified: String?)? {
         let rows = try await self.engine.read(
-            self.engine.dialect.placeholders("SELECT etag, last_modified FROM http_validators WHERE url = ?"), [.text(url)]
+            self.engine.dialect.placeholders("SELECT etag, last_modified FROM http_validators WHERE url = ?"),
+            [.text(url)]
         )
         guard let row = rows.first else { return nil }
         return (row[0].text, row[1].text)
@@ -303,7 +322,9 @@ extension Store {
     /// The rows `records` become, by table (children included), each row's values in `columns` order — what
     /// ``write(_:)`` sends, for the benchmark's `COPY` of the same rows. Duplicates are not removed.
     @_spi(Benchmarking)
-    public static func tableRows(_ records: [Record]) throws -> [(table: String, columns: [String], rows: [[JSONValue]])] {
+    public static func tableRows(
+        _ records: [Record]
+    ) throws -> [(table: String, columns: [String], rows: [[JSONValue]])] {
         var byTable: [String: (columns: [String], rows: [[JSONValue]])] = [:]
         var order: [String] = []
         func add(_ table: Table, _ values: [String: JSONValue]) {
@@ -338,7 +359,11 @@ extension Store {
     /// Runs `first`, then `between` (outside the database: a test stops the server there), then `second`, in one
     /// transaction: for the tests of a connection lost in the middle of a transaction.
     @_spi(Testing)
-    public func transaction(_ first: String, then between: @Sendable () async throws -> Void, _ second: String) async throws {
+    public func transaction(
+        _ first: String,
+        then between: @Sendable () async throws -> Void,
+        _ second: String
+    ) async throws {
         try await self.engine.transaction { session in
             try await session.execute(first, [])
             try await between()

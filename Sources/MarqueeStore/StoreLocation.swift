@@ -49,7 +49,9 @@ public struct StoreLocation: Hashable, Sendable, CustomStringConvertible {
             switch item.name {
             case "sslmode":
                 guard let mode = TLSMode(rawValue: item.value ?? "") else {
-                    throw Self.invalid("sslmode must be disable, prefer or require, not '\(item.value?.prefix(20) ?? "")'")
+                    throw Self.invalid(
+                        "sslmode must be disable, prefer or require, not '\(item.value?.prefix(20) ?? "")'"
+                    )
                 }
                 tls = mode
             default:
@@ -57,8 +59,11 @@ public struct StoreLocation: Hashable, Sendable, CustomStringConvertible {
             }
         }
         self.engine = .postgres(
-            host: host, port: components.port ?? 5432, user: user,
-            password: components.password.flatMap { $0.removingPercentEncoding }, database: database.isEmpty ? user : database,
+            host: host,
+            port: components.port ?? 5432,
+            user: user,
+            password: components.password.flatMap { $0.removingPercentEncoding },
+            database: database.isEmpty ? user : database,
             tls: tls
         )
     }
@@ -96,7 +101,8 @@ public struct StoreLocation: Hashable, Sendable, CustomStringConvertible {
 
     /// A location string with any password masked (for error messages about strings that did not parse).
     static func redacted(_ text: String) -> String {
-        guard let scheme = text.range(of: "://"), let at = text.range(of: "@", range: scheme.upperBound..<text.endIndex),
+        guard let scheme = text.range(of: "://"),
+            let at = text.range(of: "@", range: scheme.upperBound..<text.endIndex),
             let colon = text.range(of: ":", range: scheme.upperBound..<at.lowerBound)
         else { return text }
         return text.replacingCharacters(in: colon.upperBound..<at.lowerBound, with: "***")

@@ -107,7 +107,9 @@ enum Accumulation: Sendable {
                     old.dictionary.merging(new.dictionary) { a, b in
                         if case .integer(let x) = a, case .integer(let y) = b { return .integer(max(x, y)) }
                         return b
-                    }))
+                    }
+                )
+            )
         default:
             return newer ?? older
         }
@@ -117,7 +119,8 @@ enum Accumulation: Sendable {
 /// The tables records are written to, in the order a batch writes them.
 enum Tables {
     static let movies = Table(
-        "movies", key: [("movie_id", .int)],
+        "movies",
+        key: [("movie_id", .int)],
         values: [
             ("original_title", .text), ("original_title_norm", .text), ("original_language", .text),
             ("release_date", .date), ("release_year", .int), ("adult", .bool), ("video", .bool),
@@ -125,9 +128,15 @@ enum Tables {
             ("poster_path", .text), ("backdrop_path", .text),
         ]
     )
-    static let movieGenres = Table("movie_genres", key: [("movie_id", .int), ("genre_id", .int)], values: [], gated: false)
+    static let movieGenres = Table(
+        "movie_genres",
+        key: [("movie_id", .int), ("genre_id", .int)],
+        values: [],
+        gated: false
+    )
     static let movieDetails = Table(
-        "movie_details", key: [("movie_id", .int)],
+        "movie_details",
+        key: [("movie_id", .int)],
         values: [
             ("runtime", .int), ("budget", .int), ("revenue", .int), ("imdb_id", .text), ("status", .text),
             ("collection_id", .int), ("production_countries", .json), ("spoken_languages", .json),
@@ -135,16 +144,19 @@ enum Tables {
         ]
     )
     static let movieTranslations = Table(
-        "movie_translations", key: [("movie_id", .int), ("language", .text)],
+        "movie_translations",
+        key: [("movie_id", .int), ("language", .text)],
         values: [("title", .text), ("title_norm", .text), ("overview", .text)]
     )
     static let movieTranslationDetails = Table(
-        "movie_translation_details", key: [("movie_id", .int), ("language", .text)],
+        "movie_translation_details",
+        key: [("movie_id", .int), ("language", .text)],
         values: [("tagline", .text), ("homepage", .text), ("poster_path", .text)]
     )
     static let genres = Table("genres", key: [("genre_id", .int), ("language", .text)], values: [("name", .text)])
     static let reviews = Table(
-        "reviews", key: [("review_id", .text)],
+        "reviews",
+        key: [("review_id", .text)],
         values: [
             ("movie_id", .int), ("author", .text), ("author_name", .text), ("username", .text),
             ("avatar_url", .text), ("rating", .real), ("content", .text), ("url", .text), ("created_at", .text),
@@ -152,7 +164,8 @@ enum Tables {
         ]
     )
     static let koficMovies = Table(
-        "kofic_movies", key: [("movie_cd", .text)],
+        "kofic_movies",
+        key: [("movie_cd", .text)],
         values: [
             ("title", .text), ("title_norm", .text), ("title_en", .text), ("title_en_norm", .text),
             ("title_original", .text), ("production_year", .int), ("open_date", .date), ("year", .int),
@@ -162,7 +175,8 @@ enum Tables {
         ]
     )
     static let boxOffice = Table(
-        "box_office", key: [("period", .text), ("period_key", .text), ("rank", .int)],
+        "box_office",
+        key: [("period", .text), ("period_key", .text), ("rank", .int)],
         values: [
             ("date", .date), ("year_week", .text), ("show_range", .text), ("show_range_start", .date),
             ("show_range_end", .date), ("rank_change", .int), ("is_new", .bool), ("movie_cd", .text),
@@ -173,38 +187,51 @@ enum Tables {
         ]
     )
     static let books = Table(
-        "books", key: [("book_key", .text)],
+        "books",
+        key: [("book_key", .text)],
         values: [
             ("work_id", .text), ("edition_id", .text), ("title", .text), ("title_norm", .text),
             ("cover_id", .int), ("subjects", .json),
         ]
     )
     static let bookSearchFacts = Table(
-        "book_search_facts", key: [("book_key", .text)],
+        "book_search_facts",
+        key: [("book_key", .text)],
         values: [("first_publish_year", .int), ("isbn", .json), ("languages", .json), ("edition_count", .int)]
     )
     static let bookAuthors = Table(
-        "book_authors", key: [("book_key", .text), ("position", .int)],
-        values: [("author_key", .text), ("name", .text), ("name_norm", .text)], gated: false
+        "book_authors",
+        key: [("book_key", .text), ("position", .int)],
+        values: [("author_key", .text), ("name", .text), ("name_norm", .text)],
+        gated: false
     )
     static let bookWorkFacts = Table(
-        "book_work_facts", key: [("book_key", .text)],
+        "book_work_facts",
+        key: [("book_key", .text)],
         values: [("description", .text), ("first_publish_date", .text), ("author_keys", .json), ("covers", .json)]
     )
-    static let authors = Table("authors", key: [("author_key", .text)], values: [("name", .text), ("name_norm", .text)])
+    static let authors = Table(
+        "authors",
+        key: [("author_key", .text)],
+        values: [("name", .text), ("name_norm", .text)]
+    )
     static let images = Table(
-        "images", key: [("sha256", .text)],
+        "images",
+        key: [("sha256", .text)],
         values: [
             ("format", .text), ("width", .int), ("height", .int), ("bytes", .int), ("dominant_color", .text),
             ("blurhash", .text),
         ]
     )
     static let imageVariants = Table(
-        "image_variants", key: [("sha256", .text), ("width", .int), ("format", .text)],
-        values: [("height", .int), ("bytes", .int), ("store_key", .text), ("url", .text)], gated: false
+        "image_variants",
+        key: [("sha256", .text), ("width", .int), ("format", .text)],
+        values: [("height", .int), ("bytes", .int), ("store_key", .text), ("url", .text)],
+        gated: false
     )
     static let entityImages = Table(
-        "entity_images", key: [("owner", .text), ("role", .text)],
+        "entity_images",
+        key: [("owner", .text), ("role", .text)],
         values: [("sha256", .text), ("source_url", .text), ("downloaded_url", .text), ("rendition", .text)]
     )
     /// One row per job: its latest outcome, with `spawned` and `outputs` accumulated over all its runs. A job
@@ -212,7 +239,8 @@ enum Tables {
     /// lineage still holds what the first run spawned, so the jobs it sent are expected until they finish.
     static let jobOutcomes = {
         var table = Table(
-            "job_outcomes", key: [("job_id", .text)],
+            "job_outcomes",
+            key: [("job_id", .text)],
             values: [
                 ("root_id", .text), ("parent_id", .text), ("stage", .text), ("kind", .text), ("attempt", .int),
                 ("outcome", .text), ("tier", .int), ("error_kind", .text), ("error", .text), ("outputs", .json),

@@ -35,7 +35,9 @@ public func runCommand(
     environment: [String: String?] = [:],
     currentDirectory: URL? = nil
 ) async throws -> CommandRun {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(TestEnvironment.uniqueName("marquee-run"))
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        TestEnvironment.uniqueName("marquee-run")
+    )
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
     let outputs = [folder.appendingPathComponent("stdout"), folder.appendingPathComponent("stderr")]

@@ -1,11 +1,11 @@
 import Synchronization
 
+import struct Foundation.Data
 import class Foundation.FileHandle
 import class Foundation.FileManager
 import class Foundation.Pipe
 import class Foundation.Process
 import class Foundation.ProcessInfo
-import struct Foundation.Data
 import struct Foundation.URL
 
 #if canImport(FoundationNetworking)
@@ -141,7 +141,8 @@ public final class MotoServerProcess: Sendable {
         _ = try await self.iam([
             "Action": "PutUserPolicy", "UserName": name, "PolicyName": "marquee-s3", "PolicyDocument": policy,
         ])
-        guard let id = Self.element("AccessKeyId", in: created), let secret = Self.element("SecretAccessKey", in: created)
+        guard let id = Self.element("AccessKeyId", in: created),
+            let secret = Self.element("SecretAccessKey", in: created)
         else { throw Failure(description: "CreateAccessKey answered without a key: \(created)") }
         return (id, secret)
     }
@@ -169,7 +170,9 @@ public final class MotoServerProcess: Sendable {
     private func iam(_ parameters: [String: String]) async throws -> String {
         var form = parameters
         form["Version"] = "2010-05-08"
-        let body = form.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.formEncoded($0.value))" }.joined(separator: "&")
+        let body = form.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.formEncoded($0.value))" }.joined(
+            separator: "&"
+        )
         return try await self.call(
             "/",
             body: Data(body.utf8),
@@ -200,7 +203,8 @@ public final class MotoServerProcess: Sendable {
     }
 
     private static func element(_ name: String, in text: String) -> String? {
-        guard let open = text.firstRange(of: "<\(name)>"), let close = text[open.upperBound...].firstRange(of: "</\(name)>")
+        guard let open = text.firstRange(of: "<\(name)>"),
+            let close = text[open.upperBound...].firstRange(of: "</\(name)>")
         else { return nil }
         return String(text[open.upperBound..<close.lowerBound])
     }

@@ -1,12 +1,12 @@
 import Synchronization
 
+import struct Foundation.Data
+import struct Foundation.Date
+import struct Foundation.FileAttributeKey
 import class Foundation.FileHandle
 import class Foundation.FileManager
 import class Foundation.ProcessInfo
 import class Foundation.Thread
-import struct Foundation.Data
-import struct Foundation.Date
-import struct Foundation.FileAttributeKey
 import struct Foundation.URL
 
 #if canImport(Glibc)
@@ -473,7 +473,10 @@ private struct Tools: Sendable {
         }
         guard getuid() == 0 else { return Tools(bin: bin, runAs: nil) }
         // PostgreSQL refuses to run as root.
-        guard let runuser = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"].first(where: manager.isExecutableFile)
+        guard
+            let runuser = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"].first(
+                where: manager.isExecutableFile
+            )
         else { throw PostgresServerProcess.Failure("running as root, but runuser is missing") }
         guard let user = getpwnam("postgres") else {
             throw PostgresServerProcess.Failure("running as root, but there is no user postgres to run PostgreSQL")
@@ -499,7 +502,9 @@ private struct Tools: Sendable {
     /// `initdb`, `pg_ctl`: run as `postgres` when this process is root.
     func server(_ tool: String, _ arguments: [String]) -> Command {
         let shown = arguments.first.map { $0.hasPrefix("-") ? tool : tool + " " + $0 } ?? tool
-        guard let runAs = self.runAs else { return Command(executable: self.bin + "/" + tool, arguments: arguments, shown: shown) }
+        guard let runAs = self.runAs else {
+            return Command(executable: self.bin + "/" + tool, arguments: arguments, shown: shown)
+        }
         return Command(
             executable: runAs.runuser,
             arguments: ["-u", "postgres", "--", self.bin + "/" + tool] + arguments,
@@ -556,7 +561,8 @@ private struct Command: Sendable {
         case .exited(0):
             return String(decoding: output.contents(), as: UTF8.self)
         case .exited(let code), .signalled(let code):
-            let ending = if case .exited = status { "exited with status \(code)" } else { "was ended by signal \(code)" }
+            let ending =
+                if case .exited = status { "exited with status \(code)" } else { "was ended by signal \(code)" }
             throw PostgresServerProcess.Failure(
                 "\(self.shown) \(ending): \(Self.tail(standardError))",
                 exitStatus: code,
@@ -625,12 +631,14 @@ private enum GlibcSpawnExtensions {
     private typealias AddChangeDirectory =
         @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
 
-    static func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ descriptor: Int32) -> Int32 {
+    static func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ descriptor: Int32) -> Int32
+    {
         guard let symbol = self.symbol("posix_spawn_file_actions_addclosefrom_np") else { return ENOSYS }
         return unsafeBitCast(symbol, to: AddCloseFrom.self)(actions, descriptor)
     }
 
-    static func addChangeDirectory(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ path: String) -> Int32 {
+    static func addChangeDirectory(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ path: String) -> Int32
+    {
         guard let symbol = self.symbol("posix_spawn_file_actions_addchdir_np") else { return ENOSYS }
         return path.withCString { unsafeBitCast(symbol, to: AddChangeDirectory.self)(actions, $0) }
     }
@@ -648,7 +656,9 @@ private struct OutputFile: ~Copyable {
     init() throws {
         var template = Array("/tmp/marquee-pgcmd-XXXXXX".utf8CString)
         let descriptor = mkstemp(&template)
-        guard descriptor >= 0 else { throw PostgresServerProcess.Failure("cannot create a file in /tmp: errno \(errno)") }
+        guard descriptor >= 0 else {
+            throw PostgresServerProcess.Failure("cannot create a file in /tmp: errno \(errno)")
+        }
         unlink(&template)
         // Not for other children of this process (the spawned child gets it through dup2, which clears the flag).
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)

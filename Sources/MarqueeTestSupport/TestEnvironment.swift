@@ -1,8 +1,8 @@
 public import Logging
 public import MarqueeKafka
 
-import struct Foundation.UUID
 import class Foundation.ProcessInfo
+import struct Foundation.UUID
 
 /// Where the tests find the local stack, and whether integration tests run.
 public enum TestEnvironment {

@@ -1,13 +1,12 @@
 import Synchronization
 
+import struct Foundation.Data
 import class Foundation.FileHandle
 import class Foundation.JSONSerialization
 import class Foundation.Pipe
 import class Foundation.Process
 import class Foundation.ProcessInfo
-import struct Foundation.Data
 import struct Foundation.URL
-
 
 #if canImport(FoundationNetworking)
 import class FoundationNetworking.URLSession
@@ -62,7 +61,10 @@ public final class UpstreamEmulatorProcess: Sendable {
     ///   - arguments: Flags, e.g. `["--seed", "7", "--rate-limit", "40"]`.
     ///   - timeout: How long to wait for the listening line.
     /// - Throws: ``Failure`` when the binary is missing, exits, or stays silent past `timeout`.
-    public static func start(arguments: [String] = [], timeout: Duration = .seconds(30)) async throws
+    public static func start(
+        arguments: [String] = [],
+        timeout: Duration = .seconds(30)
+    ) async throws
         -> UpstreamEmulatorProcess
     {
         let executable = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
@@ -146,7 +148,12 @@ public final class UpstreamEmulatorProcess: Sendable {
         self.process.waitUntilExit()
     }
 
-    private func call(_ method: String, _ path: String, body: Data?, contentType: String? = nil) async throws -> [String: Any] {
+    private func call(
+        _ method: String,
+        _ path: String,
+        body: Data?,
+        contentType: String? = nil
+    ) async throws -> [String: Any] {
         guard let url = URL(string: self.baseURL + path) else { throw Failure(description: "bad URL \(path)") }
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -168,7 +175,9 @@ public final class UpstreamEmulatorProcess: Sendable {
 
 /// The first line of output, or nil at end of output; waits with a deadline.
 private final class LineWaiter: Sendable {
-    private let state = Mutex<(done: Bool, line: String?, waiter: CheckedContinuation<String?, Never>?)>((false, nil, nil))
+    private let state = Mutex<(done: Bool, line: String?, waiter: CheckedContinuation<String?, Never>?)>(
+        (false, nil, nil)
+    )
 
     func finish(_ line: String?) {
         let waiter: CheckedContinuation<String?, Never>? = self.state.withLock { state in

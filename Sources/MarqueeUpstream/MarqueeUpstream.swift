@@ -1,9 +1,9 @@
 import ArgumentParser
 import MarqueeEmulator
 
+import struct Foundation.Data
 import class Foundation.FileHandle
 import class Foundation.ProcessInfo
-import struct Foundation.Data
 
 /// `marquee-upstream`: the upstream API emulator (TMDB, TMDB images, KOFIC, Kakao, Open Library, Covers) for
 /// tests, benchmarks and the offline demo.
@@ -48,10 +48,15 @@ struct MarqueeUpstream: AsyncParsableCommand {
     @Option(help: "Accepted KOFIC key (key=). Default: $KOFIC_API_KEY, else marquee-emulator.")
     var koficKey: String?
 
-    @Option(help: "Accepted Kakao REST key (Authorization: KakaoAK). Default: $KAKAO_REST_API_KEY, else marquee-emulator.")
+    @Option(
+        help: "Accepted Kakao REST key (Authorization: KakaoAK). Default: $KAKAO_REST_API_KEY, else marquee-emulator."
+    )
     var kakaoKey: String?
 
-    @Option(help: "Requests per second per key and upstream (token bucket, burst = rate); 0 = off. Over it: 429 with Retry-After.")
+    @Option(
+        help:
+            "Requests per second per key and upstream (token bucket, burst = rate); 0 = off. Over it: 429 with Retry-After."
+    )
     var rateLimit: Double = 0
 
     @Option(help: "KOFIC calls per key per emulator day; 0 = off. Over it: HTTP 200 with faultInfo errorCode 320011.")
@@ -98,7 +103,8 @@ struct MarqueeUpstream: AsyncParsableCommand {
 
     func validate() throws {
         for (name, value) in [
-            ("--fault-5xx", self.fault5xx), ("--fault-429", self.fault429), ("--fault-timeout", self.faultTimeout), ("--fault-reset", self.faultReset),
+            ("--fault-5xx", self.fault5xx), ("--fault-429", self.fault429), ("--fault-timeout", self.faultTimeout),
+            ("--fault-reset", self.faultReset),
             ("--fault-malformed", self.faultMalformed), ("--fault-truncated-image", self.faultTruncatedImage),
         ] where !(0...1).contains(value) {
             throw ValidationError("\(name) must be between 0 and 1")
@@ -140,12 +146,18 @@ struct MarqueeUpstream: AsyncParsableCommand {
         let catalogue = Catalogue(CatalogueConfiguration(seed: self.seed, movies: self.movies, books: self.books))
         let renderer = try ImageRenderer(threads: self.renderThreads, cacheBytes: self.imageCacheMb << 20)
         let emulator = Emulator(catalogue: catalogue, settings: settings, renderer: renderer)
-        let server = try await EmulatorServer.start(emulator: emulator, host: self.host, port: self.port, threads: self.threads)
+        let server = try await EmulatorServer.start(
+            emulator: emulator,
+            host: self.host,
+            port: self.port,
+            threads: self.threads
+        )
         // Unbuffered: tests read this line through a pipe while the server runs.
         FileHandle.standardOutput.write(Data("{\"event\":\"listening\",\"url\":\"\(server.url)\"}\n".utf8))
         Self.log(
             "marquee-upstream listening on \(server.url): seed \(self.seed), \(catalogue.movieCount) movies, "
-                + "\(self.books) books, reference day \(catalogue.referenceDay)")
+                + "\(self.books) books, reference day \(catalogue.referenceDay)"
+        )
         try await server.waitUntilClosed()
     }
 

@@ -38,10 +38,16 @@ public struct ConfigFileOptions: ParsableArguments, Sendable {
             try Settings(flags: flags, environment: environment, settingsFile: self.settingsFile)
         }
         if self.printConfig {
-            print(try Self.exitingOnSettingError(executable: executable) { () throws(SettingError) in try settings.printed(catalogue) })
+            print(
+                try Self.exitingOnSettingError(executable: executable) { () throws(SettingError) in
+                    try settings.printed(catalogue)
+                }
+            )
             throw ExitCode.success
         }
-        try Self.exitingOnSettingError(executable: executable) { () throws(SettingError) in try settings.validate(catalogue) }
+        try Self.exitingOnSettingError(executable: executable) { () throws(SettingError) in
+            try settings.validate(catalogue)
+        }
         return settings
     }
 

@@ -22,11 +22,14 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .failure:
             "a check failed (`status`: a worker not ready; `lag --max-lag`: over the limit; `drain`: not drained in time), the work was partly done (`dlq replay`/`purge`), or one of two sources could not be read (`job`: the store or the dead letters)"
         case .usage: "a malformed flag or argument (EX_USAGE); the usage follows"
-        case .dataError: "bad input data: an invalid job line, a dead-letter or job id that is malformed or not found (EX_DATAERR)"
-        case .noInput: "an input file that cannot be read, or a store that does not exist or holds no catalogue yet (EX_NOINPUT)"
+        case .dataError:
+            "bad input data: an invalid job line, a dead-letter or job id that is malformed or not found (EX_DATAERR)"
+        case .noInput:
+            "an input file that cannot be read, or a store that does not exist or holds no catalogue yet (EX_NOINPUT)"
         case .unavailable: "the broker or the store did not answer, or a listening address is taken (EX_UNAVAILABLE)"
         case .software: "a worker's shutdown watchdog ended it, or an internal error (EX_SOFTWARE)"
-        case .temporaryFailure: "not now: the consumer group has members (`groups reset-offsets --execute`) (EX_TEMPFAIL)"
+        case .temporaryFailure:
+            "not now: the consumer group has members (`groups reset-offsets --execute`) (EX_TEMPFAIL)"
         case .protocolError: "the broker refused a request (EX_PROTOCOL)"
         case .configuration:
             "a malformed setting from the environment, a settings file or a secret file, or a schedule file that is invalid (EX_CONFIG)"
@@ -49,6 +52,8 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
 
     /// The table in docs/operating.md.
     public static var markdownTable: String {
-        (["| status | meaning |", "|---|---|"] + Self.allCases.map { "| \($0.rawValue) | \($0.meaning) |" }).joined(separator: "\n")
+        (["| status | meaning |", "|---|---|"] + Self.allCases.map { "| \($0.rawValue) | \($0.meaning) |" }).joined(
+            separator: "\n"
+        )
     }
 }

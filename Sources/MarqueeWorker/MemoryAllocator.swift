@@ -10,9 +10,11 @@ public enum MemoryAllocator {
     /// `jemalloc <version>` when jemalloc's `mallctl` is in the process, else `glibc`.
     public static var current: String {
         #if canImport(Glibc)
-        typealias MallCtl = @convention(c) (
-            UnsafePointer<CChar>?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>?, UnsafeMutableRawPointer?, Int
-        ) -> Int32
+        typealias MallCtl =
+            @convention(c) (
+                UnsafePointer<CChar>?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>?, UnsafeMutableRawPointer?,
+                Int
+            ) -> Int32
         // RTLD_DEFAULT is the null handle on glibc.
         guard let symbol = dlsym(nil, "mallctl") else { return "glibc" }
         let mallctl = unsafeBitCast(symbol, to: MallCtl.self)

@@ -1,9 +1,8 @@
 public import ArgumentParser
+import Logging
 import MarqueeKafka
 public import MarqueeObservability
 public import MarqueeSettings
-
-import Logging
 
 import class Foundation.ProcessInfo
 
@@ -39,7 +38,12 @@ public struct WorkerOptions: ParsableArguments {
     )
     public var shutdownTimeout: String?
 
-    @Option(help: ArgumentHelp(Catalogue.sessionTimeout, more: "Kafka's own default is 45s; 10s hands a crashed worker's partitions over sooner."))
+    @Option(
+        help: ArgumentHelp(
+            Catalogue.sessionTimeout,
+            more: "Kafka's own default is 45s; 10s hands a crashed worker's partitions over sooner."
+        )
+    )
     public var sessionTimeout: String?
 
     @Option(
@@ -86,7 +90,10 @@ public struct WorkerOptions: ParsableArguments {
     @Option(help: ArgumentHelp(Catalogue.logLevel))
     public var logLevel: String?
 
-    @Option(name: [.customShort("X"), .customLong("kafka-property")], help: ArgumentHelp(Catalogue.kafkaProperties, more: "Repeatable."))
+    @Option(
+        name: [.customShort("X"), .customLong("kafka-property")],
+        help: ArgumentHelp(Catalogue.kafkaProperties, more: "Repeatable.")
+    )
     public var kafkaProperties: [String] = []
 
     @Option(help: ArgumentHelp(Catalogue.storeTimeout))
@@ -105,13 +112,18 @@ public struct WorkerOptions: ParsableArguments {
             (Catalogue.maxMessageBytes, self.maxMessageBytes), (Catalogue.metricsAddress, self.metricsAddress),
             (Catalogue.metricsAdvertisedAddress, self.metricsAdvertisedAddress),
             (Catalogue.logLevel, self.logLevel), (Catalogue.storeTimeout, self.storeTimeout),
-            (Catalogue.metricsAllowedHosts, self.metricsAllowedHosts.isEmpty ? nil : self.metricsAllowedHosts.joined(separator: ",")),
+            (
+                Catalogue.metricsAllowedHosts,
+                self.metricsAllowedHosts.isEmpty ? nil : self.metricsAllowedHosts.joined(separator: ",")
+            ),
         ])
     }
 
     /// A flag given with a malformed value is refused here, with the usage.
     public func validate() throws {
-        let settings = try Self.validation { () throws(SettingError) in try Settings(flags: self.flags, environment: [:]) }
+        let settings = try Self.validation { () throws(SettingError) in
+            try Settings(flags: self.flags, environment: [:])
+        }
         try Self.validation { () throws(SettingError) in try settings.validate(Catalogue.worker) }
         _ = try Self.parseKafkaProperties(self.kafkaProperties)
     }
@@ -123,7 +135,10 @@ public struct WorkerOptions: ParsableArguments {
     /// where `MARQUEE_KAFKA_PROPERTIES` is a comma-separated list; the flags' properties win over its.
     ///
     /// - Throws: ``SettingError`` naming the setting, where its value came from and the form it needs.
-    public func resolved(environment: [String: String], flags more: [String: String] = [:]) throws(SettingError) -> WorkerSettings {
+    public func resolved(
+        environment: [String: String],
+        flags more: [String: String] = [:]
+    ) throws(SettingError) -> WorkerSettings {
         let settings = try Settings(
             flags: self.flags.merging(more) { ours, _ in ours },
             environment: environment,
@@ -141,18 +156,25 @@ public struct WorkerOptions: ParsableArguments {
     /// ``resolved(environment:flags:)`` for an executable's `run()`, with the executable's own settings (`more`)
     /// and their flags (`flags`, by setting name): prints the settings and exits for `--print-config`; a malformed
     /// setting exits with status 78 (EX_CONFIG) and one line saying which.
-    public func resolvedForRun(executable: String, more: [any AnySetting] = [], flags: [String: String] = [:]) throws -> WorkerSettings {
+    public func resolvedForRun(
+        executable: String,
+        more: [any AnySetting] = [],
+        flags: [String: String] = [:]
+    ) throws -> WorkerSettings {
         let resolved = try ConfigFileOptions.exitingOnSettingError(executable: executable) { () throws(SettingError) in
             try self.resolved(environment: ProcessInfo.processInfo.environment, flags: flags)
         }
         if self.config.printConfig {
-            let printed = try ConfigFileOptions.exitingOnSettingError(executable: executable) { () throws(SettingError) in
+            let printed = try ConfigFileOptions.exitingOnSettingError(executable: executable) {
+                () throws(SettingError) in
                 try resolved.settings.printed(Catalogue.worker + more)
             }
             print(printed)
             if !self.kafkaProperties.isEmpty {
-                print("# and \(self.kafkaProperties.count) -X properties from the command line (values redacted): "
-                    + resolved.flagProperties.keys.sorted().joined(separator: ", "))
+                print(
+                    "# and \(self.kafkaProperties.count) -X properties from the command line (values redacted): "
+                        + resolved.flagProperties.keys.sorted().joined(separator: ", ")
+                )
             }
             throw ExitCode.success
         }

@@ -46,7 +46,10 @@ public enum WorkerRunner {
         var configuration = configuration
         // The client id carries where `/metrics` is reached, so `marquee dashboard` finds every member of the group.
         let announced = metricsAddress.announced
-        configuration.kafka.clientID = AnnouncedAddress.clientID(name: configuration.kafka.clientID, announcing: announced)
+        configuration.kafka.clientID = AnnouncedAddress.clientID(
+            name: configuration.kafka.clientID,
+            announcing: announced
+        )
         let metrics = metrics ?? StageMetrics(stage: configuration.topics.stage)
         configuration.report(to: metrics)
         let stage = Stage(configuration: configuration, handler: handler, logger: logger)

@@ -47,7 +47,9 @@ public struct WorkerSettings: Sendable {
         do {
             self.allowedHosts = try HostAllowList.observability.adding(hosts)
         } catch {
-            throw SettingError("\(Catalogue.metricsAllowedHosts.name) (--metrics-allowed-host) from \(origin): \(error)")
+            throw SettingError(
+                "\(Catalogue.metricsAllowedHosts.name) (--metrics-allowed-host) from \(origin): \(error)"
+            )
         }
     }
 
@@ -57,7 +59,9 @@ public struct WorkerSettings: Sendable {
     /// Where the observability listener listens (the worker's own port unless set), the `Host` names it answers
     /// and the address it announces (``MetricsAddress/announced``).
     public func metricsAddress(defaultPort: Int) -> MetricsAddress {
-        guard !self.metricsAddressText.isEmpty, let (host, port) = try? WorkerOptions.parseMetricsAddress(self.metricsAddressText) else {
+        guard !self.metricsAddressText.isEmpty,
+            let (host, port) = try? WorkerOptions.parseMetricsAddress(self.metricsAddressText)
+        else {
             return MetricsAddress(
                 host: "127.0.0.1",
                 port: defaultPort,
@@ -65,7 +69,12 @@ public struct WorkerSettings: Sendable {
                 advertised: self.advertisedAddressText
             )
         }
-        return MetricsAddress(host: host, port: port, allowedHosts: self.allowedHosts, advertised: self.advertisedAddressText)
+        return MetricsAddress(
+            host: host,
+            port: port,
+            allowedHosts: self.allowedHosts,
+            advertised: self.advertisedAddressText
+        )
     }
 
     /// `MARQUEE_METRICS_ADVERTISED_ADDRESS`, checked further than its setting's form: a host a client id can carry.

@@ -9,7 +9,8 @@ struct CompletionScriptTests {
         let run = try await runBuiltExecutable("marquee", ["--generate-completion-script", shell])
         #expect(run.status == 0, "\(run.standardError)")
         let words = [
-            "enqueue", "topics", "lag", "dlq", "replay", "purge", "dashboard", "status", "drain", "query", "--max-lag", "--watch", "tmdb-list", "kofic-weekly", "openlibrary-work", "--dry-run", "--file",
+            "enqueue", "topics", "lag", "dlq", "replay", "purge", "dashboard", "status", "drain", "query", "--max-lag",
+            "--watch", "tmdb-list", "kofic-weekly", "openlibrary-work", "--dry-run", "--file",
             "--pipeline-only", "--topic-prefix",
         ]
         for word in words {

@@ -17,10 +17,18 @@ struct ConsumerGroupFailoverTests {
             let group = TestEnvironment.uniqueName("failover")
             let observer = GroupObserver()
             let first = try GroupMemberProcess(
-                name: "first", group: group, topic: topic, brokers: TestEnvironment.brokers, observer: observer
+                name: "first",
+                group: group,
+                topic: topic,
+                brokers: TestEnvironment.brokers,
+                observer: observer
             )
             let second = try GroupMemberProcess(
-                name: "second", group: group, topic: topic, brokers: TestEnvironment.brokers, observer: observer
+                name: "second",
+                group: group,
+                topic: topic,
+                brokers: TestEnvironment.brokers,
+                observer: observer
             )
             var killed = false
             defer {
@@ -33,7 +41,9 @@ struct ConsumerGroupFailoverTests {
             try await withProducer { producer in
                 func produce(_ count: Int) async throws {
                     let ids = produced..<min(produced + count, total)
-                    try await producer.send(ids.map { KafkaProducerMessage(topic: topic, key: "k\($0)", value: "\($0)") })
+                    try await producer.send(
+                        ids.map { KafkaProducerMessage(topic: topic, key: "k\($0)", value: "\($0)") }
+                    )
                     produced = ids.upperBound
                 }
                 // Produce in small waves, each processed before the next, until both members are consuming:
@@ -49,7 +59,9 @@ struct ConsumerGroupFailoverTests {
                 let split = observer.snapshot
                 #expect((split.lines["first"] ?? 0) > 0, "both members consume: the partitions are split")
                 #expect((split.lines["second"] ?? 0) > 0, "both members consume: the partitions are split")
-                #expect(split.partitions["first"].map { $0.isDisjoint(with: split.partitions["second"] ?? []) } ?? false)
+                #expect(
+                    split.partitions["first"].map { $0.isDisjoint(with: split.partitions["second"] ?? []) } ?? false
+                )
 
                 first.signal(SIGKILL)
                 killed = true
@@ -81,7 +93,9 @@ struct ConsumerRebalanceTests {
         try await withTestTopic(partitions: 2) { topic in
             _ = try await withProducer { producer in
                 try await producer.send(
-                    (0..<20).map { KafkaProducerMessage(topic: topic, partition: Int32($0 % 2), value: Array("old-\($0)".utf8)) }
+                    (0..<20).map {
+                        KafkaProducerMessage(topic: topic, partition: Int32($0 % 2), value: Array("old-\($0)".utf8))
+                    }
                 )
             }
             let group = TestEnvironment.uniqueName("revoke")
@@ -95,7 +109,9 @@ struct ConsumerRebalanceTests {
                 firstReceived.append(message.valueString)
                 if firstReceived.count == 20 { break }
             }
-            #expect(await firstEvents.next() == .assigned([0, 1].map { KafkaTopicPartition(topic: topic, partition: $0) }))
+            #expect(
+                await firstEvents.next() == .assigned([0, 1].map { KafkaTopicPartition(topic: topic, partition: $0) })
+            )
             // From here the first member keeps reading (and so serves its rebalances) until closed.
             let firstReader = Task {
                 var received: [String] = []
@@ -125,14 +141,24 @@ struct ConsumerRebalanceTests {
             }
             #expect(await firstEvents.next().map { if case .revoked = $0 { true } else { false } } == true)
             let committed = try await admin.committedOffsets(group: group, topics: [topic])
-            #expect(committed.values.allSatisfy { $0 == 10 }, "the revocation committed all that was processed: \(committed)")
+            #expect(
+                committed.values.allSatisfy { $0 == 10 },
+                "the revocation committed all that was processed: \(committed)"
+            )
 
             // New messages in every partition: the second member's first message is a new one.
             _ = try await withProducer { producer in
-                try await producer.send((0..<2).map { KafkaProducerMessage(topic: topic, partition: Int32($0), value: Array("new-\($0)".utf8)) })
+                try await producer.send(
+                    (0..<2).map {
+                        KafkaProducerMessage(topic: topic, partition: Int32($0), value: Array("new-\($0)".utf8))
+                    }
+                )
             }
             let secondReceived = try await secondReader.value
-            #expect(secondReceived.map(\.valueString).allSatisfy { $0.hasPrefix("new-") }, "nothing processed is delivered again")
+            #expect(
+                secondReceived.map(\.valueString).allSatisfy { $0.hasPrefix("new-") },
+                "nothing processed is delivered again"
+            )
             #expect(secondReceived.allSatisfy { secondPartitions.contains($0.topicPartition) && $0.offset == 10 })
             await second.close()
             await first.close()
@@ -147,7 +173,11 @@ struct ConsumerRebalanceTests {
     @Test func aBusyMemberStillServesTheRebalanceANewMemberStarts() async throws {
         try await withTestTopic(partitions: 2) { topic in
             _ = try await withProducer { producer in
-                try await producer.send((0..<20).map { KafkaProducerMessage(topic: topic, partition: Int32($0 % 2), value: Array("m\($0)".utf8)) })
+                try await producer.send(
+                    (0..<20).map {
+                        KafkaProducerMessage(topic: topic, partition: Int32($0 % 2), value: Array("m\($0)".utf8))
+                    }
+                )
             }
             let configuration = TestEnvironment.consumer(group: TestEnvironment.uniqueName("busy"), topics: [topic])
             let first = try KafkaConsumer(configuration: configuration, logger: .marqueeTest)

@@ -10,7 +10,7 @@ import struct Foundation.Data
 import class Foundation.JSONSerialization
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// `marquee dlq` as a process against the real broker: dead letters the stage wrote (by hand with the stage's
@@ -48,7 +48,12 @@ struct DLQCLITests {
         func routed(_ attempt: Int, _ kind: Envelope.ErrorKind, _ error: String, origin: String) -> [KafkaHeader] {
             let root = JobID.make()
             return Envelope(
-                id: JobID.make(), root: root, parent: root, attempt: attempt, origin: origin, error: error,
+                id: JobID.make(),
+                root: root,
+                parent: root,
+                attempt: attempt,
+                origin: origin,
+                error: error,
                 errorKind: kind
             )
             .kafkaHeaders
@@ -56,17 +61,26 @@ struct DLQCLITests {
         try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in
             try await producer.deliver([
                 KafkaProducerMessage(
-                    topic: fetch.dlq, key: Array(missing.dedupeKey.utf8), value: missing.encoded(),
+                    topic: fetch.dlq,
+                    key: Array(missing.dedupeKey.utf8),
+                    value: missing.encoded(),
                     headers: routed(
-                        1, .permanent, "HTTP 404: The resource you requested could not be found.",
-                        origin: "\(fetch.main)/0/0")
+                        1,
+                        .permanent,
+                        "HTTP 404: The resource you requested could not be found.",
+                        origin: "\(fetch.main)/0/0"
+                    )
                 ),
                 KafkaProducerMessage(
-                    topic: fetch.dlq, key: Array(list.dedupeKey.utf8), value: list.encoded(),
+                    topic: fetch.dlq,
+                    key: Array(list.dedupeKey.utf8),
+                    value: list.encoded(),
                     headers: routed(4, .transient, "HTTP 503 Service Unavailable", origin: "\(fetch.main)/0/1")
                 ),
                 KafkaProducerMessage(
-                    topic: fetch.dlq, key: nil, value: poison,
+                    topic: fetch.dlq,
+                    key: nil,
+                    value: poison,
                     headers: [
                         KafkaHeader(key: Envelope.Header.origin, value: "\(fetch.main)/0/2"),
                         KafkaHeader(key: Envelope.Header.error, value: "header marquee-id: required"),
@@ -74,11 +88,15 @@ struct DLQCLITests {
                     ]
                 ),
                 KafkaProducerMessage(
-                    topic: fetch.dlq, key: Array(other.dedupeKey.utf8), value: other.encoded(),
+                    topic: fetch.dlq,
+                    key: Array(other.dedupeKey.utf8),
+                    value: other.encoded(),
                     headers: routed(1, .permanent, "HTTP 404: not here either", origin: "\(fetch.main)/0/3")
                 ),
                 KafkaProducerMessage(
-                    topic: records.dlq, key: Array("tmdb:movie:1".utf8), value: record.encoded(),
+                    topic: records.dlq,
+                    key: Array("tmdb:movie:1".utf8),
+                    value: record.encoded(),
                     headers: routed(1, .permanent, "field 'data.title': required", origin: "\(records.main)/0/0")
                 ),
             ])
@@ -99,12 +117,14 @@ struct DLQCLITests {
         #expect(listed.status == 0, "\(listed.standardError)")
         let letters = try jsonLines(listed.standardOutput)
         #expect(
-            letters.map { $0["id"] as? String } == ["fetch/0/0", "fetch/0/1", "fetch/0/2", "fetch/0/3", "records/0/0"])
+            letters.map { $0["id"] as? String } == ["fetch/0/0", "fetch/0/1", "fetch/0/2", "fetch/0/3", "records/0/0"]
+        )
         #expect(letters.map { $0["kind"] as? String } == ["tmdb.movie", "tmdb.list", "unknown", "tmdb.movie", "movie"])
         #expect(
             letters.map { $0["error_kind"] as? String } == [
                 "permanent", "transient", "poison", "permanent", "permanent",
-            ])
+            ]
+        )
         #expect(letters.map { $0["attempt"] as? Int } == [1, 4, nil, 1, 1])
         #expect(letters.map { $0["poison"] as? Bool } == [false, false, true, false, false])
         #expect(letters[1]["error"] as? String == "HTTP 503 Service Unavailable")
@@ -114,7 +134,8 @@ struct DLQCLITests {
         #expect(
             letters.allSatisfy {
                 ($0["age_seconds"] as? Int).map { $0 < 120 } == true && $0["purged"] as? Bool == false
-            })
+            }
+        )
         #expect(listed.standardError.contains("5 dead letters:"), "the summary goes to standard error with --json")
 
         // The table, with its summary per stage and error kind.
@@ -126,14 +147,17 @@ struct DLQCLITests {
             rows.contains {
                 $0.hasPrefix("fetch/0/1") && $0.contains("tmdb.list") && $0.contains("transient")
                     && $0.contains("HTTP 503")
-            })
+            }
+        )
         #expect(table.standardOutput.contains("5 dead letters:"))
         #expect(
-            rows.contains { $0.split(separator: " ", omittingEmptySubsequences: true) == ["fetch", "permanent", "2"] })
+            rows.contains { $0.split(separator: " ", omittingEmptySubsequences: true) == ["fetch", "permanent", "2"] }
+        )
         #expect(
             rows.contains {
                 $0.split(separator: " ", omittingEmptySubsequences: true) == ["records", "permanent", "1"]
-            })
+            }
+        )
 
         // Filters.
         func ids(_ arguments: [String]) async throws -> [String] {
@@ -152,7 +176,8 @@ struct DLQCLITests {
         let shown = try await dlq(["show", "fetch/0/0"])
         #expect(shown.status == 0, "\(shown.standardError)")
         #expect(
-            shown.standardOutput.contains("marquee-error: HTTP 404: The resource you requested could not be found."))
+            shown.standardOutput.contains("marquee-error: HTTP 404: The resource you requested could not be found.")
+        )
         #expect(shown.standardOutput.contains("marquee-error-kind: permanent"))
         #expect(shown.standardOutput.contains("payload (\(missing.encoded().count) bytes, JSON):"))
         #expect(shown.standardOutput.contains("\n  \"kind\": \"tmdb.movie\""), "\(shown.standardOutput)")
@@ -190,10 +215,12 @@ struct DLQCLITests {
         #expect(
             paced.standardOutput.split(separator: "\n").map { $0.split(separator: " ")[0] } == [
                 "fetch/0/0", "records/0/0", "fetch/0/3",
-            ])
+            ]
+        )
         #expect(
             paced.standardError.contains("3 of 3 dead letters replayed to \(fetch.main) (2), \(records.main) (1)"),
-            "\(paced.standardError)")
+            "\(paced.standardError)"
+        )
         #expect(try await dlqContents([fetch], main: true).map(\.value) == [missing.encoded(), other.encoded()])
         #expect(try await dlqContents([records], main: true).map(\.value) == [record.encoded()])
 
@@ -201,12 +228,15 @@ struct DLQCLITests {
         let dryPurge = try await dlq(["purge", "--all", "--dry-run"])
         #expect(
             dryPurge.status == 0 && dryPurge.standardOutput.contains("4 dead letters would be purged"),
-            "\(dryPurge.standardOutput)")
+            "\(dryPurge.standardOutput)"
+        )
         #expect(try await ids([]).count == 4, "a dry run commits nothing")
         let purged = try await dlq(["purge", "--all"])
         #expect(purged.status == 0, "\(purged.standardError)")
         #expect(
-            purged.standardOutput.contains("4 dead letters purged (fetch 3, records 1)"), "\(purged.standardOutput)")
+            purged.standardOutput.contains("4 dead letters purged (fetch 3, records 1)"),
+            "\(purged.standardOutput)"
+        )
         let empty = try await dlq(["list"])
         #expect(empty.status == 0 && empty.standardOutput.contains("no dead letters"))
         #expect(empty.standardOutput.contains("5 purged not shown (--all shows them)"), "\(empty.standardOutput)")
@@ -238,7 +268,10 @@ struct DLQCLITests {
         defer { emulator.terminate() }
         let (prefix, fetch, records) = try await pipelineTopics("mqdr", fetchTiers: 3, recordsTiers: 0)
         let (worker, _) = try await startFetchWorker(
-            emulator: emulator, prefix: prefix, environment: ["TMDB_API_KEY": "tmdb-key-dlq"])
+            emulator: emulator,
+            prefix: prefix,
+            environment: ["TMDB_API_KEY": "tmdb-key-dlq"]
+        )
         do {
             try await Self.replayScenario(emulator: emulator, prefix: prefix, fetch: fetch, records: records)
         } catch {
@@ -251,7 +284,10 @@ struct DLQCLITests {
     }
 
     static func replayScenario(
-        emulator: UpstreamEmulatorProcess, prefix: String, fetch: StageTopics, records: StageTopics
+        emulator: UpstreamEmulatorProcess,
+        prefix: String,
+        fetch: StageTopics,
+        records: StageTopics
     ) async throws {
         // A detail that does not exist: permanent. Then a list while the upstream fails every call: transient,
         // through tiers 1 to 3, then the DLQ.
@@ -266,7 +302,8 @@ struct DLQCLITests {
 
         func dlq(_ arguments: [String]) async throws -> CommandRun {
             try await runMarquee(
-                ["dlq"] + arguments + ["--brokers", TestEnvironment.brokers, "--topic-prefix", prefix])
+                ["dlq"] + arguments + ["--brokers", TestEnvironment.brokers, "--topic-prefix", prefix]
+            )
         }
         let listed = try jsonLines(try await dlq(["list", "--json", "--stage", "fetch"]).standardOutput)
         #expect(listed.count == 2)
@@ -290,7 +327,8 @@ struct DLQCLITests {
         #expect(dry.status == 0, "\(dry.standardError)")
         #expect(
             dry.standardOutput.contains("1 dead letter would be replayed (dry run) to \(fetch.main) (1)"),
-            "\(dry.standardOutput)")
+            "\(dry.standardOutput)"
+        )
         #expect(dry.standardOutput.contains(id))
 
         // The replay, with --purge: the job runs again on the worker and its 40 records arrive.
@@ -349,6 +387,8 @@ func dlqContents(_ stages: [StageTopics], main: Bool = false) async throws -> [K
 func jsonLines(_ text: String) throws -> [[String: Any]] {
     try text.split(separator: "\n").map { line in
         try #require(
-            try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
+            try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            "not a JSON object: \(line)"
+        )
     }
 }

@@ -9,7 +9,7 @@ import class Foundation.ProcessInfo
 import struct Foundation.URL
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A real browser against a running pipeline: the built `marquee dashboard` serves the pipeline of

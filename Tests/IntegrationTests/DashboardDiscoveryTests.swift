@@ -23,7 +23,8 @@ struct DashboardDiscoveryTests {
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         // Four partitions: each of the three workers is assigned some, so each says it is ready.
         _ = try await StageTopics.createAll(topics, partitions: 4, admin: admin)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(TestEnvironment.uniqueName("mqw")).path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(TestEnvironment.uniqueName("mqw"))
+            .path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
 
@@ -47,7 +48,9 @@ struct DashboardDiscoveryTests {
         let serving = AsyncStream<Int>.makeStream()
         let dashboard = try ChildProcess(
             "marquee",
-            arguments: ["dashboard", "--address", "127.0.0.1:0", "--interval", "500ms", "--brokers", TestEnvironment.brokers],
+            arguments: [
+                "dashboard", "--address", "127.0.0.1:0", "--interval", "500ms", "--brokers", TestEnvironment.brokers,
+            ],
             environment: [
                 "MARQUEE_TOPIC_PREFIX": prefix, "MARQUEE_RETRY_DELAYS": "10s", "MARQUEE_GROUP_RECORDS": group,
                 "MARQUEE_DLQ_READER_GROUP": TestEnvironment.uniqueName("mqw-dlq-reader"),
@@ -55,7 +58,9 @@ struct DashboardDiscoveryTests {
             ],
             readsStandardError: true
         ) { line in
-            if let range = line.range(of: "serving http://127.0.0.1:"), let port = Int(line[range.upperBound...].prefix { $0.isNumber }) {
+            if let range = line.range(of: "serving http://127.0.0.1:"),
+                let port = Int(line[range.upperBound...].prefix { $0.isNumber })
+            {
                 serving.continuation.yield(port)
             }
         }

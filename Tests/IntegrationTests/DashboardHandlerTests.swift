@@ -191,7 +191,10 @@ struct DashboardCLITests {
         (["--samples", "0"], "--samples must be at least 1"),
         (["--interval", "10ms"], "--interval must be at least 100ms"),
         (["--store", "mysql://x"], "MARQUEE_STORE"),
-        (["--allowed-host", "dash.example:8080"], "--allowed-host (MARQUEE_DASHBOARD_ALLOWED_HOSTS): 'dash.example:8080' has a port"),
+        (
+            ["--allowed-host", "dash.example:8080"],
+            "--allowed-host (MARQUEE_DASHBOARD_ALLOWED_HOSTS): 'dash.example:8080' has a port"
+        ),
     ])
     func badArgumentsAreUsageErrors(arguments: [String], message: String) async throws {
         let run = try await runBuiltExecutable(
@@ -213,11 +216,16 @@ struct DashboardCLITests {
         let serving = AsyncStream<Int>.makeStream()
         let process = try ChildProcess(
             "marquee",
-            arguments: ["dashboard", "--address", "127.0.0.1:0", "--brokers", "127.0.0.1:1", "--timeout", "1"] + arguments,
-            environment: environment.merging(["MARQUEE_WORKERS": "fetch=127.0.0.1:1", "MARQUEE_STORE": "sqlite:/nonexistent/marquee.db"]) { $1 },
+            arguments: ["dashboard", "--address", "127.0.0.1:0", "--brokers", "127.0.0.1:1", "--timeout", "1"]
+                + arguments,
+            environment: environment.merging([
+                "MARQUEE_WORKERS": "fetch=127.0.0.1:1", "MARQUEE_STORE": "sqlite:/nonexistent/marquee.db",
+            ]) { $1 },
             readsStandardError: true
         ) { line in
-            if let range = line.range(of: "serving http://127.0.0.1:"), let port = Int(line[range.upperBound...].prefix { $0.isNumber }) {
+            if let range = line.range(of: "serving http://127.0.0.1:"),
+                let port = Int(line[range.upperBound...].prefix { $0.isNumber })
+            {
                 serving.continuation.yield(port)
             }
         }

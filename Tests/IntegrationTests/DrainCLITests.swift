@@ -15,10 +15,14 @@ struct DrainCLITests {
         #expect(created.status == 0, "\(created.standardError)")
         // Three jobs nobody consumes.
         _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in
-            try await producer.send((0..<3).map { KafkaProducerMessage(topic: "\(prefix)fetch", key: "k\($0)", value: "{}") })
+            try await producer.send(
+                (0..<3).map { KafkaProducerMessage(topic: "\(prefix)fetch", key: "k\($0)", value: "{}") }
+            )
         }
         let run = try await runBuiltExecutable(
-            "marquee", ["drain", "--max-wait", "2s", "--interval", "200ms"], environment: environment
+            "marquee",
+            ["drain", "--max-wait", "2s", "--interval", "200ms"],
+            environment: environment
         )
         #expect(run.status == 1)
         #expect(run.standardError.contains("not drained after 2s: fetch lag 3"), "\(run.standardError)")

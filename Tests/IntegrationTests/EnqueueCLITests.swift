@@ -4,8 +4,8 @@ import MarqueePipeline
 import MarqueeTestSupport
 import Testing
 
-import class Foundation.FileManager
 import struct Foundation.Data
+import class Foundation.FileManager
 
 /// `marquee enqueue` as a process against the real broker: flags and JSON lines land as the right payloads and
 /// root envelopes; an input with a bad line sends nothing.
@@ -21,13 +21,22 @@ struct EnqueueCLITests {
         defer { try? FileManager.default.removeItem(atPath: path) }
 
         // A bad line among good ones: exit 65, each bad line named, nothing sent.
-        #expect(FileManager.default.createFile(atPath: path, contents: Data("""
-            {"v":1,"kind":"tmdb.movie","id":550,"language":"ko-KR"}
-            {"v":1,"kind":"tmdb.movie","id":"550","language":"ko-KR"}
+        #expect(
+            FileManager.default.createFile(
+                atPath: path,
+                contents: Data(
+                    """
+                    {"v":1,"kind":"tmdb.movie","id":550,"language":"ko-KR"}
+                    {"v":1,"kind":"tmdb.movie","id":"550","language":"ko-KR"}
 
-            {"v":1,"kind":"openlibrary.search","q":"swift","page":1,"limit":20}
-            """.utf8)))
-        let bad = try await runMarquee(["enqueue", "--brokers", TestEnvironment.brokers, "--topic-prefix", prefix, "--file", path])
+                    {"v":1,"kind":"openlibrary.search","q":"swift","page":1,"limit":20}
+                    """.utf8
+                )
+            )
+        )
+        let bad = try await runMarquee([
+            "enqueue", "--brokers", TestEnvironment.brokers, "--topic-prefix", prefix, "--file", path,
+        ])
         #expect(bad.status == 65)
         #expect(bad.standardError.contains("line 2: field 'id'"), "\(bad.standardError)")
         #expect(bad.standardError.contains("nothing was sent"))
@@ -43,17 +52,30 @@ struct EnqueueCLITests {
         #expect(roots.count == 4)
 
         // JSON lines, all good now.
-        #expect(FileManager.default.createFile(atPath: path, contents: Data("""
-            {"v":1,"kind":"tmdb.movie","id":550,"language":"ko-KR"}
-            {"v":1,"kind":"openlibrary.search","q":"swift","page":1,"limit":20}
-            """.utf8)))
-        let lines = try await runMarquee(["enqueue", "--brokers", TestEnvironment.brokers, "--topic-prefix", prefix, "--file", path])
+        #expect(
+            FileManager.default.createFile(
+                atPath: path,
+                contents: Data(
+                    """
+                    {"v":1,"kind":"tmdb.movie","id":550,"language":"ko-KR"}
+                    {"v":1,"kind":"openlibrary.search","q":"swift","page":1,"limit":20}
+                    """.utf8
+                )
+            )
+        )
+        let lines = try await runMarquee([
+            "enqueue", "--brokers", TestEnvironment.brokers, "--topic-prefix", prefix, "--file", path,
+        ])
         #expect(lines.status == 0, "\(lines.standardError)")
 
         let messages = try await read(6, from: fetch.main)
         let jobs = try messages.map { try FetchJob.decode($0.value) }
-        #expect(jobs[0] == .tmdbList(list: .popular, page: 1, language: "ko-KR", region: nil, follow: Follow(details: true)))
-        #expect(jobs[3] == .tmdbList(list: .popular, page: 2, language: "en-US", region: nil, follow: Follow(details: true)))
+        #expect(
+            jobs[0] == .tmdbList(list: .popular, page: 1, language: "ko-KR", region: nil, follow: Follow(details: true))
+        )
+        #expect(
+            jobs[3] == .tmdbList(list: .popular, page: 2, language: "en-US", region: nil, follow: Follow(details: true))
+        )
         #expect(jobs[4] == .tmdbMovie(id: 550, language: "ko-KR", follow: .none))
         #expect(jobs[5].kind == "openlibrary.search")
         for (index, message) in messages.enumerated() {
@@ -74,8 +96,14 @@ struct EnqueueCLITests {
                 .tmdbMovie(id: 27205, language: "en-US", follow: Follow(reviews: true)),
             ]
         ),
-        (["tmdb-reviews", "550", "--pages", "3"], [.tmdbReviews(id: 550, page: 1, language: "en-US", follow: Follow(pages: 3))]),
-        (["tmdb-genres", "--language", "ko-KR,en-US"], [.tmdbGenres(language: "ko-KR"), .tmdbGenres(language: "en-US")]),
+        (
+            ["tmdb-reviews", "550", "--pages", "3"],
+            [.tmdbReviews(id: 550, page: 1, language: "en-US", follow: Follow(pages: 3))]
+        ),
+        (
+            ["tmdb-genres", "--language", "ko-KR,en-US"],
+            [.tmdbGenres(language: "ko-KR"), .tmdbGenres(language: "en-US")]
+        ),
         (
             ["kofic-weekly", "--from", "2024-02-26", "--to", "2024-03-10", "--period", "weekend", "--details"],
             [
@@ -83,13 +111,23 @@ struct EnqueueCLITests {
                 .koficWeeklyBoxOffice(date: "20240304", week: .weekend, follow: Follow(details: true)),
             ]
         ),
-        (["kofic-daily", "--from", "2024-02-28", "--to", "2024-03-01"], [
-            .koficDailyBoxOffice(date: "20240228", follow: .none), .koficDailyBoxOffice(date: "20240229", follow: .none),
-            .koficDailyBoxOffice(date: "20240301", follow: .none),
-        ]),
+        (
+            ["kofic-daily", "--from", "2024-02-28", "--to", "2024-03-01"],
+            [
+                .koficDailyBoxOffice(date: "20240228", follow: .none),
+                .koficDailyBoxOffice(date: "20240229", follow: .none),
+                .koficDailyBoxOffice(date: "20240301", follow: .none),
+            ]
+        ),
         (["kofic-movie", "20183782", "--images"], [.koficMovie(code: "20183782", follow: Follow(images: true))]),
-        (["kakao-poster", "기생충 2019", "--movie-code", "20183782"], [.kakaoPoster(query: "기생충 2019", movieCode: "20183782")]),
-        (["openlibrary-work", "OL45804W", "--images"], [.openLibraryWork(id: "OL45804W", follow: Follow(images: true))]),
+        (
+            ["kakao-poster", "기생충 2019", "--movie-code", "20183782"],
+            [.kakaoPoster(query: "기생충 2019", movieCode: "20183782")]
+        ),
+        (
+            ["openlibrary-work", "OL45804W", "--images"],
+            [.openLibraryWork(id: "OL45804W", follow: Follow(images: true))]
+        ),
     ])
     func eachSubcommandBuildsItsJobs(arguments: [String], expected: [FetchJob]) async throws {
         let run = try await runMarquee(["enqueue"] + arguments + ["--dry-run"])
@@ -117,7 +155,11 @@ extension EnqueueCLITests {
     @Test func hostileLinesAreEachNamedShortlyAndNothingIsSent() async throws {
         let prefix = TestEnvironment.uniqueName("mqh") + "."
         let fetch = StageTopics(stage: "fetch", prefix: prefix, tiers: 0)
-        _ = try await StageTopics.createAll([fetch], partitions: 1, admin: try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest))
+        _ = try await StageTopics.createAll(
+            [fetch],
+            partitions: 1,
+            admin: try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        )
         let huge = String(repeating: "x", count: 300_000)
         let lines = [
             #"{"v":1,"kind":"tmdb.list","list":"popular","page":-1}"#,
@@ -136,18 +178,28 @@ extension EnqueueCLITests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(FileManager.default.createFile(atPath: path, contents: Data(lines.joined(separator: "\n").utf8)))
 
-        let run = try await runMarquee(["enqueue", "--brokers", TestEnvironment.brokers, "--topic-prefix", prefix, "--file", path])
+        let run = try await runMarquee([
+            "enqueue", "--brokers", TestEnvironment.brokers, "--topic-prefix", prefix, "--file", path,
+        ])
         #expect(run.status == 65)
         let reported = run.standardError.split(separator: "\n").filter { $0.hasPrefix("marquee: line ") }
-        #expect(reported.map { $0.split(separator: ":")[1] } == (1...10).map { " line \($0)" }, "\(run.standardError.prefix(2000))")
+        #expect(
+            reported.map { $0.split(separator: ":")[1] } == (1...10).map { " line \($0)" },
+            "\(run.standardError.prefix(2000))"
+        )
         #expect(run.standardError.count < 4_000, "reasons are short: the input is not echoed")
         #expect(run.standardError.contains("10 bad lines: nothing was sent"))
-        #expect(try await KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest).watermarks(topic: fetch.main).values.allSatisfy { $0.end == 0 })
+        #expect(
+            try await KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest).watermarks(
+                topic: fetch.main
+            ).values.allSatisfy { $0.end == 0 }
+        )
 
         // Hostile flags are usage errors, never crashes.
         for arguments in [
             ["tmdb-list", "popular", "--pages", "99999999999999999999"], ["tmdb-list", "popular", "--pages", "5-1"],
-            ["kofic-daily", "--from", "2024-02-30"], ["kofic-daily", "--from", "0000-01-01"], ["tmdb-search", String(huge.prefix(100_000))],
+            ["kofic-daily", "--from", "2024-02-30"], ["kofic-daily", "--from", "0000-01-01"],
+            ["tmdb-search", String(huge.prefix(100_000))],
             ["openlibrary-search", "swift", "--limit", "-3"], ["tmdb-movie", "99999999999999"],
         ] {
             let flags = try await runMarquee(["enqueue"] + arguments + ["--dry-run"])

@@ -16,9 +16,13 @@ import Glibc
 @Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct FetchProcessTests {
     @Test func theWorkerFetchesReportsAndStopsOnSIGTERMWithoutLeakingItsKeys() async throws {
-        let keys = ["TMDB_API_KEY": "tmdb-SECRET-7d1c0e", "KOFIC_API_KEY": "kofic-SECRET-51aa", "KAKAO_REST_API_KEY": "kakao-SECRET-99f2"]
+        let keys = [
+            "TMDB_API_KEY": "tmdb-SECRET-7d1c0e", "KOFIC_API_KEY": "kofic-SECRET-51aa",
+            "KAKAO_REST_API_KEY": "kakao-SECRET-99f2",
+        ]
         let emulator = try await UpstreamEmulatorProcess.start(arguments: [
-            "--seed", "5", "--movies", "100", "--tmdb-key", keys["TMDB_API_KEY"]!, "--kofic-key", keys["KOFIC_API_KEY"]!,
+            "--seed", "5", "--movies", "100", "--tmdb-key", keys["TMDB_API_KEY"]!, "--kofic-key",
+            keys["KOFIC_API_KEY"]!,
             "--kakao-key", keys["KAKAO_REST_API_KEY"]!,
         ])
         defer { emulator.terminate() }
@@ -52,11 +56,15 @@ struct FetchProcessTests {
         #expect(clock.now - stopAt < .seconds(15))
 
         // Keys appear nowhere the worker wrote: logs, dead-letter headers, metrics.
-        let written = lines.withLock { $0 }.joined(separator: "\n") + metrics
+        let written =
+            lines.withLock { $0 }.joined(separator: "\n") + metrics
             + dead.headers.map { "\($0.key)=\($0.stringValue ?? "")" }.joined(separator: "\n")
         #expect(!written.isEmpty)
         for key in keys.values { #expect(!written.contains(key), "the key \(key.prefix(5))… leaked") }
-        #expect(lines.withLock { $0 }.allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") }, "every log line is a JSON object")
+        #expect(
+            lines.withLock { $0 }.allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") },
+            "every log line is a JSON object"
+        )
         // marquee-fetch runs on jemalloc (docs/fetch.md, "Memory allocator"), and says so when it starts.
         let startLine = lines.withLock { $0 }.first { $0.contains("\"fetch worker started\"") } ?? ""
         #expect(startLine.contains("\"marquee.allocator\":\"jemalloc 5."), "the start-up line: \(startLine)")
@@ -65,7 +73,9 @@ struct FetchProcessTests {
     /// With `--validator-cache store`, validators outlive the worker: a restarted worker (or any other on the same
     /// store) revalidates what the first one fetched, answered 304, and emits nothing again.
     @Test func validatorsInTheStoreOutliveTheWorker() async throws {
-        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "6", "--movies", "100", "--tmdb-key", "tmdb-key-1"])
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: [
+            "--seed", "6", "--movies", "100", "--tmdb-key", "tmdb-key-1",
+        ])
         defer { emulator.terminate() }
         let (prefix, fetch, records) = try await pipelineTopics("mqv", fetchTiers: 1, recordsTiers: 0)
         let path = "/tmp/\(TestEnvironment.uniqueName("marquee-validators")).db"
@@ -77,7 +87,10 @@ struct FetchProcessTests {
         var outputs: [[String: Int]] = []
         for _ in 1...2 {
             let (worker, _) = try await startFetchWorker(emulator: emulator, prefix: prefix, environment: environment)
-            let envelope = try await enqueue(.tmdbList(list: .popular, page: 1, language: "ko-KR", region: nil, follow: .none), to: fetch)
+            let envelope = try await enqueue(
+                .tmdbList(list: .popular, page: 1, language: "ko-KR", region: nil, follow: .none),
+                to: fetch
+            )
             let reported = try await read(1, from: records.main) { $0.keyString == "job.outcome:\(envelope.id)" }
             let outcome = try JobOutcome.decode(try Record.decode(reported[0].value))
             #expect(outcome.outcome == .done)
@@ -108,9 +121,11 @@ func startFetchWorker(
         "MARQUEE_ALLOW_PRIVATE_ADDRESSES": "1", "MARQUEE_IMAGE_HOSTS": "127.0.0.1",
         "TMDB_BASE_URL": emulator.tmdbBaseURL, "TMDB_IMAGE_BASE_URL": emulator.tmdbImageBaseURL,
         "KOFIC_BASE_URL": emulator.koficBaseURL, "KAKAO_BASE_URL": emulator.kakaoBaseURL,
-        "OPENLIBRARY_BASE_URL": emulator.openLibraryBaseURL, "OPENLIBRARY_COVERS_BASE_URL": emulator.openLibraryCoversBaseURL,
+        "OPENLIBRARY_BASE_URL": emulator.openLibraryBaseURL,
+        "OPENLIBRARY_COVERS_BASE_URL": emulator.openLibraryCoversBaseURL,
     ].merging(environment) { $1 }
-    let worker = try ChildProcess("marquee-fetch", arguments: [], environment: settings, readsStandardError: true) { line in
+    let worker = try ChildProcess("marquee-fetch", arguments: [], environment: settings, readsStandardError: true) {
+        line in
         onLine(String(line))
         // {"…","msg":"fetch worker started",…,"marquee.metrics":"http://127.0.0.1:PORT/metrics"}
         if line.contains("\"fetch worker started\""),
@@ -125,13 +140,19 @@ func startFetchWorker(
 }
 
 /// Fetch, records and images topics (2 partitions each) under a new prefix `<stem>-…`.
-func pipelineTopics(_ stem: String, fetchTiers: Int, recordsTiers: Int) async throws -> (String, StageTopics, StageTopics) {
+func pipelineTopics(
+    _ stem: String,
+    fetchTiers: Int,
+    recordsTiers: Int
+) async throws -> (String, StageTopics, StageTopics) {
     let prefix = TestEnvironment.uniqueName(stem) + "."
     let fetch = StageTopics(stage: "fetch", prefix: prefix, tiers: fetchTiers)
     let records = StageTopics(stage: "records", prefix: prefix, tiers: recordsTiers)
     let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
     _ = try await StageTopics.createAll(
-        [fetch, records, StageTopics(stage: "images", prefix: prefix, tiers: 0)], partitions: 2, admin: admin
+        [fetch, records, StageTopics(stage: "images", prefix: prefix, tiers: 0)],
+        partitions: 2,
+        admin: admin
     )
     return (prefix, fetch, records)
 }

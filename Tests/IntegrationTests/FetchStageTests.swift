@@ -80,7 +80,11 @@ func withFetchStage<T>(
     configuration.shutdownTimeout = .seconds(10)
     configuration.dependencyRetry = .milliseconds(200) ... .seconds(1)
     let (worker, stage, ledger) = try await makeFetchStage(
-        emulator: emulator, configuration: configuration, tmdbKey: tmdbKey, tmdbRate: tmdbRate)
+        emulator: emulator,
+        configuration: configuration,
+        tmdbKey: tmdbKey,
+        tmdbRate: tmdbRate
+    )
     // The stage is last: a group stops its services in reverse order, so the HTTP client outlives the jobs.
     return try await whileRunning(worker.services + [stage]) { try await body(configuration.topics, ledger, stage) }
 }
@@ -180,7 +184,13 @@ struct FetchStageTests {
         try await withFetchStage(emulator: emulator, tmdbRate: clientRate, retry: retry) { topics, ledger, _ in
             try await enqueue(
                 [
-                    .tmdbList(list: .popular, page: 1, language: "ko-KR", region: nil, follow: Follow(pages: 3, details: true, reviews: true)),
+                    .tmdbList(
+                        list: .popular,
+                        page: 1,
+                        language: "ko-KR",
+                        region: nil,
+                        follow: Follow(pages: 3, details: true, reviews: true)
+                    ),
                     .koficDailyBoxOffice(date: "20240105", follow: Follow(details: true, images: true)),
                     .openLibrarySearch(query: "the", page: 1, limit: 10, follow: Follow(details: true, images: true)),
                 ],
@@ -189,7 +199,10 @@ struct FetchStageTests {
             )
             try await ledger.wait("the crawl to drain", timeout: .seconds(240)) { $0.isDrained && $0.roots == 3 }
             let snapshot = ledger.snapshot
-            #expect(snapshot.deadLettered.isEmpty, "nothing failed permanently or outlasted the tiers: \(snapshot.deadLettered)")
+            #expect(
+                snapshot.deadLettered.isEmpty,
+                "nothing failed permanently or outlasted the tiers: \(snapshot.deadLettered)"
+            )
             #expect(snapshot.retried > 0, "faults were injected, so some jobs went through the retry tiers")
             // 3 list pages of 20 movies, each with details (reviews appended): movie records for all 60.
             #expect(snapshot.records(ofKind: .movie) == 60)
@@ -218,7 +231,13 @@ struct FetchStageTests {
         let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "11", "--movies", "100"])
         defer { emulator.terminate() }
         try await withFetchStage(emulator: emulator) { topics, ledger, _ in
-            let list = FetchJob.tmdbList(list: .topRated, page: 1, language: "en-US", region: nil, follow: Follow(details: true))
+            let list = FetchJob.tmdbList(
+                list: .topRated,
+                page: 1,
+                language: "en-US",
+                region: nil,
+                follow: Follow(details: true)
+            )
             try await enqueue([list], to: topics, ledger: ledger)
             try await ledger.wait("the first crawl", timeout: .seconds(120)) { $0.isDrained && $0.roots == 1 }
             let first = ledger.snapshot
@@ -257,7 +276,13 @@ struct FetchStageTests {
         var configuration = testStageConfiguration()
         configuration.concurrency = 4
         configuration.shutdownTimeout = .seconds(10)
-        let list = FetchJob.tmdbList(list: .topRated, page: 1, language: "en-US", region: nil, follow: Follow(details: true))
+        let list = FetchJob.tmdbList(
+            list: .topRated,
+            page: 1,
+            language: "en-US",
+            region: nil,
+            follow: Follow(details: true)
+        )
 
         // First run: the producer reaches no broker (the consumer does), so the delivery of the list's outputs
         // times out and the stage stops with the job uncommitted.
@@ -267,7 +292,10 @@ struct FetchStageTests {
             producer.deliveryTimeout = .seconds(2)
         }
         let (firstWorker, firstStage, firstLedger) = try await makeFetchStage(
-            emulator: emulator, configuration: refusing, validators: validators)
+            emulator: emulator,
+            configuration: refusing,
+            validators: validators
+        )
         try await enqueue(list, to: configuration.topics)
         try await whileRunning(firstWorker.services) {
             let error = await #expect(throws: KafkaError.self) { try await firstStage.run() }
@@ -277,7 +305,11 @@ struct FetchStageTests {
         #expect(statistic(try await emulator.stats(), "routeStatuses", "tmdb.list", "200") == 1)
 
         // Second run, same group: the list comes again, is downloaded again, and its outputs are emitted.
-        let (worker, stage, ledger) = try await makeFetchStage(emulator: emulator, configuration: configuration, validators: validators)
+        let (worker, stage, ledger) = try await makeFetchStage(
+            emulator: emulator,
+            configuration: configuration,
+            validators: validators
+        )
         // The first run's handler returned the list's details, but none was delivered (no broker took them): only
         // the list runs again, and spawns them.
         #expect(firstLedger.snapshot.fetchOutputs == 20)
@@ -298,7 +330,9 @@ struct FetchStageTests {
     /// spending no attempt) without one message in the DLQ; once the upstream accepts the key, a probe resumes
     /// the source by itself and every job completes.
     @Test func aRefusedKeyPausesTheSourceUntilItIsAccepted() async throws {
-        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "3", "--movies", "50", "--tmdb-key", "the-right-key"])
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: [
+            "--seed", "3", "--movies", "50", "--tmdb-key", "the-right-key",
+        ])
         defer { emulator.terminate() }
         try await withFetchStage(emulator: emulator, tmdbKey: "a-wrong-key") { topics, ledger, stage in
             let jobs = FetchJob.TMDBList.allCases.map { list in

@@ -1,15 +1,15 @@
 import Synchronization
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 import class Foundation.FileHandle
 import class Foundation.Pipe
 import class Foundation.Process
 import class Foundation.ProcessInfo
 import struct Foundation.URL
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What the group members reported: which member processed which ids, from which partitions.
 struct GroupReport: Sendable, CustomStringConvertible {
@@ -117,7 +117,8 @@ final class ChildProcess: Sendable {
 
     /// The child's peak resident set size (`VmHWM` in /proc), in bytes, while it runs.
     var peakResidentBytes: Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(self.process.processIdentifier)/status", encoding: .utf8),
+        guard
+            let status = try? String(contentsOfFile: "/proc/\(self.process.processIdentifier)/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
             let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
         else { return nil }

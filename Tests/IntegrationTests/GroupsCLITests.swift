@@ -100,13 +100,18 @@ struct GroupsCLITests {
         try await renamed.expectCommitted([0: nil, 1: nil, 2: nil])
 
         let text = try await renamed.groups(["reset-offsets", renamed.group, "--from-group", old.group])
-        #expect(text.standardOutput.hasPrefix("No --topic: every partition group '\(old.group)' committed on."), "\(text.standardOutput)")
+        #expect(
+            text.standardOutput.hasPrefix("No --topic: every partition group '\(old.group)' committed on."),
+            "\(text.standardOutput)"
+        )
         _ = try await renamed.execute(["--from-group", old.group])
         try await renamed.expectCommitted([0: 7, 1: 3, 2: nil])
         try await old.expectCommitted([0: 7, 1: 3, 2: nil])
 
         // A partition the old group never committed on is named, not guessed.
-        let missing = try await renamed.groups(["reset-offsets", renamed.group, "--from-group", old.group, "--topic", old.topic])
+        let missing = try await renamed.groups([
+            "reset-offsets", renamed.group, "--from-group", old.group, "--topic", old.topic,
+        ])
         #expect(missing.status == 64, "\(missing.standardError)")
         #expect(missing.standardError.contains("committed no offset on \(old.topic)[2]"), "\(missing.standardError)")
     }

@@ -7,9 +7,9 @@ import MarqueeTestSupport
 import Synchronization
 import Testing
 
+import struct Foundation.Data
 import class Foundation.FileManager
 import class Foundation.JSONSerialization
-import struct Foundation.Data
 import struct Foundation.URL
 
 #if canImport(Glibc)
@@ -26,7 +26,9 @@ struct ImageLimitsProcessTests {
         // Posters of two list pages: distinct URLs, so no download is shared.
         var posters: [String] = []
         for page in 1...2 {
-            let (status, body) = try await httpGet(emulator.tmdbBaseURL + "/movie/popular?api_key=marquee-emulator&page=\(page)")
+            let (status, body) = try await httpGet(
+                emulator.tmdbBaseURL + "/movie/popular?api_key=marquee-emulator&page=\(page)"
+            )
             #expect(status == 200)
             let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
             for movie in object?["results"] as? [[String: Any]] ?? [] {
@@ -60,10 +62,14 @@ struct ImageLimitsProcessTests {
                     "marquee-images",
                     arguments: [],
                     environment: [
-                        "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": prefix, "MARQUEE_GROUP": group,
-                        "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0", "MARQUEE_SESSION_TIMEOUT": "6s", "MARQUEE_RETRY_DELAYS": "200ms",
-                        "MARQUEE_SHUTDOWN_TIMEOUT": "5s", "MARQUEE_ALLOW_PRIVATE_ADDRESSES": "1", "MARQUEE_IMAGE_HOSTS": "127.0.0.1",
-                        "MARQUEE_IMAGE_STORE": "file://" + folder.path, "MARQUEE_IMAGE_RATE_LIMITS": "127.0.0.1=\(Int(rate))",
+                        "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": prefix,
+                        "MARQUEE_GROUP": group,
+                        "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0", "MARQUEE_SESSION_TIMEOUT": "6s",
+                        "MARQUEE_RETRY_DELAYS": "200ms",
+                        "MARQUEE_SHUTDOWN_TIMEOUT": "5s", "MARQUEE_ALLOW_PRIVATE_ADDRESSES": "1",
+                        "MARQUEE_IMAGE_HOSTS": "127.0.0.1",
+                        "MARQUEE_IMAGE_STORE": "file://" + folder.path,
+                        "MARQUEE_IMAGE_RATE_LIMITS": "127.0.0.1=\(Int(rate))",
                         "MARQUEE_STORE": "sqlite:\(storePath)",
                     ],
                     readsStandardError: true
@@ -88,12 +94,17 @@ struct ImageLimitsProcessTests {
         }
         // Jobs go in once both workers hold their share of the partitions (a bounded poll of their logs).
         let deadline = ContinuousClock.now + .seconds(60)
-        while !held.withLock({ $0.allSatisfy { !$0.isEmpty } && $0[0].union($0[1]).count == 4 && $0[0].isDisjoint(with: $0[1]) }) {
+        while !held.withLock({
+            $0.allSatisfy { !$0.isEmpty } && $0[0].union($0[1]).count == 4 && $0[0].isDisjoint(with: $0[1])
+        }) {
             try #require(ContinuousClock.now < deadline, "both workers joined the group: \(held.withLock { $0 })")
             try await Task.sleep(for: .milliseconds(100))
         }
         for (index, path) in jobs.enumerated() {
-            try await enqueue(ImageJob(url: emulator.tmdbImageBaseURL + "/w500" + path, owner: "test:\(index)", role: .poster), to: images)
+            try await enqueue(
+                ImageJob(url: emulator.tmdbImageBaseURL + "/w500" + path, owner: "test:\(index)", role: .poster),
+                to: images
+            )
         }
         // Every job ends in an image record.
         let produced = try await read(jobs.count, from: records.main) { ($0.keyString ?? "").hasPrefix("image:") }
@@ -102,7 +113,10 @@ struct ImageLimitsProcessTests {
         let stats = try await emulator.stats()
         let downloads = statistic(stats, "timing", "tmdb-images", "requests")
         #expect(downloads == jobs.count)
-        #expect(statistic(stats, "maxRequestsPerSecondByUpstream", "tmdb-images") <= Int(rate) + 1, "\(stats["maxRequestsPerSecondByUpstream"] ?? "")")
+        #expect(
+            statistic(stats, "maxRequestsPerSecondByUpstream", "tmdb-images") <= Int(rate) + 1,
+            "\(stats["maxRequestsPerSecondByUpstream"] ?? "")"
+        )
         let timing = (stats["timing"] as? [String: Any])?["tmdb-images"] as? [String: Any]
         let span = ((timing?["last"] as? Double) ?? 0) - ((timing?["first"] as? Double) ?? 0)
         // At 6 a second for the pipeline, N downloads take (N - 1) / 6 s, not half of that.

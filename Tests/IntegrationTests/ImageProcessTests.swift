@@ -1,13 +1,13 @@
-@_spi(Testing) import MarqueeImaging
 import MarqueeCore
+@_spi(Testing) import MarqueeImaging
 import MarqueeKafka
 import MarqueePipeline
 import MarqueeTestSupport
 import Synchronization
 import Testing
 
-import struct Foundation.URL
 import class Foundation.FileManager
+import struct Foundation.URL
 
 #if canImport(Glibc)
 import Glibc
@@ -30,13 +30,20 @@ struct ImageProcessTests {
     @Test func hostileImagesAreRefusedWithTheirReasonInBoundedMemory() async throws {
         let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "2", "--movies", "10"])
         defer { emulator.terminate() }
-        let poster = try SyntheticImage.render(.init(width: 1000, height: 1500, pattern: .random(seed: 3), encoding: .jpeg(quality: 90)))
+        let poster = try SyntheticImage.render(
+            .init(width: 1000, height: 1500, pattern: .random(seed: 3), encoding: .jpeg(quality: 90))
+        )
         // name: (bytes, content type the server claims, what the reason must say)
         let hostile: [(String, [UInt8], String, String)] = [
             ("bomb.png", SyntheticImage.bombPNG(), "image/png", "pixels"),
             ("truncated.jpg", Array(poster.prefix(poster.count / 2)), "image/jpeg", "corrupt"),
             ("empty.jpg", [], "image/jpeg", "zero bytes"),
-            ("drawing.svg", Array(#"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="50000" height="50000"/>"#.utf8), "image/jpeg", "SVG"),
+            (
+                "drawing.svg",
+                Array(
+                    #"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="50000" height="50000"/>"#.utf8
+                ), "image/jpeg", "SVG"
+            ),
             ("page.html", Array("<!DOCTYPE html><html><body>Not found</body></html>".utf8), "image/jpeg", "HTML"),
         ]
         for (name, bytes, type, _) in hostile { try await emulator.putFile(name, bytes, contentType: type) }
@@ -55,7 +62,8 @@ struct ImageProcessTests {
             "marquee-images",
             arguments: [],
             environment: imageWorkerEnvironment(prefix: prefix, folder: folder.path).merging([
-                "MARQUEE_RETRY_DELAYS": "200ms", "MARQUEE_ALLOW_PRIVATE_ADDRESSES": "1", "MARQUEE_IMAGE_HOSTS": "127.0.0.1",
+                "MARQUEE_RETRY_DELAYS": "200ms", "MARQUEE_ALLOW_PRIVATE_ADDRESSES": "1",
+                "MARQUEE_IMAGE_HOSTS": "127.0.0.1",
             ]) { $1 },
             readsStandardError: true
         ) { line in
@@ -69,7 +77,10 @@ struct ImageProcessTests {
         for (name, _, _, _) in hostile {
             try await enqueue(ImageJob(url: emulator.fileURL(name), owner: "test:\(name)", role: .poster), to: images)
         }
-        try await enqueue(ImageJob(url: emulator.fileURL("poster.jpg"), owner: "test:poster", role: .poster), to: images)
+        try await enqueue(
+            ImageJob(url: emulator.fileURL("poster.jpg"), owner: "test:poster", role: .poster),
+            to: images
+        )
 
         let dead = try await read(hostile.count, from: images.dlq)
         var reasons: [String: String] = [:]

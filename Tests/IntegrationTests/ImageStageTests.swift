@@ -1,9 +1,9 @@
-@_spi(Testing) import MarqueeImaging
 import Logging
 import MarqueeCore
 import MarqueeHTTP
 import MarqueeImageStage
 import MarqueeImageStore
+@_spi(Testing) import MarqueeImaging
 import MarqueeJSON
 import MarqueeKafka
 import MarqueePipeline
@@ -12,8 +12,8 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 
-import struct Foundation.URL
 import class Foundation.FileManager
+import struct Foundation.URL
 
 #if canImport(Glibc)
 import Glibc
@@ -62,7 +62,11 @@ func withImageStage<T>(
     http.allowsPrivateAddresses = true
     http.imageHostAllowlist = ["127.0.0.1"]
     let worker = try ImageWorker(
-        settings: ImageWorkerSettings(imaging: ImagingConfiguration(), http: http, storeLocation: "file://" + folder.path),
+        settings: ImageWorkerSettings(
+            imaging: ImagingConfiguration(),
+            http: http,
+            storeLocation: "file://" + folder.path
+        ),
         environment: [:],
         logger: .marqueeTest
     )
@@ -74,7 +78,12 @@ func withImageStage<T>(
 func enqueue(_ job: ImageJob, to topics: StageTopics) async throws {
     _ = try await withProducer { producer in
         try await producer.send(
-            KafkaProducerMessage(topic: topics.main, key: Array(job.dedupeKey.utf8), value: job.encoded(), headers: Envelope.root().kafkaHeaders)
+            KafkaProducerMessage(
+                topic: topics.main,
+                key: Array(job.dedupeKey.utf8),
+                value: job.encoded(),
+                headers: Envelope.root().kafkaHeaders
+            )
         )
     }
 }
@@ -96,7 +105,9 @@ func firstPosterURL(_ emulator: UpstreamEmulatorProcess) async throws -> String 
         JSONDocument.parse(Array(list.utf8)).flatMap { json -> String? in
             guard case .object(let page) = json, case .array(let results)? = page["results"] else { return nil }
             return results.lazy.compactMap { movie -> String? in
-                guard case .object(let fields) = movie, case .string(let path)? = fields["poster_path"] else { return nil }
+                guard case .object(let fields) = movie, case .string(let path)? = fields["poster_path"] else {
+                    return nil
+                }
                 return path
             }.first
         }
@@ -112,15 +123,23 @@ struct ImageStageTests {
         let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "9", "--movies", "40"])
         defer { emulator.terminate() }
         let poster = try await firstPosterURL(emulator)
-        let same = try SyntheticImage.render(.init(width: 600, height: 900, pattern: .random(seed: 4), encoding: .jpeg(quality: 85)))
+        let same = try SyntheticImage.render(
+            .init(width: 600, height: 900, pattern: .random(seed: 4), encoding: .jpeg(quality: 85))
+        )
         try await emulator.putFile("a.jpg", same, contentType: "image/jpeg")
         try await emulator.putFile("b.jpg", same, contentType: "image/jpeg")
 
         try await withImageStage(emulator: emulator) { topics, ledger, folder in
             try await enqueue(ImageJob(url: poster, owner: "tmdb:movie:1", role: .poster), to: topics)
             try await enqueue(ImageJob(url: poster, owner: "tmdb:movie:1", role: .poster), to: topics)
-            try await enqueue(ImageJob(url: emulator.fileURL("a.jpg"), owner: "openlibrary:work:OL1W", role: .cover), to: topics)
-            try await enqueue(ImageJob(url: emulator.fileURL("b.jpg"), owner: "openlibrary:work:OL2W", role: .cover), to: topics)
+            try await enqueue(
+                ImageJob(url: emulator.fileURL("a.jpg"), owner: "openlibrary:work:OL1W", role: .cover),
+                to: topics
+            )
+            try await enqueue(
+                ImageJob(url: emulator.fileURL("b.jpg"), owner: "openlibrary:work:OL2W", role: .cover),
+                to: topics
+            )
             try await ledger.wait("four jobs finished") { $0.finished == 4 }
             #expect(ledger.snapshot.succeeded == 4)
 
@@ -129,7 +148,11 @@ struct ImageStageTests {
             #expect(files(named: "92.jpg", below: folder).count + files(named: "92.jpeg", below: folder).count == 2)
 
             let records = try await read(4, from: topics.topic(ofStage: "records")).map { try Record.decode($0.value) }
-            #expect(Set(records.map(\.key)) == ["tmdb:movie:1:poster", "openlibrary:work:OL1W:cover", "openlibrary:work:OL2W:cover"])
+            #expect(
+                Set(records.map(\.key)) == [
+                    "tmdb:movie:1:poster", "openlibrary:work:OL1W:cover", "openlibrary:work:OL2W:cover",
+                ]
+            )
             let posterRecord = try #require(records.first { $0.key == "tmdb:movie:1:poster" })
             #expect(posterRecord.data["rendition"] == .string("w500"), "not the 2000×3000 original")
             guard case .array(let variants)? = posterRecord.data["variants"] else {
@@ -137,7 +160,9 @@ struct ImageStageTests {
                 return
             }
             let widths = variants.compactMap { variant -> Int64? in
-                guard case .object(let fields) = variant, case .integer(let width)? = fields["width"] else { return nil }
+                guard case .object(let fields) = variant, case .integer(let width)? = fields["width"] else {
+                    return nil
+                }
                 return width
             }
             #expect(Set(widths) == [92, 185, 342, 500])

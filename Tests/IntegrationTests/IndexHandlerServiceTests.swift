@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import MarqueeCore
-import MarqueeJSON
 import MarqueeIndexStage
+import MarqueeJSON
 import MarqueeStore
 import MarqueeTestSupport
 import ServiceLifecycle
@@ -17,14 +17,19 @@ struct IndexHandlerServiceTests {
     static func movie(_ id: Int64) -> StageJob {
         let data: JSONObject = [
             "movie_id": .integer(id), "original_title": .string("Original \(id)"), "original_language": .string("en"),
-            "release_date": .string("2019-05-30"), "adult": .bool(false), "video": .bool(false), "popularity": .number(10),
+            "release_date": .string("2019-05-30"), "adult": .bool(false), "video": .bool(false),
+            "popularity": .number(10),
             "vote_average": .integer(8), "vote_count": .integer(1000), "genre_ids": .array([]), "poster_path": .null,
             "backdrop_path": .null,
         ]
         let record = Record(kind: .movie, key: "tmdb:movie:\(id)", fetchedAt: 1_700_000_000_000, data: data)
         return StageJob(
-            envelope: Envelope.root(), key: nil, payload: record.encoded(), source: "marquee.records/0/\(id)",
-            context: JobContext(jobID: Envelope.root().id, kind: "movie", phase: "handling"), stageLogger: .marqueeTest
+            envelope: Envelope.root(),
+            key: nil,
+            payload: record.encoded(),
+            source: "marquee.records/0/\(id)",
+            context: JobContext(jobID: Envelope.root().id, kind: "movie", phase: "handling"),
+            stageLogger: .marqueeTest
         )
     }
 
@@ -48,10 +53,12 @@ struct IndexHandlerServiceTests {
             try await withThrowingTaskGroup { tasks in
                 tasks.addTask { try await group.run() }
                 let jobs = (1...3).map { Self.movie($0) }
-                let handled = Task { try await withThrowingTaskGroup { jobTasks in
-                    for job in jobs { jobTasks.addTask { _ = try await handler.handle(job) } }
-                    try await jobTasks.waitForAll()
-                } }
+                let handled = Task {
+                    try await withThrowingTaskGroup { jobTasks in
+                        for job in jobs { jobTasks.addTask { _ = try await handler.handle(job) } }
+                        try await jobTasks.waitForAll()
+                    }
+                }
                 while handler.waitingRecords < 3 { try await Task.sleep(for: .milliseconds(10)) }
                 #expect(try await store.counts().movies == 0, "the batch waits for its timer")
                 await group.triggerGracefulShutdown()

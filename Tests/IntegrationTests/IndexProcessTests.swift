@@ -5,10 +5,11 @@ import MarqueePipeline
 import MarqueeTestSupport
 import Testing
 
-@testable import MarqueeStore
-
-import struct Foundation.URL
 import class Foundation.FileManager
+import class Foundation.ProcessInfo
+import struct Foundation.URL
+
+@testable import MarqueeStore
 
 #if canImport(Glibc)
 import Glibc
@@ -29,7 +30,9 @@ struct IndexProcessTests {
         // the first fetches bring fewer (they did on a loaded machine: a batch of 79).
         let group = TestEnvironment.uniqueName("index")
         let crashing = try await IndexWorker.start(
-            topics: topics, group: group, store: location,
+            topics: topics,
+            group: group,
+            store: location,
             environment: [
                 "MARQUEE_INDEX_CRASH_AFTER_COMMITS": "1", "MARQUEE_INDEX_BATCH_SIZE": "100",
                 "MARQUEE_INDEX_BATCH_WAIT_MS": "30000",
@@ -38,14 +41,20 @@ struct IndexProcessTests {
         #expect(await crashing.process.waitForExit() == SIGKILL)
 
         let store = try Store.open(location, logger: .marqueeTest)
-        let before = try await store.engine.read("SELECT movie_id, xmin::text, fetched_at FROM movies ORDER BY movie_id", [])
+        let before = try await store.engine.read(
+            "SELECT movie_id, xmin::text, fetched_at FROM movies ORDER BY movie_id",
+            []
+        )
         // The batch that triggered the kill, and perhaps the other writer's, committed; nothing else.
         #expect([100, 200].contains(before.count), "committed batches are in the store: \(before.count)")
 
         // The second worker gets the same records again (none of their offsets were committed).
         let worker = try await IndexWorker.start(topics: topics, group: group, store: location)
         try await worker.stored.wait("every record handled again", timeout: .seconds(90)) { $0 >= 300 }
-        let after = try await store.engine.read("SELECT movie_id, xmin::text, fetched_at FROM movies ORDER BY movie_id", [])
+        let after = try await store.engine.read(
+            "SELECT movie_id, xmin::text, fetched_at FROM movies ORDER BY movie_id",
+            []
+        )
         #expect(after.count == 300)
         // The redelivered rows were not rewritten: the same row versions (xmin), the same data.
         #expect(Array(after.filter { row in before.contains { $0[0] == row[0] } }) == before)
@@ -60,7 +69,9 @@ struct IndexProcessTests {
         let location = try StoreLocation(parsing: postgres.url)
         let topics = try await indexTopics()
         let worker = try await IndexWorker.start(
-            topics: topics, group: TestEnvironment.uniqueName("index"), store: location,
+            topics: topics,
+            group: TestEnvironment.uniqueName("index"),
+            store: location,
             environment: ["MARQUEE_INDEX_BATCH_SIZE": "50", "MARQUEE_STORE_TIMEOUT": "3"]
         )
         try await produce((1...200).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
@@ -77,7 +88,10 @@ struct IndexProcessTests {
         try await worker.stored.wait("every record stored after the restart", timeout: .seconds(90)) { $0 >= 600 }
         #expect(try await httpGet(worker.base + "/readyz").0 == 200)
         let metrics = try await httpGet(worker.base + "/metrics").1
-        #expect(!metrics.contains("marquee_stage_dlq_total{stage=\"records\""), "nothing was dead-lettered:\n\(metrics)")
+        #expect(
+            !metrics.contains("marquee_stage_dlq_total{stage=\"records\""),
+            "nothing was dead-lettered:\n\(metrics)"
+        )
         let store = try Store.open(location, logger: .marqueeTest)
         #expect(try await store.engine.read("SELECT COUNT(*) FROM movies", []) == [[.int(600)]])
         await store.close()
@@ -88,17 +102,28 @@ struct IndexProcessTests {
     /// The fetch worker and the indexer as processes: a TMDB list with details lands in the store, and the
     /// lineage accounts for every job — the list's outcome names the detail jobs it spawned, each has its own.
     @Test func aCrawlLandsInTheStoreWithItsLineage() async throws {
-        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "8", "--movies", "100", "--tmdb-key", "tmdb-key-8"])
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: [
+            "--seed", "8", "--movies", "100", "--tmdb-key", "tmdb-key-8",
+        ])
         defer { emulator.terminate() }
         let (prefix, fetch, records) = try await pipelineTopics("mqe", fetchTiers: 1, recordsTiers: 1)
         let path = "/tmp/\(TestEnvironment.uniqueName("marquee-crawl")).db"
         defer { removeSQLiteFiles(path) }
         let location = try StoreLocation(parsing: "sqlite:\(path)")
-        let (fetcher, _) = try await startFetchWorker(emulator: emulator, prefix: prefix, environment: ["TMDB_API_KEY": "tmdb-key-8"])
-        let indexer = try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: location)
+        let (fetcher, _) = try await startFetchWorker(
+            emulator: emulator,
+            prefix: prefix,
+            environment: ["TMDB_API_KEY": "tmdb-key-8"]
+        )
+        let indexer = try await IndexWorker.start(
+            topics: records,
+            group: TestEnvironment.uniqueName("index"),
+            store: location
+        )
 
         let root = try await enqueue(
-            .tmdbList(list: .popular, page: 1, language: "ko-KR", region: nil, follow: Follow(details: true)), to: fetch
+            .tmdbList(list: .popular, page: 1, language: "ko-KR", region: nil, follow: Follow(details: true)),
+            to: fetch
         )
         // 1 list + 20 details report their outcomes; with them, how many records the indexer must store.
         let reports = try await read(21, from: records.main) { !isEntityRecord($0) }
@@ -119,11 +144,15 @@ struct IndexProcessTests {
         let list = try #require(lineage.first { $0[0] == .text(root.id.description) })
         let ids: [JSONValue] =
             if case .array(let ids) = try JSONValue.parse(Array((list[3].text ?? "").utf8)) { ids } else { [] }
-        #expect(Set(ids.compactMap { if case .string(let id) = $0 { id } else { nil } })
-            == Set(lineage.filter { $0[1] == .text(root.id.description) }.compactMap { $0[0].text }))
+        #expect(
+            Set(ids.compactMap { if case .string(let id) = $0 { id } else { nil } })
+                == Set(lineage.filter { $0[1] == .text(root.id.description) }.compactMap { $0[0].text })
+        )
         #expect(ids.count == 20)
         // What was indexed is what `marquee query` reads.
-        let title = try #require(try await store.engine.read("SELECT title FROM movie_translations LIMIT 1", []).first?.first?.text)
+        let title = try #require(
+            try await store.engine.read("SELECT title FROM movie_translations LIMIT 1", []).first?.first?.text
+        )
         #expect(try await store.movies(titleContaining: title, language: "ko-KR").contains { $0.title == title })
         await store.close()
         fetcher.signal(SIGTERM)
@@ -136,27 +165,51 @@ struct IndexProcessTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let location = try StoreLocation(parsing: "sqlite:\(path)")
         let topics = try await indexTopics()
-        let worker = try await IndexWorker.start(topics: topics, group: TestEnvironment.uniqueName("index"), store: location)
+        let worker = try await IndexWorker.start(
+            topics: topics,
+            group: TestEnvironment.uniqueName("index"),
+            store: location
+        )
 
         var wrongType = movieRecord(2, fetchedAt: 1_000)
         wrongType.data["vote_count"] = .string("many")
         var wrongKey = movieRecord(3, fetchedAt: 1_000)
         wrongKey.key = "tmdb:movie:33"
-        try await produce([movieRecord(1, fetchedAt: 1_000), wrongType, wrongKey, movieRecord(4, fetchedAt: 1_000)], to: topics)
+        try await produce(
+            [movieRecord(1, fetchedAt: 1_000), wrongType, wrongKey, movieRecord(4, fetchedAt: 1_000)],
+            to: topics
+        )
         _ = try await withProducer { producer in
             try await producer.send(
-                KafkaProducerMessage(topic: topics.main, key: Array("junk".utf8), value: Array("{not json".utf8), headers: Envelope.root().kafkaHeaders)
+                KafkaProducerMessage(
+                    topic: topics.main,
+                    key: Array("junk".utf8),
+                    value: Array("{not json".utf8),
+                    headers: Envelope.root().kafkaHeaders
+                )
             )
         }
 
         let dead = try await read(3, from: topics.dlq)
-        let reasons = dead.map { ($0.headers.string(Envelope.Header.errorKind) ?? "", $0.headers.string(Envelope.Header.error) ?? "") }
-        #expect(reasons.contains { $0.0 == "permanent" && $0.1.contains("'vote_count': expected an integer, got a string") }, "\(reasons)")
-        #expect(reasons.contains { $0.0 == "permanent" && $0.1.contains("the key does not match its data") }, "\(reasons)")
+        let reasons = dead.map {
+            ($0.headers.string(Envelope.Header.errorKind) ?? "", $0.headers.string(Envelope.Header.error) ?? "")
+        }
+        #expect(
+            reasons.contains {
+                $0.0 == "permanent" && $0.1.contains("'vote_count': expected an integer, got a string")
+            },
+            "\(reasons)"
+        )
+        #expect(
+            reasons.contains { $0.0 == "permanent" && $0.1.contains("the key does not match its data") },
+            "\(reasons)"
+        )
         #expect(reasons.contains { $0.0 == "poison" }, "\(reasons)")
         try await worker.stored.wait("the valid records stored") { $0 >= 2 }
         let store = try Store.open(location, logger: .marqueeTest)
-        #expect(try await store.engine.read("SELECT movie_id FROM movies ORDER BY movie_id", []) == [[.int(1)], [.int(4)]])
+        #expect(
+            try await store.engine.read("SELECT movie_id FROM movies ORDER BY movie_id", []) == [[.int(1)], [.int(4)]]
+        )
         await store.close()
         await worker.stop()
     }
@@ -188,8 +241,10 @@ struct IndexWorker {
             "marquee-index",
             arguments: [],
             environment: [
-                "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": topics.prefix, "MARQUEE_GROUP": group,
-                "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0", "MARQUEE_SESSION_TIMEOUT": "6s", "MARQUEE_RETRY_DELAYS": "200ms",
+                "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": topics.prefix,
+                "MARQUEE_GROUP": group,
+                "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0", "MARQUEE_SESSION_TIMEOUT": "6s",
+                "MARQUEE_RETRY_DELAYS": "200ms",
                 "MARQUEE_SHUTDOWN_TIMEOUT": "5s", "MARQUEE_LOG_LEVEL": "debug", "MARQUEE_STORE": store.connectionString,
                 "MARQUEE_INDEX_BATCH_WAIT_MS": "100",
             ].merging(environment) { $1 },
@@ -202,7 +257,9 @@ struct IndexWorker {
             }
             switch field("msg") {
             case "records worker started":
-                if let url = field("marquee.metrics") { started.continuation.yield(String(url.dropLast("/metrics".count))) }
+                if let url = field("marquee.metrics") {
+                    started.continuation.yield(String(url.dropLast("/metrics".count)))
+                }
             case "batch stored":
                 let records = Int(field("marquee.batch.records") ?? "") ?? 0
                 let rows = Int(field("marquee.batch.rows_written") ?? "") ?? 0
@@ -238,7 +295,12 @@ func produce(_ records: [Record], to topics: StageTopics) async throws {
     _ = try await withProducer { producer in
         try await producer.send(
             records.map {
-                KafkaProducerMessage(topic: topics.main, key: Array($0.dedupeKey.utf8), value: $0.encoded(), headers: Envelope.root().kafkaHeaders)
+                KafkaProducerMessage(
+                    topic: topics.main,
+                    key: Array($0.dedupeKey.utf8),
+                    value: $0.encoded(),
+                    headers: Envelope.root().kafkaHeaders
+                )
             }
         )
     }
@@ -247,10 +309,13 @@ func produce(_ records: [Record], to topics: StageTopics) async throws {
 /// A TMDB list-style movie record.
 func movieRecord(_ id: Int64, fetchedAt: Int64) -> Record {
     Record(
-        kind: .movie, key: "tmdb:movie:\(id)", fetchedAt: fetchedAt,
+        kind: .movie,
+        key: "tmdb:movie:\(id)",
+        fetchedAt: fetchedAt,
         data: [
             "movie_id": .integer(id), "original_title": .string("Movie \(id)"), "original_language": .string("ko"),
-            "release_date": .string("2020-01-01"), "adult": .bool(false), "video": .bool(false), "popularity": .number(1.5),
+            "release_date": .string("2020-01-01"), "adult": .bool(false), "video": .bool(false),
+            "popularity": .number(1.5),
             "vote_average": .number(7.5), "vote_count": .integer(10), "genre_ids": .array([.integer(18)]),
             "poster_path": .null, "backdrop_path": .null,
         ]
@@ -259,12 +324,11 @@ func movieRecord(_ id: Int64, fetchedAt: Int64) -> Record {
 
 /// A new database on the local stack's PostgreSQL (`MARQUEE_TEST_POSTGRES`).
 func freshPostgresDatabase() async throws -> StoreLocation {
-    let url = ProcessInfo.processInfo.environment["MARQUEE_TEST_POSTGRES"] ?? "postgres://marquee@127.0.0.1:15432/marquee"
+    let url =
+        ProcessInfo.processInfo.environment["MARQUEE_TEST_POSTGRES"] ?? "postgres://marquee@127.0.0.1:15432/marquee"
     let name = TestEnvironment.uniqueName("marquee_test").replacingOccurrences(of: "-", with: "_")
     let admin = try Store.open(try StoreLocation(parsing: url), maximumConnections: 1, logger: .marqueeTest)
     _ = try await admin.engine.read("CREATE DATABASE \(name)", [])
     await admin.close()
     return try StoreLocation(parsing: String(url[..<url.lastIndex(of: "/")!]) + "/\(name)?sslmode=disable")
 }
-
-import class Foundation.ProcessInfo

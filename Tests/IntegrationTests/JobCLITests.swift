@@ -16,7 +16,9 @@ import Glibc
 @Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct JobCLITests {
     @Test func aCrawlShowsAsATreeWithItsDeadLetterAndItsTraceIDIsOnEveryLineOfItsJobs() async throws {
-        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "12", "--movies", "100", "--tmdb-key", "tmdb-key-12"])
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: [
+            "--seed", "12", "--movies", "100", "--tmdb-key", "tmdb-key-12",
+        ])
         defer { emulator.terminate() }
         let (prefix, fetch, records) = try await pipelineTopics("mqj", fetchTiers: 1, recordsTiers: 1)
         let path = "/tmp/\(TestEnvironment.uniqueName("marquee-job")).db"
@@ -24,13 +26,21 @@ struct JobCLITests {
         let location = try StoreLocation(parsing: "sqlite:\(path)")
         let lines = Mutex<[String]>([])
         let (fetcher, _) = try await startFetchWorker(
-            emulator: emulator, prefix: prefix, environment: ["TMDB_API_KEY": "tmdb-key-12", "MARQUEE_LOG_LEVEL": "debug"]
+            emulator: emulator,
+            prefix: prefix,
+            environment: ["TMDB_API_KEY": "tmdb-key-12", "MARQUEE_LOG_LEVEL": "debug"]
         ) { line in lines.withLock { $0.append(line) } }
-        let indexer = try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: location)
+        let indexer = try await IndexWorker.start(
+            topics: records,
+            group: TestEnvironment.uniqueName("index"),
+            store: location
+        )
 
         // A list page with its 20 details, and a movie the upstream does not have (dead-lettered, permanent).
         let kafka = ["--brokers", TestEnvironment.brokers, "--topic-prefix", prefix]
-        let listRun = try await runMarquee(["enqueue", "tmdb-list", "popular", "--pages", "1", "--language", "ko-KR", "--details"] + kafka)
+        let listRun = try await runMarquee(
+            ["enqueue", "tmdb-list", "popular", "--pages", "1", "--language", "ko-KR", "--details"] + kafka
+        )
         let missingRun = try await runMarquee(["enqueue", "tmdb-movie", "999999999", "--language", "ko-KR"] + kafka)
         #expect(listRun.status == 0 && missingRun.status == 0, "\(listRun.standardError) \(missingRun.standardError)")
         let list = try #require(listRun.standardOutput.split(separator: "\n").first.map(String.init))
@@ -42,7 +52,8 @@ struct JobCLITests {
         #expect(try envelope(of: letter).id.rawValue == missing)
         let store = try Store.open(location, logger: .marqueeTest)
         try await eventually("every job of both crawls has an outcome in the store") {
-            (try? await store.lineageProgress(roots: [JobID(rawValue: list), JobID(rawValue: missing)]).isComplete) ?? false
+            (try? await store.lineageProgress(roots: [JobID(rawValue: list), JobID(rawValue: missing)]).isComplete)
+                ?? false
         }
         await store.close()
 
@@ -52,7 +63,10 @@ struct JobCLITests {
         #expect(tree.status == 0, "\(tree.standardError)")
         let treeLines = tree.standardOutput.split(separator: "\n").map(String.init)
         let rootLine = try #require(treeLines.first { $0.hasPrefix(list) }, "\(tree.standardOutput)")
-        #expect(rootLine.contains("◀") && rootLine.contains("tmdb.list") && rootLine.contains("fetch") && rootLine.contains("done"))
+        #expect(
+            rootLine.contains("◀") && rootLine.contains("tmdb.list") && rootLine.contains("fetch")
+                && rootLine.contains("done")
+        )
         let childLines = treeLines.filter { $0.hasPrefix("├── ") || $0.hasPrefix("└── ") }
         #expect(childLines.count == 20, "\(tree.standardOutput)")
         #expect(childLines.allSatisfy { $0.contains("tmdb.movie") && $0.contains("done") && $0.contains("attempt 1") })
@@ -63,14 +77,19 @@ struct JobCLITests {
         let json = try await runMarquee(["job", list, "--json"] + storeFlags + kafka)
         #expect(json.status == 0, "\(json.standardError)")
         let document = object(try JSONValue.parse(Array(json.standardOutput.utf8)))
-        #expect(document["job_id"] == .string(list) && document["root_id"] == .string(list) && document["found"] == .bool(true))
+        #expect(
+            document["job_id"] == .string(list) && document["root_id"] == .string(list)
+                && document["found"] == .bool(true)
+        )
         #expect(document["jobs_in_store"] == .integer(21) && document["dead_letters_read"] == .bool(true))
         guard case .array(let tops)? = document["tree"], let top = tops.first.map(object) else {
             Issue.record("no tree: \(json.standardOutput)")
             return
         }
         #expect(tops.count == 1)
-        #expect(top["kind"] == .string("tmdb.list") && top["outcome"] == .string("done") && top["attempts"] == .integer(1))
+        #expect(
+            top["kind"] == .string("tmdb.list") && top["outcome"] == .string("done") && top["attempts"] == .integer(1)
+        )
         #expect(top["requested"] == .bool(true) && top["parent_id"] == .null && top["dead_letters"] == .array([]))
         guard case .array(let children)? = top["children"] else {
             Issue.record("no children")
@@ -97,10 +116,19 @@ struct JobCLITests {
         // The job that dead-lettered: its letter's address, as `marquee dlq show` takes it.
         let dead = try await runMarquee(["job", missing] + storeFlags + kafka)
         #expect(dead.status == 0, "\(dead.standardError)")
-        #expect(dead.standardOutput.hasPrefix("job \(missing): dead-lettered (tmdb.movie, fetch), dead letter \(letterID)"), "\(dead.standardOutput)")
+        #expect(
+            dead.standardOutput.hasPrefix("job \(missing): dead-lettered (tmdb.movie, fetch), dead letter \(letterID)"),
+            "\(dead.standardOutput)"
+        )
         #expect(dead.standardOutput.contains("dlq \(letterID)") && dead.standardOutput.contains("permanent: "))
-        let deadJSON = object(try JSONValue.parse(Array(try await runMarquee(["job", missing, "--json"] + storeFlags + kafka).standardOutput.utf8)))
-        guard case .array(let deadTops)? = deadJSON["tree"], case .array(let letters)? = deadTops.first.map(object)?["dead_letters"] else {
+        let deadJSON = object(
+            try JSONValue.parse(
+                Array(try await runMarquee(["job", missing, "--json"] + storeFlags + kafka).standardOutput.utf8)
+            )
+        )
+        guard case .array(let deadTops)? = deadJSON["tree"],
+            case .array(let letters)? = deadTops.first.map(object)?["dead_letters"]
+        else {
             Issue.record("no dead letters in the JSON")
             return
         }
@@ -127,11 +155,15 @@ struct JobCLITests {
 
         // Every line the fetch worker wrote about a job of the list's crawl carries the trace id `marquee enqueue`
         // started for it; the other crawl's lines carry their own.
-        let rootMessage = try #require(try await read(1, from: fetch.main) { (try? envelope(of: $0).id.rawValue) == list }.first)
+        let rootMessage = try #require(
+            try await read(1, from: fetch.main) { (try? envelope(of: $0).id.rawValue) == list }.first
+        )
         let traceID = try #require(try envelope(of: rootMessage).traceID, "marquee enqueue starts a trace")
         let missingTrace = try #require(try envelope(of: letter).traceID)
         #expect(traceID != missingTrace)
-        let crawlIDs = Set([list] + children.compactMap { if case .string(let id)? = object($0)["job_id"] { id } else { nil } })
+        let crawlIDs = Set(
+            [list] + children.compactMap { if case .string(let id)? = object($0)["job_id"] { id } else { nil } }
+        )
         #expect(crawlIDs.count == 21)
         fetcher.signal(SIGTERM)
         #expect(await fetcher.waitForExit() == 0)
@@ -165,11 +197,21 @@ extension JobCLITests {
         let root = Envelope.root(traceparent: TraceContext.make())
         let (retried, dead, pending) = (root.child(), root.child(), root.child())
         let grandchild = retried.child()
-        func outcome(_ envelope: Envelope, _ outcome: JobOutcome.Outcome, spawned: [Envelope] = [], at time: Int64) -> Record {
+        func outcome(
+            _ envelope: Envelope,
+            _ outcome: JobOutcome.Outcome,
+            spawned: [Envelope] = [],
+            at time: Int64
+        ) -> Record {
             JobOutcome(
-                envelope: envelope, stage: "fetch", kind: spawned.isEmpty ? "tmdb.movie" : "tmdb.list", outcome: outcome,
-                outputs: spawned.isEmpty ? [:] : ["fetch": spawned.count], spawned: spawned.map(\.id),
-                source: "marquee.fetch/0/\(time)", finishedAt: time
+                envelope: envelope,
+                stage: "fetch",
+                kind: spawned.isEmpty ? "tmdb.movie" : "tmdb.list",
+                outcome: outcome,
+                outputs: spawned.isEmpty ? [:] : ["fetch": spawned.count],
+                spawned: spawned.map(\.id),
+                source: "marquee.fetch/0/\(time)",
+                finishedAt: time
             ).record
         }
         let start = Int64(JobID.nowMilliseconds())
@@ -187,20 +229,37 @@ extension JobCLITests {
         let lines = run.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.first == "job \(grandchild.id): done (tmdb.movie, fetch)")
         #expect(lines.contains("root \(root.id)"))
-        let tree = lines.filter { $0.hasPrefix(root.id.rawValue) || $0.hasPrefix("├── ") || $0.hasPrefix("└── ") || $0.hasPrefix("│   ") }
+        let tree = lines.filter {
+            $0.hasPrefix(root.id.rawValue) || $0.hasPrefix("├── ") || $0.hasPrefix("└── ") || $0.hasPrefix("│   ")
+        }
         #expect(tree.count == 5, "\(run.standardOutput)")
         guard tree.count == 5 else { return }
         #expect(tree[0].hasPrefix(root.id.rawValue) && tree[0].contains("tmdb.list"))
-        #expect(tree[1].hasPrefix("├── \(retried.id) ") && tree[1].contains("retried") && tree[1].contains("transient: HTTP 503"))
+        #expect(
+            tree[1].hasPrefix("├── \(retried.id) ") && tree[1].contains("retried")
+                && tree[1].contains("transient: HTTP 503")
+        )
         #expect(tree[2].hasPrefix("│   └── \(grandchild.id) ◀") && tree[2].contains("done"))
-        #expect(tree[3].hasPrefix("├── \(dead.id) ") && tree[3].contains("dead-lettered") && tree[3].contains("permanent: HTTP 404"))
+        #expect(
+            tree[3].hasPrefix("├── \(dead.id) ") && tree[3].contains("dead-lettered")
+                && tree[3].contains("permanent: HTTP 404")
+        )
         #expect(tree[4].hasPrefix("└── \(pending.id) ") && tree[4].contains("pending"))
         #expect(lines.contains("5 jobs: 2 done, 1 retried, 1 dead-lettered, 1 pending; times in UTC"))
         #expect(lines.last == "dead-letter topics not read (--no-dlq)")
 
-        let json = object(try JSONValue.parse(Array(try await runMarquee(["job", root.id.rawValue, "--json"] + flags).standardOutput.utf8)))
+        let json = object(
+            try JSONValue.parse(
+                Array(try await runMarquee(["job", root.id.rawValue, "--json"] + flags).standardOutput.utf8)
+            )
+        )
         #expect(json["jobs_in_store"] == .integer(4) && json["dead_letters_read"] == .null)
-        #expect(json["counts"] == .object(["done": .integer(2), "retried": .integer(1), "dead-lettered": .integer(1), "pending": .integer(1)]))
+        #expect(
+            json["counts"]
+                == .object([
+                    "done": .integer(2), "retried": .integer(1), "dead-lettered": .integer(1), "pending": .integer(1),
+                ])
+        )
 
         let unknown = try await runMarquee(["job", JobID.make().rawValue] + flags)
         #expect(unknown.status == 65 && unknown.standardError.contains("in the store"))
@@ -208,7 +267,11 @@ extension JobCLITests {
 }
 
 /// Polls `condition` every 200 ms until it holds; fails the test past `timeout`.
-private func eventually(_ what: String, timeout: Duration = .seconds(120), _ condition: () async throws -> Bool) async throws {
+private func eventually(
+    _ what: String,
+    timeout: Duration = .seconds(120),
+    _ condition: () async throws -> Bool
+) async throws {
     let deadline = ContinuousClock.now + timeout
     while try await !condition() {
         guard ContinuousClock.now < deadline else {

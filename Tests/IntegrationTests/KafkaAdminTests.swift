@@ -28,11 +28,15 @@ struct KafkaAdminTests {
         try await withTestTopic(partitions: 3) { topic in
             let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
             let reports = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in
-                try await producer.send((0..<60).map { KafkaProducerMessage(topic: topic, key: "k\($0)", value: "v\($0)") })
+                try await producer.send(
+                    (0..<60).map { KafkaProducerMessage(topic: topic, key: "k\($0)", value: "v\($0)") }
+                )
             }
             // Computed independently from the delivery reports.
             var endOffsets: [Int32: Int64] = [:]
-            for report in reports { endOffsets[report.partition] = max(endOffsets[report.partition] ?? 0, report.offset + 1) }
+            for report in reports {
+                endOffsets[report.partition] = max(endOffsets[report.partition] ?? 0, report.offset + 1)
+            }
             #expect(endOffsets.count == 3)
 
             // Process the first 4 messages of every partition, then commit.
@@ -85,7 +89,11 @@ extension KafkaAdminTests {
     @Test func groupRequestsTimingOutBeforeTheirCoordinatorIsKnownLeaveTheProcessRunning() async throws {
         var timedOut = 0
         for round in 0..<12 {
-            let hasty = try KafkaAdmin(configuration: TestEnvironment.kafka, requestTimeout: .milliseconds(1), logger: .marqueeTest)
+            let hasty = try KafkaAdmin(
+                configuration: TestEnvironment.kafka,
+                requestTimeout: .milliseconds(1),
+                logger: .marqueeTest
+            )
             do {
                 _ = try await hasty.describeGroups([TestEnvironment.uniqueName("hasty-\(round)")])
             } catch {

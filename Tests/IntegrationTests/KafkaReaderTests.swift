@@ -11,7 +11,10 @@ struct KafkaReaderTests {
                 try await producer.send(
                     (0..<20).map {
                         KafkaProducerMessage(
-                            topic: topic, partition: Int32($0 % 2), key: Array("k\($0)".utf8), value: Array("v\($0)".utf8),
+                            topic: topic,
+                            partition: Int32($0 % 2),
+                            key: Array("k\($0)".utf8),
+                            value: Array("v\($0)".utf8),
                             headers: [KafkaHeader(key: "n", value: "\($0)")]
                         )
                     }

@@ -78,7 +78,8 @@ struct KafkaRoundTripTests {
                 KafkaProducerMessage(topic: topic, key: key(index), value: value(index), headers: headers(index))
             }
             _ = try await withProducer { try await $0.send(messages) }
-            try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("hdr"), topics: [topic])) {
+            try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("hdr"), topics: [topic]))
+            {
                 consumer in
                 var next = 0
                 for try await message in consumer.messages {
@@ -144,7 +145,9 @@ struct KafkaRoundTripTests {
                 try await producer.send((0..<50).map { KafkaProducerMessage(topic: topic, value: "m\($0)") })
             }
             let partition = KafkaTopicPartition(topic: topic, partition: 0)
-            try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("pause"), topics: [topic])) {
+            try await withConsumer(
+                TestEnvironment.consumer(group: TestEnvironment.uniqueName("pause"), topics: [topic])
+            ) {
                 consumer in
                 var offsets: [Int64] = []
                 var paused = false
@@ -172,7 +175,9 @@ extension KafkaRoundTripTests {
         try await withTestTopic(partitions: 2) { topic in
             let count = 3000
             _ = try await withProducer { producer in
-                try await producer.send((0..<count).map { KafkaProducerMessage(topic: topic, key: "k\($0 % 2)", value: "\($0)") })
+                try await producer.send(
+                    (0..<count).map { KafkaProducerMessage(topic: topic, key: "k\($0 % 2)", value: "\($0)") }
+                )
             }
             var configuration = TestEnvironment.consumer(group: TestEnvironment.uniqueName("flow"), topics: [topic])
             configuration.readBatchSize = 8
@@ -245,11 +250,16 @@ struct KafkaProducerLifecycleTests {
         try await withTestTopic(partitions: 2) { topic in
             // Batched as in production (the test broker's end offsets are wrong with batching, so what was stored
             // is counted by reading it back).
-            let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(kafka: TestEnvironment.kafka), logger: .marqueeTest)
+            let producer = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(kafka: TestEnvironment.kafka),
+                logger: .marqueeTest
+            )
             let reports = try await withThrowingTaskGroup(of: Int.self) { group in
                 for batch in 0..<4 {
                     group.addTask {
-                        try await producer.send((0..<500).map { KafkaProducerMessage(topic: topic, value: "\(batch)-\($0)") }).count
+                        try await producer.send(
+                            (0..<500).map { KafkaProducerMessage(topic: topic, value: "\(batch)-\($0)") }
+                        ).count
                     }
                 }
                 var total = 0
@@ -286,7 +296,9 @@ extension KafkaRoundTripTests {
         try await withTestTopic(partitions: 2) { topic in
             let count = 300
             _ = try await withProducer { producer in
-                try await producer.send((0..<count).map { KafkaProducerMessage(topic: topic, key: "k\($0 % 7)", value: "\($0)") })
+                try await producer.send(
+                    (0..<count).map { KafkaProducerMessage(topic: topic, key: "k\($0 % 7)", value: "\($0)") }
+                )
             }
             var configuration = TestEnvironment.consumer(group: TestEnvironment.uniqueName("chaos"), topics: [topic])
             configuration.readBatchSize = 16
@@ -315,7 +327,11 @@ extension KafkaRoundTripTests {
                                 inFlight += 1
                                 jobs.addTask {
                                     let roll = Int.random(in: 0..<100)
-                                    if roll < 5 { try await Task.sleep(for: .milliseconds(1)) } else if roll < 15 { try await Task.sleep(for: .milliseconds(Int.random(in: 50...400))) }
+                                    if roll < 5 {
+                                        try await Task.sleep(for: .milliseconds(1))
+                                    } else if roll < 15 {
+                                        try await Task.sleep(for: .milliseconds(Int.random(in: 50...400)))
+                                    }
                                     if Int.random(in: 0..<100) < 20 {
                                         consumer.handBack(message)
                                         return
@@ -336,7 +352,10 @@ extension KafkaRoundTripTests {
                     let offsets = Set(seen.compactMap { $0.hasPrefix("\(partition)/") ? Int64($0.dropFirst(2)) : nil })
                     return (0...(offsets.max() ?? 0)).filter { !offsets.contains($0) }
                 }
-                #expect(seen.count == count, "every message processed; never processed below the highest one: \(missing)")
+                #expect(
+                    seen.count == count,
+                    "every message processed; never processed below the highest one: \(missing)"
+                )
             }
         }
     }

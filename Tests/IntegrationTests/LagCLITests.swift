@@ -408,7 +408,11 @@ extension LagCLITests {
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         try await admin.createTopics([.init(name: topic, partitions: 1)])
         _ = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in
-            try await producer.send((0..<4).map { KafkaProducerMessage(topic: topic, partition: 0, key: Array("k\($0)".utf8), value: Array("{}".utf8)) })
+            try await producer.send(
+                (0..<4).map {
+                    KafkaProducerMessage(topic: topic, partition: 0, key: Array("k\($0)".utf8), value: Array("{}".utf8))
+                }
+            )
         }
 
         let serving = AsyncStream<Int>.makeStream()
@@ -421,7 +425,9 @@ extension LagCLITests {
             environment: ["MARQUEE_CONFIG": "", "MARQUEE_GROUP_FETCH": "", "MARQUEE_RETRY_DELAYS": "10s"],
             readsStandardError: true
         ) { line in
-            if let range = line.range(of: "serving http://127.0.0.1:"), let port = Int(line[range.upperBound...].prefix { $0.isNumber }) {
+            if let range = line.range(of: "serving http://127.0.0.1:"),
+                let port = Int(line[range.upperBound...].prefix { $0.isNumber })
+            {
                 serving.continuation.yield(port)
             }
         }
@@ -432,7 +438,10 @@ extension LagCLITests {
 
         // Four messages due and no member: STOPPED, with kafka-lag-exporter's per-partition lag.
         let stopped = try await Self.scrape(metrics, until: #"marquee_lag_group_status{\#(labels),status="STOPPED"} 1"#)
-        #expect(stopped.contains(#"kafka_consumergroup_group_lag{\#(labels),topic="\#(topic)",partition="0"} 4"#), "\(stopped)")
+        #expect(
+            stopped.contains(#"kafka_consumergroup_group_lag{\#(labels),topic="\#(topic)",partition="0"} 4"#),
+            "\(stopped)"
+        )
         #expect(stopped.contains(#"marquee_lag_due{\#(labels)} 4"#))
         #expect(stopped.contains(#"marquee_lag_members{\#(labels)} 0"#))
         #expect(try await httpGet("http://127.0.0.1:\(port)/readyz").0 == 200)

@@ -28,7 +28,8 @@ func httpGet(_ url: String, host: String? = nil) async throws -> (Int, String) {
 private func curlGet(_ url: String, host: String?) throws -> (Int, String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    process.arguments = ["-s", "-w", "\n%{http_code}", "--max-time", "10"] + (host.map { ["-H", "Host: \($0)"] } ?? []) + [url]
+    process.arguments =
+        ["-s", "-w", "\n%{http_code}", "--max-time", "10"] + (host.map { ["-H", "Host: \($0)"] } ?? []) + [url]
     let output = Pipe()
     process.standardOutput = output
     try process.run()
@@ -71,7 +72,9 @@ struct ObservabilityTests {
         configuration.kafka.statisticsInterval = .milliseconds(100)
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         _ = try await StageTopics.createAll(
-            [configuration.topics, StageTopics(stage: "records", prefix: prefix, tiers: 0)], partitions: 2, admin: admin
+            [configuration.topics, StageTopics(stage: "records", prefix: prefix, tiers: 0)],
+            partitions: 2,
+            admin: admin
         )
         let stage = Stage(
             configuration: configuration,
@@ -79,7 +82,10 @@ struct ObservabilityTests {
                 guard case .tmdbMovie(let id, _, _) = try FetchJob.decode(job.payload), id != 404 else {
                     throw StageError.permanent("HTTP 404")
                 }
-                return [StageOutput(stage: "records", key: "k", payload: [1]), StageOutput(stage: "records", key: "k", payload: [2])]
+                return [
+                    StageOutput(stage: "records", key: "k", payload: [1]),
+                    StageOutput(stage: "records", key: "k", payload: [2]),
+                ]
             },
             logger: .marqueeTest
         )
@@ -104,7 +110,10 @@ struct ObservabilityTests {
         #expect(body.contains(#"marquee_stage_outputs_total{stage="fetch"} 4"#))
         #expect(body.contains(#"marquee_stage_job_duration_seconds_count{stage="fetch"} 3"#))
         #expect(body.contains(#"marquee_stage_ready{stage="fetch"} 1"#))
-        #expect(metricValue(body, #"marquee_stage_assigned_partitions{stage="fetch"}"#) == Double(2 * (1 + configuration.topics.tiers)))
+        #expect(
+            metricValue(body, #"marquee_stage_assigned_partitions{stage="fetch"}"#)
+                == Double(2 * (1 + configuration.topics.tiers))
+        )
         #expect(metricValue(body, #"marquee_stage_paused_partitions{stage="fetch"}"#) == 0)
         #expect(metricValue(body, #"marquee_stage_uncommitted{stage="fetch"}"#) == 0, "every job taken was finished")
         // The lag gauge follows librdkafka's statistics (its value depends on when they ran: ConsumerLagTests).
@@ -164,7 +173,8 @@ struct ObservabilityTests {
         let metricsWhileDown = try await httpGet("http://127.0.0.1:\(port)/metrics").1
         #expect(metricsWhileDown.contains(#"marquee_stage_ready{stage="fetch"} 0"#))
         #expect(
-            metricValue(metricsWhileDown, #"marquee_stage_paused_partitions{stage="fetch"}"#) == Double(1 + configuration.topics.tiers),
+            metricValue(metricsWhileDown, #"marquee_stage_paused_partitions{stage="fetch"}"#)
+                == Double(1 + configuration.topics.tiers),
             "the main topic and every tier paused"
         )
 

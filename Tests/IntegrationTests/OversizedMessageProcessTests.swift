@@ -53,18 +53,24 @@ struct OversizedMessageProcessTests {
     /// partitions, not all read yet); returns every message read.
     static func readUntilDone(_ id: JobID, from topic: String) async throws -> [KafkaConsumerMessage] {
         let key = Array("job.outcome:\(id.rawValue)".utf8)
-        return try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [topic])) { consumer in
+        return try await withConsumer(
+            TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [topic])
+        ) { consumer in
             var messages: [KafkaConsumerMessage] = []
             for try await message in consumer.messages {
                 messages.append(message)
-                if message.key == key, String(decoding: message.value, as: UTF8.self).contains(#""outcome":"done""#) { break }
+                if message.key == key, String(decoding: message.value, as: UTF8.self).contains(#""outcome":"done""#) {
+                    break
+                }
             }
             return messages
         }
     }
 
     static func outcomes(_ messages: [KafkaConsumerMessage]) -> [String] {
-        messages.filter { !isEntityRecord($0) }.map { String(decoding: ($0.key ?? []).dropFirst("job.outcome:".count), as: UTF8.self) }
+        messages.filter { !isEntityRecord($0) }.map {
+            String(decoding: ($0.key ?? []).dropFirst("job.outcome:".count), as: UTF8.self)
+        }
     }
 
     @Test func aMebibyteOfPoisonIsDeadLetteredOnceAndThePartitionMovesOnAcrossARestart() async throws {
@@ -82,12 +88,28 @@ struct OversizedMessageProcessTests {
         let listEnvelope = Envelope.root()
         try await Self.withLargeProducer { producer in
             try await producer.deliver([
-                KafkaProducerMessage(topic: fetch.main, partition: 0, key: [1], value: Array("{\"v\":1".utf8), headers: small.kafkaHeaders),
+                KafkaProducerMessage(
+                    topic: fetch.main,
+                    partition: 0,
+                    key: [1],
+                    value: Array("{\"v\":1".utf8),
+                    headers: small.kafkaHeaders
+                ),
                 KafkaProducerMessage(topic: fetch.main, partition: 0, key: [2], value: huge, headers: big.kafkaHeaders),
-                KafkaProducerMessage(topic: fetch.main, partition: 0, key: Array(list.dedupeKey.utf8), value: list.encoded(), headers: listEnvelope.kafkaHeaders),
+                KafkaProducerMessage(
+                    topic: fetch.main,
+                    partition: 0,
+                    key: Array(list.dedupeKey.utf8),
+                    value: list.encoded(),
+                    headers: listEnvelope.kafkaHeaders
+                ),
             ])
         }
-        let (first, _) = try await startFetchWorker(emulator: emulator, prefix: prefix, environment: Self.environment.merging(["MARQUEE_GROUP": group]) { $1 })
+        let (first, _) = try await startFetchWorker(
+            emulator: emulator,
+            prefix: prefix,
+            environment: Self.environment.merging(["MARQUEE_GROUP": group]) { $1 }
+        )
         defer { first.signal(SIGKILL) }
         // The list page behind the poison runs (the partition moved on), and each poison's outcome is written.
         _ = try await Self.readUntilDone(listEnvelope.id, from: records.main)
@@ -97,7 +119,10 @@ struct OversizedMessageProcessTests {
         #expect(letter.headers.string(Envelope.Header.errorKind) == "poison")
         #expect(letter.headers.string(Envelope.Header.originalSize) == "1048576")
         #expect(letter.headers.string(Envelope.Header.originalSHA256) == Self.sha256(huge))
-        #expect(letter.value.count > 900_000 && letter.value.count < 1_000_000, "what fits is kept: \(letter.value.count) bytes")
+        #expect(
+            letter.value.count > 900_000 && letter.value.count < 1_000_000,
+            "what fits is kept: \(letter.value.count) bytes"
+        )
         #expect(Array(huge.prefix(letter.value.count)) == letter.value, "the letter keeps the original's first bytes")
         // Both poisons' outcomes are written (after their letters).
         let poisonOutcomes = try await read(2, from: records.main) {
@@ -108,13 +133,23 @@ struct OversizedMessageProcessTests {
         // Stopped and started again: nothing on the partition is dead-lettered a second time.
         first.signal(SIGTERM)
         #expect(await first.waitForExit() == 0, "the worker stops cleanly")
-        let (second, _) = try await startFetchWorker(emulator: emulator, prefix: prefix, environment: Self.environment.merging(["MARQUEE_GROUP": group]) { $1 })
+        let (second, _) = try await startFetchWorker(
+            emulator: emulator,
+            prefix: prefix,
+            environment: Self.environment.merging(["MARQUEE_GROUP": group]) { $1 }
+        )
         defer { second.signal(SIGKILL) }
         let next = FetchJob.tmdbList(list: .popular, page: 2, language: "en-US", region: nil, follow: .none)
         let nextEnvelope = Envelope.root()
         try await Self.withLargeProducer { producer in
             try await producer.deliver([
-                KafkaProducerMessage(topic: fetch.main, partition: 0, key: Array(next.dedupeKey.utf8), value: next.encoded(), headers: nextEnvelope.kafkaHeaders)
+                KafkaProducerMessage(
+                    topic: fetch.main,
+                    partition: 0,
+                    key: Array(next.dedupeKey.utf8),
+                    value: next.encoded(),
+                    headers: nextEnvelope.kafkaHeaders
+                )
             ])
         }
         _ = try await Self.readUntilDone(nextEnvelope.id, from: records.main)
@@ -139,10 +174,20 @@ struct OversizedMessageProcessTests {
         let envelope = Envelope.root()
         try await Self.withLargeProducer { producer in
             try await producer.deliver([
-                KafkaProducerMessage(topic: images.main, partition: 0, key: [1], value: huge, headers: envelope.kafkaHeaders)
+                KafkaProducerMessage(
+                    topic: images.main,
+                    partition: 0,
+                    key: [1],
+                    value: huge,
+                    headers: envelope.kafkaHeaders
+                )
             ])
         }
-        let worker = try ChildProcess("marquee-images", arguments: [], environment: imageWorkerEnvironment(prefix: prefix, folder: folder)) { _ in }
+        let worker = try ChildProcess(
+            "marquee-images",
+            arguments: [],
+            environment: imageWorkerEnvironment(prefix: prefix, folder: folder)
+        ) { _ in }
         defer { worker.signal(SIGKILL) }
         let letter = try #require(try await read(1, from: images.dlq).first)
         #expect(letter.headers.string(Envelope.Header.errorKind) == "poison")
@@ -164,23 +209,40 @@ struct OversizedMessageProcessTests {
         let (prefix, fetch, records) = try await pipelineTopics("mqbigrec", fetchTiers: 3, recordsTiers: 0)
         let group = TestEnvironment.uniqueName("fetch")
         let padded = try await enqueue(.tmdbMovie(id: movie, language: "en-US", follow: .none), to: fetch)
-        let (first, _) = try await startFetchWorker(emulator: emulator, prefix: prefix, environment: Self.environment.merging(["MARQUEE_GROUP": group]) { $1 })
+        let (first, _) = try await startFetchWorker(
+            emulator: emulator,
+            prefix: prefix,
+            environment: Self.environment.merging(["MARQUEE_GROUP": group]) { $1 }
+        )
         defer { first.signal(SIGKILL) }
         let letter = try #require(try await read(1, from: fetch.dlq).first)
         #expect(letter.headers.string(Envelope.Header.id) == padded.id.rawValue)
         #expect(letter.headers.string(Envelope.Header.errorKind) == "permanent")
         let reason = letter.headers.string(Envelope.Header.error) ?? ""
-        #expect(reason.contains("over the 1000000 bytes limit") || reason.contains("over the 1.0 MB limit"), "the reason names the limit: \(reason)")
+        #expect(
+            reason.contains("over the 1000000 bytes limit") || reason.contains("over the 1.0 MB limit"),
+            "the reason names the limit: \(reason)"
+        )
         #expect(reason.contains("--max-message-bytes"), "and the setting: \(reason)")
 
         // The stage goes on: a job after it runs; after a restart the failed job is not run or dead-lettered again.
-        let after = try await enqueue(.tmdbList(list: .popular, page: 1, language: "en-US", region: nil, follow: .none), to: fetch)
+        let after = try await enqueue(
+            .tmdbList(list: .popular, page: 1, language: "en-US", region: nil, follow: .none),
+            to: fetch
+        )
         _ = try await Self.readUntilDone(after.id, from: records.main)
         first.signal(SIGTERM)
         #expect(await first.waitForExit() == 0)
-        let (second, _) = try await startFetchWorker(emulator: emulator, prefix: prefix, environment: Self.environment.merging(["MARQUEE_GROUP": group]) { $1 })
+        let (second, _) = try await startFetchWorker(
+            emulator: emulator,
+            prefix: prefix,
+            environment: Self.environment.merging(["MARQUEE_GROUP": group]) { $1 }
+        )
         defer { second.signal(SIGKILL) }
-        let last = try await enqueue(.tmdbList(list: .popular, page: 2, language: "en-US", region: nil, follow: .none), to: fetch)
+        let last = try await enqueue(
+            .tmdbList(list: .popular, page: 2, language: "en-US", region: nil, follow: .none),
+            to: fetch
+        )
         _ = try await Self.readUntilDone(last.id, from: records.main)
         #expect(try await Self.count(fetch.dlq) == 1)
         second.signal(SIGTERM)
@@ -196,15 +258,30 @@ struct OversizedMessageProcessTests {
         let good = Envelope.root()
         try await Self.withLargeProducer { producer in
             try await producer.deliver([
-                KafkaProducerMessage(topic: fetch.main, partition: 0, key: Array(list.dedupeKey.utf8), value: list.encoded(), headers: [KafkaHeader(key: Envelope.Header.id, value: badID)]),
-                KafkaProducerMessage(topic: fetch.main, partition: 0, key: Array(list.dedupeKey.utf8), value: list.encoded(), headers: good.kafkaHeaders),
+                KafkaProducerMessage(
+                    topic: fetch.main,
+                    partition: 0,
+                    key: Array(list.dedupeKey.utf8),
+                    value: list.encoded(),
+                    headers: [KafkaHeader(key: Envelope.Header.id, value: badID)]
+                ),
+                KafkaProducerMessage(
+                    topic: fetch.main,
+                    partition: 0,
+                    key: Array(list.dedupeKey.utf8),
+                    value: list.encoded(),
+                    headers: good.kafkaHeaders
+                ),
             ])
         }
         let (worker, _) = try await startFetchWorker(emulator: emulator, prefix: prefix, environment: Self.environment)
         defer { worker.signal(SIGKILL) }
         let letter = try #require(try await read(1, from: fetch.dlq).first)
         #expect(letter.headers.string(Envelope.Header.errorKind) == "poison")
-        #expect(letter.headers.first { $0.key == Envelope.Header.id }?.value == badID, "the original header, byte for byte")
+        #expect(
+            letter.headers.first { $0.key == Envelope.Header.id }?.value == badID,
+            "the original header, byte for byte"
+        )
         #expect(letter.headers.string(Envelope.Header.error)?.contains("header marquee-id") == true)
         // The valid job's records and its outcome arrive; it is the only outcome (none carries the bad id).
         let written = try await Self.readUntilDone(good.id, from: records.main)

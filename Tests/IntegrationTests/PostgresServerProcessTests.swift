@@ -101,7 +101,10 @@ struct PostgresServerProcessTests {
             try await self.timed("restart after kill (crash recovery)") { try await server.restart() }
             #expect(server.port == port)
             #expect(try await server.psql("SELECT count(*), sum(next) FROM offsets") == "100|49500")
-            let log = String(decoding: try #require(FileManager.default.contents(atPath: server.logPath)), as: UTF8.self)
+            let log = String(
+                decoding: try #require(FileManager.default.contents(atPath: server.logPath)),
+                as: UTF8.self
+            )
             #expect(log.contains("automatic recovery in progress"))
         }
     }

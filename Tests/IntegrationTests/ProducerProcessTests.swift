@@ -43,7 +43,9 @@ struct ProducerProcessTests {
 
         // …a restart, then a kill -9…
         let second = try run.startProducer("second")
-        try await run.log.wait("the second producer leading and firing three windows") { $0.fired["second", default: 0] >= 3 }
+        try await run.log.wait("the second producer leading and firing three windows") {
+            $0.fired["second", default: 0] >= 3
+        }
         second.signal(SIGKILL)
         #expect(await second.waitForExit() == SIGKILL)
 
@@ -83,8 +85,12 @@ struct ProducerProcessTests {
         #expect(run.log.snapshot.resent == [unsent, sent])
         let fetched = run.fetched.snapshot
         #expect(fetched.windows[unsent]?.count == 3 && fetched.windows[sent]?.count == 3)
-        for id in fetched.windows[unsent] ?? [] { #expect(fetched.counts[id] == 1, "never sent before the crash: once") }
-        for id in fetched.windows[sent] ?? [] { #expect(fetched.counts[id] == 2, "acknowledged before the crash, resent: twice") }
+        for id in fetched.windows[unsent] ?? [] {
+            #expect(fetched.counts[id] == 1, "never sent before the crash: once")
+        }
+        for id in fetched.windows[sent] ?? [] {
+            #expect(fetched.counts[id] == 2, "acknowledged before the crash, resent: twice")
+        }
         // In the state topic: each crashed window has the crashed claim, a takeover superseding it, and a `done`.
         let ledger = try await run.stateLedger()
         for window in [unsent, sent] {
@@ -100,7 +106,9 @@ struct ProducerProcessTests {
         defer { run.finish() }
         let replicas = try ["a", "b"].map { try run.startProducer($0) }
         // Both in the group: one leads, the other stands by.
-        try await run.log.wait("one leader and one standby") { $0.leaders.count == 1 && $0.standbys.count == 1 && $0.leaders != $0.standbys }
+        try await run.log.wait("one leader and one standby") {
+            $0.leaders.count == 1 && $0.standbys.count == 1 && $0.leaders != $0.standbys
+        }
         try await run.fetched.wait("three windows") { $0.windows.count >= 3 }
         let leaderName = try #require(run.log.snapshot.leaders.first)
         let (leader, standby) = leaderName == "a" ? (replicas[0], replicas[1]) : (replicas[1], replicas[0])
@@ -116,8 +124,15 @@ struct ProducerProcessTests {
             let metrics = try await httpGet(base + "/metrics").1
             #expect(metricValue(metrics, "marquee_producer_leader") == (name == leaderName ? 1 : 0), "\(metrics)")
             if name == leaderName {
-                #expect((metricValue(metrics, #"marquee_producer_windows_total{schedule="tick",outcome="fired"}"#) ?? 0) >= 1, "\(metrics)")
-                #expect((metricValue(metrics, #"marquee_producer_jobs_total{schedule="tick"}"#) ?? 0) >= 3, "\(metrics)")
+                #expect(
+                    (metricValue(metrics, #"marquee_producer_windows_total{schedule="tick",outcome="fired"}"#) ?? 0)
+                        >= 1,
+                    "\(metrics)"
+                )
+                #expect(
+                    (metricValue(metrics, #"marquee_producer_jobs_total{schedule="tick"}"#) ?? 0) >= 3,
+                    "\(metrics)"
+                )
             }
         }
 
@@ -131,7 +146,9 @@ struct ProducerProcessTests {
         // claims meanwhile comes after the new leader's claims and sends nothing. Then it rejoins the group.
         let seen = run.fetched.snapshot.windows.count
         leader.signal(SIGCONT)
-        try await run.log.wait("the old leader learning it lost the lead") { $0.endedTerms[leaderName, default: 0] > ended }
+        try await run.log.wait("the old leader learning it lost the lead") {
+            $0.endedTerms[leaderName, default: 0] > ended
+        }
         try await run.fetched.wait("three more windows") { $0.windows.count >= seen + 3 }
         // A window the old leader claimed first just before it learned it lost the lead is sent by the new
         // leader once the claim timed out (8 s): a gap until then.
@@ -142,7 +159,10 @@ struct ProducerProcessTests {
         // The frozen one exits 0, or 1 when a send it had started timed out while it was frozen (a broker
         // failure stops the process; its window was taken over and sent again with the same ids).
         let status = await leader.waitForExit()
-        #expect(status == 0 || (status == 1 && run.log.snapshot.failures[leaderName] != nil), "exit \(status): \(run.log.snapshot)")
+        #expect(
+            status == 0 || (status == 1 && run.log.snapshot.failures[leaderName] != nil),
+            "exit \(status): \(run.log.snapshot)"
+        )
         #expect(run.log.snapshot.failures[standbyName] == nil, "\(run.log.snapshot)")
         try await run.expectEveryWindowOnce(minimumWindows: 6)
     }
@@ -201,7 +221,9 @@ func windowMilliseconds(_ text: String) -> Int64? {
     guard text.hasSuffix("Z"), parts.count == 2 else { return nil }
     let date = parts[0].split(separator: "-").compactMap { Int($0) }
     let time = parts[1].split(separator: ":").compactMap { Int($0) }
-    guard date.count == 3, time.count == 3, let day = LocalDate(year: date[0], month: date[1], day: date[2]) else { return nil }
+    guard date.count == 3, time.count == 3, let day = LocalDate(year: date[0], month: date[1], day: date[2]) else {
+        return nil
+    }
     return day.dayNumber * 86_400_000 + Int64(time[0] * 3600 + time[1] * 60 + time[2]) * 1000
 }
 
@@ -293,7 +315,10 @@ final class ProducerRun: Sendable {
                 case .string(let message)? = entry["msg"]
             else { return }
             let window: String? = if case .string(let window)? = entry["marquee.window"] { window } else { nil }
-            let metrics: String? = if case .string(let url)? = entry["marquee.metrics"] { String(url.dropLast("/metrics".count)) } else { nil }
+            let metrics: String? =
+                if case .string(let url)? = entry["marquee.metrics"] { String(url.dropLast("/metrics".count)) } else {
+                    nil
+                }
             log.update { log in
                 switch message {
                 case "producer started": log.metrics[name] = metrics
@@ -327,7 +352,9 @@ final class ProducerRun: Sendable {
     /// at most in a window that was taken over and sent again).
     func expectEveryWindowOnce(minimumWindows: Int) async throws {
         let confirmed = self.log.snapshot.confirmed
-        try await self.fetched.wait("every confirmed window in the fetch topic") { confirmed.isSubset(of: Set($0.windows.keys)) }
+        try await self.fetched.wait("every confirmed window in the fetch topic") {
+            confirmed.isSubset(of: Set($0.windows.keys))
+        }
         let fetched = self.fetched.snapshot
         let log = self.log.snapshot
         let windows = try fetched.windows.keys.map { text in
@@ -369,9 +396,13 @@ final class ProducerRun: Sendable {
         let topic = "\(self.prefix)producer.windows"
         let probe = WindowMarker(phase: .probe, schedule: "", window: 0, owner: "test", at: 0)
         let written = try await withProducer { producer in
-            try await producer.send(KafkaProducerMessage(topic: topic, key: Array(probe.key.utf8), value: probe.encoded(), headers: []))
+            try await producer.send(
+                KafkaProducerMessage(topic: topic, key: Array(probe.key.utf8), value: probe.encoded(), headers: [])
+            )
         }
-        return try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("state"), topics: [topic])) { consumer in
+        return try await withConsumer(
+            TestEnvironment.consumer(group: TestEnvironment.uniqueName("state"), topics: [topic])
+        ) { consumer in
             var ledger = WindowLedger()
             for try await message in consumer.messages {
                 if let marker = WindowMarker.decode(message.value) {

@@ -12,10 +12,13 @@ import struct Foundation.URL
 /// catalogue says it must (computed here from the emulator itself, started alike).
 @Suite(.serialized, .timeLimit(.minutes(10)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct RunScriptTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     @Test func theDemoCrawlDrainsAndStoresWhatTheCatalogueHolds() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(TestEnvironment.uniqueName("make-run"))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            TestEnvironment.uniqueName("make-run")
+        )
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = "sqlite:\(folder.path)/marquee.db"
@@ -24,15 +27,20 @@ struct RunScriptTests {
             "BIN": builtExecutablesFolder.path, "PAGES": "1", "METRICS_PORTS": "0,0,0", "MAX_WAIT": "5m",
             "RUN_LOGS": folder.appendingPathComponent("logs").path, "MARQUEE_BROKERS": TestEnvironment.brokers,
             "MARQUEE_TOPIC_PREFIX": TestEnvironment.uniqueName("mqrun") + ".", "MARQUEE_STORE": store,
-            "MARQUEE_IMAGE_STORE": "file://\(folder.path)/images", "MARQUEE_CONFIG": nil, "MARQUEE_KAFKA_PROPERTIES": nil,
+            "MARQUEE_IMAGE_STORE": "file://\(folder.path)/images", "MARQUEE_CONFIG": nil,
+            "MARQUEE_KAFKA_PROPERTIES": nil,
             "MARQUEE_SESSION_TIMEOUT": "6s",
         ]
-        for stage in ["FETCH", "IMAGES", "RECORDS"] { environment["MARQUEE_GROUP_\(stage)"] = TestEnvironment.uniqueName("run-\(stage.lowercased())") }
+        for stage in ["FETCH", "IMAGES", "RECORDS"] {
+            environment["MARQUEE_GROUP_\(stage)"] = TestEnvironment.uniqueName("run-\(stage.lowercased())")
+        }
         for key in keys { (environment[key], environment[key + "_FILE"]) = (String?.none, String?.none) }
 
         let run = try await runCommand(
-            URL(fileURLWithPath: "/bin/bash"), [Self.repository.appendingPathComponent("scripts/run.sh").path],
-            environment: environment, currentDirectory: Self.repository
+            URL(fileURLWithPath: "/bin/bash"),
+            [Self.repository.appendingPathComponent("scripts/run.sh").path],
+            environment: environment,
+            currentDirectory: Self.repository
         )
         #expect(run.status == 0, "make run failed:\n\(run.standardOutput)\n\(run.standardError)")
         #expect(run.standardOutput.contains("Drained after"), "\(run.standardOutput)")
@@ -44,18 +52,23 @@ struct RunScriptTests {
         var movieIDs: Set<Int> = []
         for list in ["popular", "now_playing"] {
             for language in ["ko-KR", "en-US"] {
-                let page = try await getJSON("\(emulator.tmdbBaseURL)/movie/\(list)?page=1&language=\(language)&api_key=marquee-emulator")
+                let page = try await getJSON(
+                    "\(emulator.tmdbBaseURL)/movie/\(list)?page=1&language=\(language)&api_key=marquee-emulator"
+                )
                 movieIDs.formUnion((page["results"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int })
             }
         }
         let yesterday = try await day("yesterday")
         let lastWeek = try await day("7 days ago")
-        let daily = try await getJSON("\(emulator.koficBaseURL)/boxoffice/searchDailyBoxOfficeList.json?key=marquee-emulator&targetDt=\(yesterday)")
+        let daily = try await getJSON(
+            "\(emulator.koficBaseURL)/boxoffice/searchDailyBoxOfficeList.json?key=marquee-emulator&targetDt=\(yesterday)"
+        )
         let weekly = try await getJSON(
             "\(emulator.koficBaseURL)/boxoffice/searchWeeklyBoxOfficeList.json?key=marquee-emulator&targetDt=\(lastWeek)&weekGb=0"
         )
         let dailyEntries = ((daily["boxOfficeResult"] as? [String: Any])?["dailyBoxOfficeList"] as? [Any])?.count ?? 0
-        let weeklyEntries = ((weekly["boxOfficeResult"] as? [String: Any])?["weeklyBoxOfficeList"] as? [Any])?.count ?? 0
+        let weeklyEntries =
+            ((weekly["boxOfficeResult"] as? [String: Any])?["weeklyBoxOfficeList"] as? [Any])?.count ?? 0
         let books = try await getJSON("\(emulator.openLibraryBaseURL)/search.json?q=night&page=1&limit=20")
         let bookCount = (books["docs"] as? [Any])?.count ?? 0
         #expect(movieIDs.count > 20 && dailyEntries == 10 && weeklyEntries == 10 && bookCount > 0)

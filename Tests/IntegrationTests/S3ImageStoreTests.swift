@@ -14,7 +14,9 @@ struct S3ImageStoreTests {
         let moto: MotoServerProcess
         let fetcher: HTTPFetcher
         let environment: [String: String]
-        var location: String { "s3://\(S3ImageStoreTests.bucket)/posters?endpoint=\(self.moto.endpoint)&region=us-east-1" }
+        var location: String {
+            "s3://\(S3ImageStoreTests.bucket)/posters?endpoint=\(self.moto.endpoint)&region=us-east-1"
+        }
 
         func store(location: String? = nil, environment: [String: String]? = nil) throws -> any ImageStore {
             try ImageStores.make(
@@ -174,7 +176,8 @@ struct S3ImageStoreTests {
                         if operation == "get" {
                             // The body names S3's reason (signature or key), with the key ID scrubbed.
                             #expect(
-                                error.reason.contains("SignatureDoesNotMatch") || error.reason.contains("InvalidAccessKeyId"),
+                                error.reason.contains("SignatureDoesNotMatch")
+                                    || error.reason.contains("InvalidAccessKeyId"),
                                 "\(error)"
                             )
                             #expect(!error.reason.contains("AKIAUNKNOWNKEY000000"))

@@ -34,15 +34,19 @@ struct SecretsTests {
         let database = folder.appendingPathComponent("marquee.db").path
         let groups = ["fetch", "images", "records"].map { ($0, TestEnvironment.uniqueName("secrets-\($0)")) }
         var common: [String: String] = [
-            "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": prefix, "MARQUEE_RETRY_DELAYS": "100ms,200ms",
+            "MARQUEE_BROKERS": TestEnvironment.brokers, "MARQUEE_TOPIC_PREFIX": prefix,
+            "MARQUEE_RETRY_DELAYS": "100ms,200ms",
             "MARQUEE_TOPIC_PARTITIONS": "2", "MARQUEE_SESSION_TIMEOUT": "6s", "MARQUEE_SHUTDOWN_TIMEOUT": "5s",
-            "MARQUEE_LOG_LEVEL": "debug", "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0", "MARQUEE_STORE": "sqlite:\(database)",
+            "MARQUEE_LOG_LEVEL": "debug", "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0",
+            "MARQUEE_STORE": "sqlite:\(database)",
             "MARQUEE_IMAGE_STORE": "file://\(folder.path)/images", "MARQUEE_ALLOW_PRIVATE_ADDRESSES": "1",
-            "MARQUEE_IMAGE_HOSTS": "127.0.0.1", "MARQUEE_FETCH_RATE_LIMITS": "tmdb=500,kofic=500,kakao=500,openlibrary=500",
+            "MARQUEE_IMAGE_HOSTS": "127.0.0.1",
+            "MARQUEE_FETCH_RATE_LIMITS": "tmdb=500,kofic=500,kakao=500,openlibrary=500",
             "TMDB_API_KEY": keys[0], "KOFIC_API_KEY": keys[1], "KAKAO_REST_API_KEY": keys[2],
             "TMDB_BASE_URL": emulator.tmdbBaseURL, "TMDB_IMAGE_BASE_URL": emulator.tmdbImageBaseURL,
             "KOFIC_BASE_URL": emulator.koficBaseURL, "KAKAO_BASE_URL": emulator.kakaoBaseURL,
-            "OPENLIBRARY_BASE_URL": emulator.openLibraryBaseURL, "OPENLIBRARY_COVERS_BASE_URL": emulator.openLibraryCoversBaseURL,
+            "OPENLIBRARY_BASE_URL": emulator.openLibraryBaseURL,
+            "OPENLIBRARY_COVERS_BASE_URL": emulator.openLibraryCoversBaseURL,
         ]
         // The operator tools read the workers' groups from the same settings.
         for (stage, group) in groups { common["MARQUEE_GROUP_\(stage.uppercased())"] = group }
@@ -57,15 +61,21 @@ struct SecretsTests {
         // The three workers, every line they log kept.
         let lines = Mutex<[String]>([])
         var workers: [(ChildProcess, String)] = []
-        for (program, stage) in [("marquee-fetch", "fetch"), ("marquee-images", "images"), ("marquee-index", "records")] {
+        for (program, stage) in [
+            ("marquee-fetch", "fetch"), ("marquee-images", "images"), ("marquee-index", "records"),
+        ] {
             let started = AsyncStream<String>.makeStream()
             let process = try ChildProcess(
-                program, arguments: [], environment: common.merging(["MARQUEE_GROUP": groups.first { $0.0 == stage }!.1]) { $1 },
+                program,
+                arguments: [],
+                environment: common.merging(["MARQUEE_GROUP": groups.first { $0.0 == stage }!.1]) { $1 },
                 readsStandardError: true
             ) { line in
                 lines.withLock { $0.append(String(line)) }
                 if line.contains("worker started\""),
-                    let url = line.split(separator: "\"").first(where: { $0.hasPrefix("http://") && $0.hasSuffix("/metrics") })
+                    let url = line.split(separator: "\"").first(where: {
+                        $0.hasPrefix("http://") && $0.hasSuffix("/metrics")
+                    })
                 {
                     started.continuation.yield(String(url.dropLast("/metrics".count)))
                 }
@@ -90,7 +100,10 @@ struct SecretsTests {
         let drained = try await cli(["drain", "--roots", roots, "--max-wait", "4m", "--interval", "500ms"])
         #expect(drained.status == 0, "\(drained.standardOutput)\n\(drained.standardError)")
         // Its summary groups the dead letters by stage, kind, error kind and reason.
-        #expect(drained.standardOutput.contains("dead letters (marquee dlq list shows them"), "\(drained.standardOutput)")
+        #expect(
+            drained.standardOutput.contains("dead letters (marquee dlq list shows them"),
+            "\(drained.standardOutput)"
+        )
         #expect(drained.standardOutput.contains("  fetch  tmdb.movie  "), "\(drained.standardOutput)")
 
         // What operators and dashboards read.
@@ -101,19 +114,29 @@ struct SecretsTests {
             texts.append(("\(base)/readyz", try await httpGet(base + "/readyz").1))
         }
         // The workers' own figures: upstream statuses per source (faults included), image bytes in and out.
-        #expect(metrics[0].contains(#"marquee_fetch_http_responses_total{source="tmdb",status="200"}"#), "\(metrics[0])")
+        #expect(
+            metrics[0].contains(#"marquee_fetch_http_responses_total{source="tmdb",status="200"}"#),
+            "\(metrics[0])"
+        )
         // Every source the crawl touched is counted (with 35 % 5xx a source may have answered only errors).
         for source in ["kofic", "openlibrary"] {
             #expect(metrics[0].contains(#"marquee_fetch_http_responses_total{source="\#(source)","#), "\(source)")
         }
         #expect(metrics[0].contains(#"status="50"#), "the injected 5xx are counted")
         for direction in ["in", "out"] {
-            let line = metrics[1].split(separator: "\n").first { $0.hasPrefix(#"marquee_images_bytes_total{direction="\#(direction)"}"#) }
-            #expect((line?.split(separator: " ").last.flatMap { Double($0) } ?? 0) > 10_000, "image bytes \(direction): \(line ?? "none")")
+            let line = metrics[1].split(separator: "\n").first {
+                $0.hasPrefix(#"marquee_images_bytes_total{direction="\#(direction)"}"#)
+            }
+            #expect(
+                (line?.split(separator: " ").last.flatMap { Double($0) } ?? 0) > 10_000,
+                "image bytes \(direction): \(line ?? "none")"
+            )
         }
         let addresses = zip(["fetch", "images", "records"], workers).map { "\($0)=\($1.1.dropFirst("http://".count))" }
         let status = try await runBuiltExecutable(
-            "marquee", ["status", "--json"], environment: common.merging(["MARQUEE_WORKERS": addresses.joined(separator: ",")]) { $1 }.mapValues { $0 }
+            "marquee",
+            ["status", "--json"],
+            environment: common.merging(["MARQUEE_WORKERS": addresses.joined(separator: ",")]) { $1 }.mapValues { $0 }
         )
         texts.append(("marquee status", status.standardOutput + status.standardError))
         _ = try await cli(["lag", "--json", "--samples", "1"])
@@ -127,7 +150,12 @@ struct SecretsTests {
             let ranges = try await admin.watermarks(topic: topic).mapValues { $0.start..<$0.end }
             for record in try await reader.read(ranges, timeout: .seconds(30)) {
                 let headers = record.headers.map { "\($0.key)=\($0.stringValue ?? "")" }.joined(separator: "\n")
-                texts.append(("\(topic)/\(record.partition.partition)/\(record.offset)", headers + "\n" + record.valueString + (record.keyString ?? "")))
+                texts.append(
+                    (
+                        "\(topic)/\(record.partition.partition)/\(record.offset)",
+                        headers + "\n" + record.valueString + (record.keyString ?? "")
+                    )
+                )
                 if record.headers.string(Envelope.Header.error) != nil { errorHeaders += 1 }
                 if topic.hasSuffix(".dlq") { deadLetters += 1 }
             }
@@ -151,7 +179,10 @@ struct SecretsTests {
         #expect("\(requests)".contains("200"), "the upstream answered with the keys")
         #expect(lines.withLock { $0.count } > 100)
         // The places scanned did hold the URLs the keys travel in — redacted.
-        #expect(texts.contains { $0.1.contains("api_key=REDACTED") || $0.1.contains("key=REDACTED") }, "redacted URLs were logged")
+        #expect(
+            texts.contains { $0.1.contains("api_key=REDACTED") || $0.1.contains("key=REDACTED") },
+            "redacted URLs were logged"
+        )
 
         for key in keys {
             for (place, text) in texts where text.contains(key) {

@@ -41,18 +41,25 @@ struct SharedLimitsProcessTests {
         let ids = try await movieIDs(emulator, count: 300)
         try await withSharedStore(store) { location in
             let (prefix, fetch, records) = try await limitsTopics("mqlr")
-            let environment = ["TMDB_API_KEY": Self.tmdbKey, "MARQUEE_FETCH_RATE_LIMITS": "tmdb=\(limit)", "MARQUEE_STORE": location]
+            let environment = [
+                "TMDB_API_KEY": Self.tmdbKey, "MARQUEE_FETCH_RATE_LIMITS": "tmdb=\(limit)", "MARQUEE_STORE": location,
+            ]
             try await withFetchWorkers(3, emulator: emulator, prefix: prefix, environment: environment) { workers in
                 try await workers.waitUntilBalanced(partitions: fetch.consumed.count * Self.partitions)
                 try await withOutcomes(of: records.main) { outcomes in
                     let jobs = try await enqueueAll(details(ids), to: fetch)
-                    try await outcomes.wait("every detail is done", timeout: .seconds(90)) { $0.done.isSuperset(of: jobs) }
+                    try await outcomes.wait("every detail is done", timeout: .seconds(90)) {
+                        $0.done.isSuperset(of: jobs)
+                    }
                     #expect(outcomes.snapshot.deadLettered.isEmpty, "\(outcomes.snapshot)")
                 }
                 let stats = try await emulator.stats()
                 #expect(statistic(stats, "rateLimited", "tmdb") == 0, "the upstream's limit held: \(workers.notable())")
                 let busiest = statistic(stats, "maxRequestsPerSecondByUpstream", "tmdb")
-                #expect(Double(busiest) <= 1.05 * Double(limit), "the busiest second held \(busiest) requests (limit \(limit)): \(workers.notable())")
+                #expect(
+                    Double(busiest) <= 1.05 * Double(limit),
+                    "the busiest second held \(busiest) requests (limit \(limit)): \(workers.notable())"
+                )
                 // The pipeline used the limit rather than keeping under it by idling.
                 let rate = achievedRate(stats, "tmdb")
                 #expect(rate >= 0.8 * Double(limit), "the pipeline ran at \(rate) requests a second")
@@ -83,9 +90,13 @@ struct SharedLimitsProcessTests {
                 try await workers.waitUntilBalanced(partitions: partitions)
                 try await withOutcomes(of: records.main) { outcomes in
                     let jobs = try await enqueueAll(details(ids), to: fetch)
-                    try await outcomes.wait("an eighth of the jobs is done", timeout: .seconds(60)) { $0.done.count >= 50 }
+                    try await outcomes.wait("an eighth of the jobs is done", timeout: .seconds(60)) {
+                        $0.done.count >= 50
+                    }
                     let requests = try await workers.metrics(Self.tmdbRequests)
-                    let victim = workers.running[try #require(requests.firstIndex { $0 > 0 }, "a worker that is fetching")]
+                    let victim = workers.running[
+                        try #require(requests.firstIndex { $0 > 0 }, "a worker that is fetching")
+                    ]
                     #expect(await workers.stop(victim, signal: SIGKILL) == SIGKILL)
 
                     // After the session timeout the group rebalances and the two others hold every partition; over
@@ -104,7 +115,10 @@ struct SharedLimitsProcessTests {
                     let first = try #require(samples.first, "samples after the handover")
                     let last = try #require(samples.last)
                     let rate = Double(last.requests - first.requests) / seconds(last.at - first.at)
-                    #expect(samples.count >= 4 && rate >= 16, "the two workers' rate after the handover: \(rate); \(series)")
+                    #expect(
+                        samples.count >= 4 && rate >= 16,
+                        "the two workers' rate after the handover: \(rate); \(series)"
+                    )
 
                     try await outcomes.wait("every job is done after the kill", timeout: .seconds(120)) {
                         $0.done.isSuperset(of: jobs)
@@ -121,7 +135,9 @@ struct SharedLimitsProcessTests {
     /// the upstream sees exactly five calls, and the other three jobs are held (no attempt spent, nothing in the
     /// dead-letter topic), again each time they come back.
     @Test func theKOFICBudgetIsSpentOnceAcrossWorkersAndRestarts() async throws {
-        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "23", "--kofic-key", Self.koficKey])
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: [
+            "--seed", "23", "--kofic-key", Self.koficKey,
+        ])
         defer { emulator.terminate() }
         try await withSharedStore(.sqlite) { location in
             let (prefix, fetch, records) = try await limitsTopics("mqlb")
@@ -151,10 +167,16 @@ struct SharedLimitsProcessTests {
                     #expect(log.retried.isEmpty, "no attempt was spent: \(log)")
                     let reasons = log.holdReasons
                     #expect(!reasons.isEmpty, "\(log)")
-                    #expect(reasons.allSatisfy { $0.hasPrefix("held: ") && $0.contains("daily budget of 5") }, "\(reasons)")
+                    #expect(
+                        reasons.allSatisfy { $0.hasPrefix("held: ") && $0.contains("daily budget of 5") },
+                        "\(reasons)"
+                    )
                 }
                 let stats = try await emulator.stats()
-                #expect(statistic(stats, "routes", "kofic.daily") == 5, "the upstream saw the budget: \(workers.notable())")
+                #expect(
+                    statistic(stats, "routes", "kofic.daily") == 5,
+                    "the upstream saw the budget: \(workers.notable())"
+                )
                 let heldSample = #"marquee_stage_jobs_total{stage="fetch",kind="kofic.boxoffice.daily",outcome="held"}"#
                 let held = try await workers.metrics(heldSample)
                 #expect(held.reduce(0, +) >= 3, "held jobs per worker: \(held)")
@@ -193,7 +215,9 @@ struct SharedLimitsProcessTests {
                     try await poll("the two other workers hear of it from the store", timeout: .seconds(5)) {
                         workers.running.count { workers.logged($0, "TMDB paused by another worker") } == 2
                     }
-                    try await outcomes.wait("every KOFIC job is done while TMDB is paused") { $0.done.isSuperset(of: kofic) }
+                    try await outcomes.wait("every KOFIC job is done while TMDB is paused") {
+                        $0.done.isSuperset(of: kofic)
+                    }
                     #expect(outcomes.snapshot.done.isDisjoint(with: tmdb), "no TMDB job ran with the refused key")
 
                     try await emulator.control(["tmdbKeys": ["right", "wrong"]])
@@ -201,7 +225,10 @@ struct SharedLimitsProcessTests {
                     let log = outcomes.snapshot
                     #expect(log.deadLettered.isEmpty, "\(log)")
                     #expect(log.retried.isEmpty, "no attempt was spent: \(log)")
-                    #expect(tmdb.allSatisfy { log.doneAttempt[$0] == 1 }, "every TMDB job succeeded on its first attempt: \(log)")
+                    #expect(
+                        tmdb.allSatisfy { log.doneAttempt[$0] == 1 },
+                        "every TMDB job succeeded on its first attempt: \(log)"
+                    )
                     try await poll("every worker reports TMDB running again", timeout: .seconds(5)) {
                         try await workers.metrics(Self.tmdbPaused).allSatisfy { $0 == 0 }
                     }
@@ -238,7 +265,9 @@ struct SharedLimitsProcessTests {
                     try await poll("the two other workers hear of it from the store", timeout: .seconds(5)) {
                         workers.running.count { workers.logged($0, "TMDB paused by another worker") } == 2
                     }
-                    try await outcomes.wait("every KOFIC job is done during the outage") { $0.done.isSuperset(of: kofic) }
+                    try await outcomes.wait("every KOFIC job is done during the outage") {
+                        $0.done.isSuperset(of: kofic)
+                    }
                     let during = outcomes.snapshot
                     #expect(during.done.isDisjoint(with: tmdb), "no TMDB job succeeded during the outage")
                     #expect(tmdb.contains { during.holds[$0] != nil }, "TMDB jobs are held: \(during)")
@@ -328,7 +357,8 @@ private func boxOffices(month: Int, days: ClosedRange<Int>) -> [FetchJob] {
 
 /// Enqueues root jobs on the stage's main topic (on `partition`, or where their keys fall) through one producer;
 /// returns their ids.
-private func enqueueAll(_ jobs: [FetchJob], to topics: StageTopics, partition: Int32? = nil) async throws -> Set<JobID> {
+private func enqueueAll(_ jobs: [FetchJob], to topics: StageTopics, partition: Int32? = nil) async throws -> Set<JobID>
+{
     let envelopes = jobs.map { _ in Envelope.root() }
     let messages = zip(jobs, envelopes).map { job, envelope in
         KafkaProducerMessage(
@@ -346,7 +376,8 @@ private func enqueueAll(_ jobs: [FetchJob], to topics: StageTopics, partition: I
 /// An upstream's achieved request rate from the emulator's `timing`: `(requests - 1) / (last - first)`.
 private func achievedRate(_ stats: [String: Any], _ upstream: String) -> Double {
     guard let timing = (stats["timing"] as? [String: Any])?[upstream] as? [String: Any],
-        let requests = timing["requests"] as? Int, let first = timing["first"] as? Double, let last = timing["last"] as? Double,
+        let requests = timing["requests"] as? Int, let first = timing["first"] as? Double,
+        let last = timing["last"] as? Double,
         requests > 1, last > first
     else { return 0 }
     return Double(requests - 1) / (last - first)
@@ -415,7 +446,8 @@ private func withOutcomes<T>(of topic: String, _ body: (Observed<OutcomeLog>) as
     )
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {
-            for try await message in consumer.messages where PayloadKind.peek(message.value) == Record.Kind.jobOutcome.rawValue {
+            for try await message in consumer.messages
+            where PayloadKind.peek(message.value) == Record.Kind.jobOutcome.rawValue {
                 let outcome = try JobOutcome.decode(try Record.decode(message.value))
                 log.update { $0.add(outcome) }
             }

@@ -35,7 +35,9 @@ private func readAll(from topic: String) async throws -> [KafkaConsumerMessage] 
 }
 
 /// The `job.outcome` records among `messages`, each checked with the store's reader, with its message.
-private func outcomes(in messages: [KafkaConsumerMessage]) throws -> [(message: KafkaConsumerMessage, outcome: JobOutcome)] {
+private func outcomes(
+    in messages: [KafkaConsumerMessage]
+) throws -> [(message: KafkaConsumerMessage, outcome: JobOutcome)] {
     try messages.filter { PayloadKind.peek($0.value) == Record.Kind.jobOutcome.rawValue }.map { message in
         (message, try JobOutcome.decode(try Record.decode(message.value)))
     }
@@ -43,21 +45,35 @@ private func outcomes(in messages: [KafkaConsumerMessage]) throws -> [(message: 
 
 @Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct StageOutcomeTests {
-    static let list = FetchJob.tmdbList(list: .popular, page: 1, language: "ko-KR", region: nil, follow: Follow(details: true))
+    static let list = FetchJob.tmdbList(
+        list: .popular,
+        page: 1,
+        language: "ko-KR",
+        region: nil,
+        follow: Follow(details: true)
+    )
 
     @Test func aSucceededJobReportsItsOutputsAndTheJobsItSpawnedWhichReportTheirOwn() async throws {
         let log = HandlerLog()
         let finished = Observed<[StageJobReport]>([])
-        try await withOutcomeStage(finished: finished, handler: { job in
-            log.record(job)
-            guard case .tmdbList = try FetchJob.decode(job.payload) else { return [] }  // the spawned details
-            return [Int64(1), 2].map { id in
-                let detail = FetchJob.tmdbMovie(id: id, language: "ko-KR", follow: .none)
-                return StageOutput(stage: "fetch", key: detail.dedupeKey, payload: detail.encoded())
-            } + (1...3).map { id in
-                StageOutput(stage: "records", key: "tmdb:movie:\(id)", payload: Array(#"{"v":1,"kind":"movie"}"#.utf8))
+        try await withOutcomeStage(
+            finished: finished,
+            handler: { job in
+                log.record(job)
+                guard case .tmdbList = try FetchJob.decode(job.payload) else { return [] }  // the spawned details
+                return [Int64(1), 2].map { id in
+                    let detail = FetchJob.tmdbMovie(id: id, language: "ko-KR", follow: .none)
+                    return StageOutput(stage: "fetch", key: detail.dedupeKey, payload: detail.encoded())
+                }
+                    + (1...3).map { id in
+                        StageOutput(
+                            stage: "records",
+                            key: "tmdb:movie:\(id)",
+                            payload: Array(#"{"v":1,"kind":"movie"}"#.utf8)
+                        )
+                    }
             }
-        }) { topics in
+        ) { topics in
             let root = try await enqueue(Self.list, to: topics)
             try await finished.wait("the list and its two details finished") { $0.count == 3 }
 
@@ -88,7 +104,9 @@ struct StageOutcomeTests {
             #expect(headers.root == root.id && headers.parent == root.id && headers.attempt == 1)
             #expect(!rootOutcome.spawned.contains(headers.id))
             // The records themselves are not jobs: their ids are not among the spawned.
-            let recordIDs = try messages.filter { PayloadKind.peek($0.value) == "movie" }.map { try envelope(of: $0).id }
+            let recordIDs = try messages.filter { PayloadKind.peek($0.value) == "movie" }.map {
+                try envelope(of: $0).id
+            }
             #expect(recordIDs.count == 3 && Set(recordIDs).isDisjoint(with: rootOutcome.spawned))
 
             // Lineage closes: each spawned job has its own outcome, naming the list as its parent.
@@ -106,13 +124,16 @@ struct StageOutcomeTests {
         // At-least-once: a job redelivered after a crash before its commit runs again. The same message twice
         // stands for that; its outputs must carry the same ids both times, so the lineage counts them once.
         let finished = Observed<[StageJobReport]>([])
-        try await withOutcomeStage(finished: finished, handler: { job in
-            guard case .tmdbList = try FetchJob.decode(job.payload) else { return [] }
-            return [Int64(1), 2].map { id in
-                let detail = FetchJob.tmdbMovie(id: id, language: "ko-KR", follow: .none)
-                return StageOutput(stage: "fetch", key: detail.dedupeKey, payload: detail.encoded())
+        try await withOutcomeStage(
+            finished: finished,
+            handler: { job in
+                guard case .tmdbList = try FetchJob.decode(job.payload) else { return [] }
+                return [Int64(1), 2].map { id in
+                    let detail = FetchJob.tmdbMovie(id: id, language: "ko-KR", follow: .none)
+                    return StageOutput(stage: "fetch", key: detail.dedupeKey, payload: detail.encoded())
+                }
             }
-        }) { topics in
+        ) { topics in
             let root = try await enqueue(Self.list, to: topics, times: 2)
             // Two runs of the list, then its two details twice each.
             try await finished.wait("the list twice and its details") { $0.count == 6 }
@@ -129,9 +150,12 @@ struct StageOutcomeTests {
 
     @Test func aPermanentFailureReportsTheDeadLetterWithTheHeadersErrorText() async throws {
         let finished = Observed<[StageJobReport]>([])
-        try await withOutcomeStage(finished: finished, handler: { _ in
-            throw StageError.permanent("HTTP 404: movie 550 does not exist")
-        }) { topics in
+        try await withOutcomeStage(
+            finished: finished,
+            handler: { _ in
+                throw StageError.permanent("HTTP 404: movie 550 does not exist")
+            }
+        ) { topics in
             let root = try await enqueue(StageTests.job, to: topics)
             try await finished.wait("the job finished") { $0.count == 1 }
             let dead = try #require(try await read(1, from: topics.dlq).first)
@@ -154,11 +178,14 @@ struct StageOutcomeTests {
         let finished = Observed<[StageJobReport]>([])
         let failing = FetchJob.tmdbMovie(id: 1, language: "en-US", follow: .none)
         let lastTier = FetchJob.tmdbMovie(id: 2, language: "en-US", follow: .none)
-        try await withOutcomeStage(finished: finished, handler: { job in
-            log.record(job)
-            if job.payload == lastTier.encoded(), job.envelope.attempt == 4 { return [] }
-            throw StageError.transient("connection reset (attempt \(job.envelope.attempt))")
-        }) { topics in
+        try await withOutcomeStage(
+            finished: finished,
+            handler: { job in
+                log.record(job)
+                if job.payload == lastTier.encoded(), job.envelope.attempt == 4 { return [] }
+                throw StageError.transient("connection reset (attempt \(job.envelope.attempt))")
+            }
+        ) { topics in
             let failed = try await enqueue(failing, to: topics)
             let recovered = try await enqueue(lastTier, to: topics)
             try await finished.wait("both jobs ran four times") { $0.count == 8 }
@@ -168,7 +195,9 @@ struct StageOutcomeTests {
 
             for job in [failed, recovered] {
                 let reports = found.filter { $0.jobID == job.id }.sorted { $0.attempt < $1.attempt }
-                let calls = log.all.filter { $0.envelope.id == job.id }.sorted { $0.envelope.attempt < $1.envelope.attempt }
+                let calls = log.all.filter { $0.envelope.id == job.id }.sorted {
+                    $0.envelope.attempt < $1.envelope.attempt
+                }
                 #expect(reports.map(\.attempt) == [1, 2, 3, 4])
                 #expect(calls.count == 4)
                 guard reports.count == 4, calls.count == 4 else { continue }
@@ -199,20 +228,35 @@ struct StageOutcomeTests {
     /// envelope has no job id to report and emits nothing.
     @Test func poisonIsReportedOnlyWhenItsEnvelopeCanBeRead() async throws {
         let finished = Observed<[StageJobReport]>([])
-        try await withOutcomeStage(finished: finished, handler: { job in
-            do throws(PayloadError) {
-                _ = try FetchJob.decode(job.payload)
-            } catch {
-                throw StageError.poison(error)
+        try await withOutcomeStage(
+            finished: finished,
+            handler: { job in
+                do throws(PayloadError) {
+                    _ = try FetchJob.decode(job.payload)
+                } catch {
+                    throw StageError.poison(error)
+                }
+                return []
             }
-            return []
-        }) { topics in
+        ) { topics in
             let notJSON: [UInt8] = Array(#"{"v":1,"kind":"tmdb.movie","#.utf8)
             let readable = Envelope.root().child()
             _ = try await withProducer { producer in
                 try await producer.send([
-                    KafkaProducerMessage(topic: topics.main, partition: 0, key: [1], value: notJSON, headers: readable.kafkaHeaders),
-                    KafkaProducerMessage(topic: topics.main, partition: 0, key: [2], value: StageTests.job.encoded(), headers: []),
+                    KafkaProducerMessage(
+                        topic: topics.main,
+                        partition: 0,
+                        key: [1],
+                        value: notJSON,
+                        headers: readable.kafkaHeaders
+                    ),
+                    KafkaProducerMessage(
+                        topic: topics.main,
+                        partition: 0,
+                        key: [2],
+                        value: StageTests.job.encoded(),
+                        headers: []
+                    ),
                 ])
             }
             try await finished.wait("both were dead-lettered") { $0.count == 2 }
@@ -222,7 +266,9 @@ struct StageOutcomeTests {
             let found = try outcomes(in: messages)
             #expect(messages.count == 1, "one outcome: the message without an envelope emits none")
             let outcome = try #require(found.first?.outcome)
-            #expect(outcome.jobID == readable.id && outcome.rootID == readable.root && outcome.parentID == readable.parent)
+            #expect(
+                outcome.jobID == readable.id && outcome.rootID == readable.root && outcome.parentID == readable.parent
+            )
             #expect(outcome.kind == "tmdb.movie", "the kind is peeked from the damaged payload")
             #expect(outcome.attempt == 1)
             #expect(outcome.outcome == .deadLettered(.poison, error: "the payload is not JSON"))
@@ -233,9 +279,13 @@ struct StageOutcomeTests {
 
     @Test func withoutAnOutcomeStageNothingIsEmitted() async throws {
         let finished = Observed<[StageJobReport]>([])
-        try await withOutcomeStage(outcomeStage: nil, finished: finished, handler: { _ in
-            [StageOutput(stage: "records", key: "k", payload: Array(#"{"v":1,"kind":"genre"}"#.utf8))]
-        }) { topics in
+        try await withOutcomeStage(
+            outcomeStage: nil,
+            finished: finished,
+            handler: { _ in
+                [StageOutput(stage: "records", key: "k", payload: Array(#"{"v":1,"kind":"genre"}"#.utf8))]
+            }
+        ) { topics in
             try await enqueue(StageTests.job, to: topics)
             try await finished.wait("the job finished") { $0.count == 1 }
             let messages = try await readAll(from: topics.topic(ofStage: "records"))

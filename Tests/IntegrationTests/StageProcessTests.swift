@@ -18,7 +18,10 @@ struct StageProcessTests {
         let prefix = TestEnvironment.uniqueName("mq") + "."
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         _ = try await StageTopics.createAll(
-            [StageTopics(stage: "fetch", prefix: prefix, tiers: 1), StageTopics(stage: "records", prefix: prefix, tiers: 0)],
+            [
+                StageTopics(stage: "fetch", prefix: prefix, tiers: 1),
+                StageTopics(stage: "records", prefix: prefix, tiers: 0),
+            ],
             partitions: 4,
             admin: admin
         )
@@ -28,7 +31,10 @@ struct StageProcessTests {
                 envelopes.enumerated().map { index, envelope in
                     let job = FetchJob.tmdbMovie(id: Int64(index + 1), language: "en-US", follow: .none)
                     return KafkaProducerMessage(
-                        topic: "\(prefix)fetch", key: Array(job.dedupeKey.utf8), value: job.encoded(), headers: envelope.kafkaHeaders
+                        topic: "\(prefix)fetch",
+                        key: Array(job.dedupeKey.utf8),
+                        value: job.encoded(),
+                        headers: envelope.kafkaHeaders
                     )
                 }
             )
@@ -46,7 +52,13 @@ struct StageProcessTests {
     }
 
     /// `work`: milliseconds each job takes, or `deaf` (jobs wait on something that ignores cancellation).
-    func worker(prefix: String, group: String, work: String, started: AsyncStream<Void>.Continuation? = nil, lines: Observed<[String]>? = nil) throws -> ChildProcess {
+    func worker(
+        prefix: String,
+        group: String,
+        work: String,
+        started: AsyncStream<Void>.Continuation? = nil,
+        lines: Observed<[String]>? = nil
+    ) throws -> ChildProcess {
         try ChildProcess("StageWorker", arguments: [TestEnvironment.brokers, prefix, group, work]) { line in
             if line == "processing" { started?.yield() }
             lines?.update { $0.append(String(line)) }
@@ -73,7 +85,9 @@ struct StageProcessTests {
             second?.signal(SIGKILL)
         }
         var seen = Set<String>()
-        try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("outputs"), topics: ["\(prefix)records"])) {
+        try await withConsumer(
+            TestEnvironment.consumer(group: TestEnvironment.uniqueName("outputs"), topics: ["\(prefix)records"])
+        ) {
             outputs in
             for try await output in outputs.messages {
                 seen.insert(output.valueString)
@@ -169,8 +183,15 @@ struct StageProcessTests {
         #expect(clock.now - stopAt < .seconds(20), "the 5 s shutdown timeout, the 2 s grace, and leaving the group")
         let lines = log.snapshot
         let leftBehind = lines.filter { $0.contains("job left behind") }
-        #expect(!leftBehind.isEmpty && leftBehind.count <= 8, "each job in flight (at most 8) is named: \(lines.suffix(12))")
-        #expect(leftBehind.allSatisfy { $0.contains("marquee.job.phase=waiting on a deaf dependency") && $0.contains("marquee.job.id=") })
+        #expect(
+            !leftBehind.isEmpty && leftBehind.count <= 8,
+            "each job in flight (at most 8) is named: \(lines.suffix(12))"
+        )
+        #expect(
+            leftBehind.allSatisfy {
+                $0.contains("marquee.job.phase=waiting on a deaf dependency") && $0.contains("marquee.job.id=")
+            }
+        )
         #expect(lines.contains { $0.contains("did not end within 2.0 seconds of being cancelled") })
         #expect(!lines.contains { $0.contains("stage stopped") }, "leaving jobs behind is no failure of the stage")
 
@@ -180,7 +201,8 @@ struct StageProcessTests {
 
 /// Reads values from a topic in a fresh group until `count` distinct ones were seen.
 func read(readingUntilUnique count: Int, from topic: String) async throws -> [String] {
-    try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [topic])) { consumer in
+    try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [topic])) {
+        consumer in
         var seen = Set<String>()
         for try await message in consumer.messages {
             seen.insert(message.valueString)

@@ -29,14 +29,23 @@ struct StageRebalanceTests {
             log.record(job)
             // The first four runs (the first member's) wait until the test opens the gate, and say when they are
             // cancelled meanwhile; they then return their output as if nothing happened.
-            if firstRuns.withLock({ runs in defer { runs += 1 }; return runs < 4 }) {
+            if firstRuns.withLock({ runs in
+                defer { runs += 1 }
+                return runs < 4
+            }) {
                 await withTaskCancellationHandler {
                     await gate.wait()
                 } onCancel: {
                     cancelled.yield()
                 }
             }
-            return [StageOutput(stage: "records", key: job.envelope.id.rawValue, payload: Array(job.envelope.id.rawValue.utf8))]
+            return [
+                StageOutput(
+                    stage: "records",
+                    key: job.envelope.id.rawValue,
+                    payload: Array(job.envelope.id.rawValue.utf8)
+                )
+            ]
         }
         let first = Stage(configuration: configuration, handler: handler, logger: .marqueeTest)
         let second = Stage(configuration: configuration, handler: handler, logger: .marqueeTest)
@@ -44,7 +53,12 @@ struct StageRebalanceTests {
         try await whileRunning([first]) {
             var ids = Set<String>()
             for index in 1...4 {
-                ids.insert(try await enqueue(.tmdbMovie(id: Int64(index), language: "en-US", follow: .none), to: configuration.topics).id.rawValue)
+                ids.insert(
+                    try await enqueue(
+                        .tmdbMovie(id: Int64(index), language: "en-US", follow: .none),
+                        to: configuration.topics
+                    ).id.rawValue
+                )
             }
             var calls = log.events.makeAsyncIterator()
             for _ in 0..<4 { _ = await calls.next() }
@@ -87,7 +101,13 @@ struct StageRebalanceTests {
             ClosureHandler { job in
                 if first { (secondStarted.withLock { $0 } ? laterCall : firstCall).yield() }
                 guard isUp.withLock({ $0 }) else { throw StageError.dependencyDown("the store", "connection refused") }
-                return [StageOutput(stage: "records", key: job.envelope.id.rawValue, payload: Array(job.envelope.id.rawValue.utf8))]
+                return [
+                    StageOutput(
+                        stage: "records",
+                        key: job.envelope.id.rawValue,
+                        payload: Array(job.envelope.id.rawValue.utf8)
+                    )
+                ]
             }
         }
         let first = Stage(configuration: configuration, handler: handler(first: true), logger: .marqueeTest)
@@ -95,7 +115,12 @@ struct StageRebalanceTests {
         try await whileRunning([first]) {
             var ids = Set<String>()
             for index in 1...8 {
-                ids.insert(try await enqueue(.tmdbMovie(id: Int64(index), language: "en-US", follow: .none), to: configuration.topics).id.rawValue)
+                ids.insert(
+                    try await enqueue(
+                        .tmdbMovie(id: Int64(index), language: "en-US", follow: .none),
+                        to: configuration.topics
+                    ).id.rawValue
+                )
             }
             // The first member's first failure pauses the stage for 10 s; the second member joins meanwhile, and the
             // revocation cancels the job waiting out the pause.

@@ -26,7 +26,9 @@ final class HandlerLog: Sendable {
     }
 
     func record(_ job: StageJob) {
-        self.calls.withLock { $0.append(Call(envelope: job.envelope, source: job.source, at: Int64(JobID.nowMilliseconds()))) }
+        self.calls.withLock {
+            $0.append(Call(envelope: job.envelope, source: job.source, at: Int64(JobID.nowMilliseconds())))
+        }
         self.continuation.yield()
     }
 
@@ -42,7 +44,10 @@ struct ClosureHandler: StageHandler {
 /// Runs a stage named `fetch` under a fresh topic prefix while `body` runs, then shuts it down gracefully.
 /// (Topics are left in place: see `withTestTopic`.)
 func withStage<T>(
-    retry: RetryPolicy = RetryPolicy(delays: [.milliseconds(300), .milliseconds(600), .milliseconds(900)], jitter: 0.1),
+    retry: RetryPolicy = RetryPolicy(
+        delays: [.milliseconds(300), .milliseconds(600), .milliseconds(900)],
+        jitter: 0.1
+    ),
     concurrency: Int = 4,
     configure: (inout StageConfiguration) -> Void = { _ in },
     handler: @escaping @Sendable (StageJob) async throws -> [StageOutput],
@@ -80,7 +85,10 @@ func whileRunning<T>(_ services: [any Service], _ body: () async throws -> T) as
 /// A stage (default `fetch`) under a fresh topic prefix and group, with the test broker's fast-join consumer settings.
 func testStageConfiguration(stage: String = "fetch", retry: RetryPolicy = RetryPolicy()) -> StageConfiguration {
     var configuration = StageConfiguration(
-        stage: stage, kafka: TestEnvironment.kafka, prefix: TestEnvironment.uniqueName("mq") + ".", retry: retry
+        stage: stage,
+        kafka: TestEnvironment.kafka,
+        prefix: TestEnvironment.uniqueName("mq") + ".",
+        retry: retry
     )
     configuration.groupID = TestEnvironment.uniqueName("stage")
     configuration.consumer = { consumer in
@@ -96,7 +104,11 @@ func testStageConfiguration(stage: String = "fetch", retry: RetryPolicy = RetryP
 func enqueue(_ job: FetchJob, to topics: StageTopics, times: Int = 1) async throws -> Envelope {
     let envelope = Envelope.root()
     let message = KafkaProducerMessage(
-        topic: topics.main, key: Array(job.dedupeKey.utf8), value: job.encoded(), headers: envelope.kafkaHeaders)
+        topic: topics.main,
+        key: Array(job.dedupeKey.utf8),
+        value: job.encoded(),
+        headers: envelope.kafkaHeaders
+    )
     _ = try await withProducer { producer in try await producer.send(Array(repeating: message, count: times)) }
     return envelope
 }
@@ -107,7 +119,8 @@ func read(
     from topic: String,
     including: (KafkaConsumerMessage) -> Bool = { _ in true }
 ) async throws -> [KafkaConsumerMessage] {
-    try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [topic])) { consumer in
+    try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [topic])) {
+        consumer in
         var messages: [KafkaConsumerMessage] = []
         for try await message in consumer.messages where including(message) {
             messages.append(message)
@@ -134,7 +147,9 @@ struct StageTests {
         let log = HandlerLog()
         try await withStage(handler: { job in
             log.record(job)
-            guard job.envelope.attempt >= 3 else { throw StageError.transient("HTTP 503 (attempt \(job.envelope.attempt))") }
+            guard job.envelope.attempt >= 3 else {
+                throw StageError.transient("HTTP 503 (attempt \(job.envelope.attempt))")
+            }
             return [StageOutput(stage: "records", key: "tmdb:movie:550", payload: Array(#"{"ok":true}"#.utf8))]
         }) { topics in
             let root = try await enqueue(Self.job, to: topics)
@@ -142,7 +157,11 @@ struct StageTests {
 
             let calls = log.all
             #expect(calls.map(\.envelope.attempt) == [1, 2, 3])
-            #expect(calls.map { $0.source.split(separator: "/").first.map(String.init) } == [topics.main, topics.retry(1), topics.retry(2)])
+            #expect(
+                calls.map { $0.source.split(separator: "/").first.map(String.init) } == [
+                    topics.main, topics.retry(1), topics.retry(2),
+                ]
+            )
             for call in calls.dropFirst() {
                 let notBefore = try #require(call.envelope.notBefore)
                 #expect(call.at >= notBefore, "a retry never runs before its time")
@@ -192,12 +211,19 @@ struct StageTests {
                 job.whenDelivered {
                     let records = topics.topic(ofStage: "records")
                     let acknowledged = (try? await admin.endOffsets(topic: records).values.reduce(0, +)) ?? -1
-                    let committed = (try? await admin.committedOffsets(group: group, topics: [topics.retry(1)]))
+                    let committed =
+                        (try? await admin.committedOffsets(group: group, topics: [topics.retry(1)]))
                         .map { $0.values.reduce(0) { $0 + ($1 ?? 0) } } ?? -1
-                    runs.update { $0.append(Run(attempt: attempt, recordsAcknowledged: acknowledged, retryTopicCommitted: committed)) }
+                    runs.update {
+                        $0.append(
+                            Run(attempt: attempt, recordsAcknowledged: acknowledged, retryTopicCommitted: committed)
+                        )
+                    }
                 }
                 guard attempt >= 2 else { throw StageError.transient("HTTP 503") }
-                return (1...3).map { StageOutput(stage: "records", key: "tmdb:movie:\($0)", payload: Array(#"{"ok":true}"#.utf8)) }
+                return (1...3).map {
+                    StageOutput(stage: "records", key: "tmdb:movie:\($0)", payload: Array(#"{"ok":true}"#.utf8))
+                }
             }
         ) { topics in
             try await enqueue(Self.job, to: topics)
@@ -266,14 +292,26 @@ struct StageTests {
     @Test func aDownDependencyPausesTheStageAndNothingReachesTheRetryTiersOrTheDLQ() async throws {
         let log = HandlerLog()
         let isUp = Mutex(false)
-        try await withStage(configure: { $0.dependencyRetry = .milliseconds(100) ... .milliseconds(400) }, handler: { job in
-            log.record(job)
-            guard isUp.withLock({ $0 }) else { throw StageError.dependencyDown("the store", "connection refused") }
-            return [StageOutput(stage: "records", key: job.envelope.id.rawValue, payload: Array(job.envelope.id.rawValue.utf8))]
-        }) { topics in
+        try await withStage(
+            configure: { $0.dependencyRetry = .milliseconds(100) ... .milliseconds(400) },
+            handler: { job in
+                log.record(job)
+                guard isUp.withLock({ $0 }) else { throw StageError.dependencyDown("the store", "connection refused") }
+                return [
+                    StageOutput(
+                        stage: "records",
+                        key: job.envelope.id.rawValue,
+                        payload: Array(job.envelope.id.rawValue.utf8)
+                    )
+                ]
+            }
+        ) { topics in
             var ids = Set<String>()
             for index in 1...20 {
-                ids.insert(try await enqueue(.tmdbMovie(id: Int64(index), language: "en-US", follow: .none), to: topics).id.rawValue)
+                ids.insert(
+                    try await enqueue(.tmdbMovie(id: Int64(index), language: "en-US", follow: .none), to: topics).id
+                        .rawValue
+                )
             }
             // Refused several times: the stage paused, resumed, and paused again.
             var events = log.events.makeAsyncIterator()
@@ -306,10 +344,28 @@ struct StageTests {
             let extra = KafkaHeader(key: "x-custom", value: [0x00, 0x01, 0xFF])
             _ = try await withProducer { producer in
                 try await producer.send([
-                    KafkaProducerMessage(topic: topics.main, partition: 0, key: [1, 2], value: notJSON, headers: envelope.kafkaHeaders + [extra]),
-                    KafkaProducerMessage(topic: topics.main, partition: 0, key: nil, value: notUTF8, headers: envelope.kafkaHeaders),
+                    KafkaProducerMessage(
+                        topic: topics.main,
+                        partition: 0,
+                        key: [1, 2],
+                        value: notJSON,
+                        headers: envelope.kafkaHeaders + [extra]
+                    ),
+                    KafkaProducerMessage(
+                        topic: topics.main,
+                        partition: 0,
+                        key: nil,
+                        value: notUTF8,
+                        headers: envelope.kafkaHeaders
+                    ),
                     // No envelope at all: unreadable before the handler runs.
-                    KafkaProducerMessage(topic: topics.main, partition: 0, key: nil, value: Self.job.encoded(), headers: [extra]),
+                    KafkaProducerMessage(
+                        topic: topics.main,
+                        partition: 0,
+                        key: nil,
+                        value: Self.job.encoded(),
+                        headers: [extra]
+                    ),
                 ])
             }
             // The three were handled concurrently: match the dead letters by content, not by position.
@@ -319,7 +375,10 @@ struct StageTests {
             let second = try #require(dead.first { $0.value == notUTF8 })
             let third = try #require(dead.first { $0.value == Self.job.encoded() })
             #expect(first.key == [1, 2])
-            #expect(Array(first.headers.prefix(envelope.kafkaHeaders.count + 1)) == envelope.kafkaHeaders + [extra], "original headers kept")
+            #expect(
+                Array(first.headers.prefix(envelope.kafkaHeaders.count + 1)) == envelope.kafkaHeaders + [extra],
+                "original headers kept"
+            )
             #expect(Array(third.headers.prefix(1)) == [extra])
             for message in dead {
                 #expect(message.headers.string(Envelope.Header.errorKind) == "poison")
@@ -363,7 +422,9 @@ struct StageFailureTests {
         }
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         _ = try await StageTopics.createAll(
-            [configuration.topics, StageTopics(stage: "records", prefix: prefix, tiers: 0)], partitions: 1, admin: admin
+            [configuration.topics, StageTopics(stage: "records", prefix: prefix, tiers: 0)],
+            partitions: 1,
+            admin: admin
         )
         try await enqueue(.tmdbGenres(language: "en-US"), to: configuration.topics)
         let afterDelivery = Mutex(0)
@@ -378,7 +439,10 @@ struct StageFailureTests {
         let error = await #expect(throws: KafkaError.self) { try await stage.run() }
         #expect(error?.code == .delivery)
         #expect(afterDelivery.withLock { $0 } == 0, "what waits for the delivery did not run")
-        let committed = try await admin.committedOffsets(group: configuration.groupID, topics: [configuration.topics.main])
+        let committed = try await admin.committedOffsets(
+            group: configuration.groupID,
+            topics: [configuration.topics.main]
+        )
         #expect(committed.values.allSatisfy { ($0 ?? 0) == 0 }, "the job was not committed: \(committed)")
     }
 }

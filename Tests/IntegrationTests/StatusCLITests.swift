@@ -3,8 +3,8 @@ import MarqueeStore
 import MarqueeTestSupport
 import Testing
 
-import class Foundation.FileManager
 import struct Foundation.Data
+import class Foundation.FileManager
 import class Foundation.JSONSerialization
 
 #if canImport(Glibc)
@@ -15,11 +15,15 @@ import Glibc
 @Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct StatusCLITests {
     @Test func showsReadinessAndFiguresOfEachWorkerAndFailsWhenOneIsNotReady() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(TestEnvironment.uniqueName("status") + ".db").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            TestEnvironment.uniqueName("status") + ".db"
+        ).path
         defer { removeSQLiteFiles(path) }
         let topics = try await indexTopics()
         let ready = try await IndexWorker.start(
-            topics: topics, group: TestEnvironment.uniqueName("index"), store: try .init(parsing: "sqlite:\(path)"),
+            topics: topics,
+            group: TestEnvironment.uniqueName("index"),
+            store: try .init(parsing: "sqlite:\(path)"),
             environment: ["MARQUEE_METRICS_ALLOWED_HOSTS": "index.marquee.example"]
         )
         try await produce((1...3).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
@@ -28,7 +32,8 @@ struct StatusCLITests {
         // A second indexer whose store cannot be reached: paused, not ready, with its reason.
         let downTopics = try await indexTopics()
         let down = try await IndexWorker.start(
-            topics: downTopics, group: TestEnvironment.uniqueName("index"),
+            topics: downTopics,
+            group: TestEnvironment.uniqueName("index"),
             store: try .init(parsing: "postgres://marquee@127.0.0.1:1/none?sslmode=disable"),
             environment: ["MARQUEE_STORE_TIMEOUT": "2"]
         )
@@ -37,11 +42,17 @@ struct StatusCLITests {
 
         let address = { (worker: IndexWorker) in String(worker.base.dropFirst("http://".count)) }
         let run = try await runBuiltExecutable(
-            "marquee", ["status", "--json"],
-            environment: ["MARQUEE_WORKERS": "records=\(address(ready)),records=\(address(down)),fetch=127.0.0.1:1", "MARQUEE_CONFIG": nil]
+            "marquee",
+            ["status", "--json"],
+            environment: [
+                "MARQUEE_WORKERS": "records=\(address(ready)),records=\(address(down)),fetch=127.0.0.1:1",
+                "MARQUEE_CONFIG": nil,
+            ]
         )
         #expect(run.status == 1, "a worker not ready fails the command: \(run.standardError)")
-        let statuses = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [[String: Any]])
+        let statuses = try #require(
+            try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [[String: Any]]
+        )
         #expect(statuses.map { $0["stage"] as? String } == ["fetch", "records", "records"])
         let byAddress = Dictionary(uniqueKeysWithValues: statuses.map { ($0["address"] as? String ?? "", $0) })
 
@@ -64,13 +75,20 @@ struct StatusCLITests {
 
         // The table names the same.
         let table = try await runBuiltExecutable(
-            "marquee", ["status"], environment: ["MARQUEE_WORKERS": "records=\(address(ready))", "MARQUEE_CONFIG": nil]
+            "marquee",
+            ["status"],
+            environment: ["MARQUEE_WORKERS": "records=\(address(ready))", "MARQUEE_CONFIG": nil]
         )
         #expect(table.status == 0, "\(table.standardError)")
         let row = try #require(table.standardOutput.split(separator: "\n").last)
-        #expect(row.hasPrefix("records") && row.contains("ready") && row.contains(address(ready)), "\(table.standardOutput)")
+        #expect(
+            row.hasPrefix("records") && row.contains("ready") && row.contains(address(ready)),
+            "\(table.standardOutput)"
+        )
         let downTable = try await runBuiltExecutable(
-            "marquee", ["status"], environment: ["MARQUEE_WORKERS": "records=\(address(down))", "MARQUEE_CONFIG": nil]
+            "marquee",
+            ["status"],
+            environment: ["MARQUEE_WORKERS": "records=\(address(down))", "MARQUEE_CONFIG": nil]
         )
         #expect(downTable.status == 1, "\(downTable.standardError)")
         let downRow = try #require(downTable.standardOutput.split(separator: "\n").last)
@@ -92,8 +110,15 @@ struct StatusCLITests {
     /// A malformed setting is a configuration error (EX_CONFIG), as in every executable; a malformed flag is a
     /// usage error.
     @Test func aBadWorkersSettingIsAConfigurationError() async throws {
-        let run = try await runBuiltExecutable("marquee", ["status"], environment: ["MARQUEE_WORKERS": "index=h:1", "MARQUEE_CONFIG": nil])
+        let run = try await runBuiltExecutable(
+            "marquee",
+            ["status"],
+            environment: ["MARQUEE_WORKERS": "index=h:1", "MARQUEE_CONFIG": nil]
+        )
         #expect(run.status == 78)
-        #expect(run.standardError.contains("MARQUEE_WORKERS: 'index=h:1' from the environment is not stage=host:port"), "\(run.standardError)")
+        #expect(
+            run.standardError.contains("MARQUEE_WORKERS: 'index=h:1' from the environment is not stage=host:port"),
+            "\(run.standardError)"
+        )
     }
 }

@@ -14,7 +14,12 @@ struct StoreOutageTests {
         let server = try await PostgresServerProcess.start()
         do {
             // An hour's deadline: only the closed connection's handling can end this within the time limit.
-            let store = try Store.open(try StoreLocation(parsing: server.url), maximumConnections: 2, timeout: .seconds(3600), logger: .marqueeTest)
+            let store = try Store.open(
+                try StoreLocation(parsing: server.url),
+                maximumConnections: 2,
+                timeout: .seconds(3600),
+                logger: .marqueeTest
+            )
             _ = try await store.migrate()
             let error = await #expect(throws: StoreError.self) {
                 try await answer(within: .seconds(60)) {
@@ -22,7 +27,11 @@ struct StoreOutageTests {
                 }
             }
             #expect(error?.code == .unavailable)
-            #expect(try await answer(within: .seconds(60)) { try await store.validators(for: "https://example.org/1") } == nil, "the store works again")
+            #expect(
+                try await answer(within: .seconds(60)) { try await store.validators(for: "https://example.org/1") }
+                    == nil,
+                "the store works again"
+            )
             let closed: Void? = try? await answer(within: .seconds(60)) { await store.close() }
             #expect(closed != nil, "the store closes")
         } catch {
@@ -37,12 +46,23 @@ struct StoreOutageTests {
         do {
             // The schema through a store of its own with a generous deadline: a loaded machine (CI, every suite in
             // parallel) can take seconds over a migration.
-            let setUp = try Store.open(try StoreLocation(parsing: server.url), maximumConnections: 1, timeout: .seconds(60), logger: .marqueeTest)
+            let setUp = try Store.open(
+                try StoreLocation(parsing: server.url),
+                maximumConnections: 1,
+                timeout: .seconds(60),
+                logger: .marqueeTest
+            )
             _ = try await setUp.migrate()
             await setUp.close()
             // A deadline well above a one-row statement's time even under load; the frozen server passes it.
-            let store = try Store.open(try StoreLocation(parsing: server.url), maximumConnections: 2, timeout: .seconds(8), logger: .marqueeTest)
-            try await store.storeValidators(etag: "\"a\"", lastModified: nil, for: "https://example.org/1")  // connections open
+            let store = try Store.open(
+                try StoreLocation(parsing: server.url),
+                maximumConnections: 2,
+                timeout: .seconds(8),
+                logger: .marqueeTest
+            )
+            // Connections open.
+            try await store.storeValidators(etag: "\"a\"", lastModified: nil, for: "https://example.org/1")
             server.freeze()
             // Without the deadline closing the connection, each of these waits on the frozen server for good (the
             // test's own bound, `answer(within:)`, turns that into NoAnswer: a failure, not a hang).
@@ -61,7 +81,9 @@ struct StoreOutageTests {
             var etag: String?
             for _ in 1...15 {
                 do {
-                    etag = try await answer(within: .seconds(30)) { try await store.validators(for: "https://example.org/1")?.etag }
+                    etag = try await answer(within: .seconds(30)) {
+                        try await store.validators(for: "https://example.org/1")?.etag
+                    }
                     break
                 } catch {
                     continue

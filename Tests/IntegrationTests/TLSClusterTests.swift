@@ -26,15 +26,29 @@ private final class TLSBroker: Sendable {
         let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent(TestEnvironment.uniqueName("marquee-tls"))
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
-        try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(toFile: path("san.cnf"), atomically: true, encoding: .utf8)
+        try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(
+            toFile: path("san.cnf"),
+            atomically: true,
+            encoding: .utf8
+        )
         for arguments in [
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "1", "-subj", "/CN=marquee test CA"],
-            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=127.0.0.1"],
             [
-                "x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-CAcreateserial",
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("ca.key"), "-out", path("ca.pem"),
+                "-days", "1", "-subj", "/CN=marquee test CA",
+            ],
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", path("server.key"), "-out", path("server.csr"),
+                "-subj", "/CN=127.0.0.1",
+            ],
+            [
+                "x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+                "-CAcreateserial",
                 "-out", path("server.pem"), "-days", "1", "-extfile", path("san.cnf"),
             ],
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("wrong-ca.key"), "-out", path("wrong-ca.pem"), "-days", "1", "-subj", "/CN=another CA"],
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("wrong-ca.key"), "-out",
+                path("wrong-ca.pem"), "-days", "1", "-subj", "/CN=another CA",
+            ],
         ] {
             let run = try await runCommand(URL(fileURLWithPath: "/usr/bin/openssl"), arguments)
             try #require(run.status == 0, "openssl \(arguments.first ?? ""): \(run.standardError)")
@@ -42,27 +56,34 @@ private final class TLSBroker: Sendable {
         let plain = try MotoServerProcess.freePort()
         let tls = try MotoServerProcess.freePort()
         try """
-            foreground = yes
-            pid =
-            [kafka]
-            accept = 127.0.0.1:\(tls)
-            connect = 127.0.0.1:\(plain)
-            cert = \(path("server.pem"))
-            key = \(path("server.key"))
+        foreground = yes
+        pid =
+        [kafka]
+        accept = 127.0.0.1:\(tls)
+        connect = 127.0.0.1:\(plain)
+        cert = \(path("server.pem"))
+        key = \(path("server.key"))
 
-            """.write(toFile: path("stunnel.conf"), atomically: true, encoding: .utf8)
+        """.write(toFile: path("stunnel.conf"), atomically: true, encoding: .utf8)
         // The repository's root: tansu is its local install (scripts/setup.sh).
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let tansu = Process()
         tansu.executableURL = root.appendingPathComponent(".deps/bin/tansu")
-        tansu.arguments = ["broker", "--listener-url", "tcp://127.0.0.1:\(plain)", "--advertised-listener-url", "tcp://127.0.0.1:\(tls)"]
+        tansu.arguments = [
+            "broker", "--listener-url", "tcp://127.0.0.1:\(plain)", "--advertised-listener-url",
+            "tcp://127.0.0.1:\(tls)",
+        ]
         tansu.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         tansu.standardError = try Self.log(path("tansu.log"))
         let stunnel = Process()
         stunnel.executableURL = URL(fileURLWithPath: "/usr/bin/stunnel4")
         stunnel.arguments = [path("stunnel.conf")]
         stunnel.standardError = try Self.log(path("stunnel.log"))
-        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/stunnel4"), "Debian's stunnel4 (scripts/setup.sh installs it)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/stunnel4"),
+            "Debian's stunnel4 (scripts/setup.sh installs it)"
+        )
         try tansu.run()
         try stunnel.run()
         return TLSBroker(folder: folder, address: "127.0.0.1:\(tls)", processes: [stunnel, tansu])
@@ -108,7 +129,10 @@ struct TLSClusterTests {
         }
         #expect(created.status == 0, "topics create over TLS: \(created.standardError)")
         let listed = try await marquee(["topics", "list", "--json"], with: tls)
-        #expect(listed.status == 0 && listed.standardOutput.contains("\"\(prefix)fetch\""), "topics list: \(listed.standardError)")
+        #expect(
+            listed.status == 0 && listed.standardOutput.contains("\"\(prefix)fetch\""),
+            "topics list: \(listed.standardError)"
+        )
         let enqueued = try await marquee(["enqueue", "tmdb-movie", "550"], with: tls)
         #expect(enqueued.status == 0, "enqueue: \(enqueued.standardError)")
         let lag = try await marquee(["lag", "--json"], with: tls)
@@ -123,7 +147,10 @@ struct TLSClusterTests {
         #expect(described.status == 0, "groups describe: \(described.standardError)")
         // Nothing consumes: drain reads the lag over TLS and says the pipeline did not drain (1, not 69).
         let drained = try await marquee(["drain", "--max-wait", "2s", "--interval", "500ms"], with: tls)
-        #expect(drained.status == 1 && drained.standardError.contains("not drained"), "drain: \(drained.status) \(drained.standardError)")
+        #expect(
+            drained.status == 1 && drained.standardError.contains("not drained"),
+            "drain: \(drained.status) \(drained.standardError)"
+        )
 
         // The long-running tools: the lag exporter and the dashboard serve what they read over TLS.
         for (arguments, path, expected) in [
@@ -133,8 +160,15 @@ struct TLSClusterTests {
             let serving = AsyncStream<Int>.makeStream()
             var processEnvironment: [String: String] = [:]
             for (name, value) in environment { processEnvironment[name] = value ?? "" }
-            let process = try ChildProcess("marquee", arguments: arguments + tls, environment: processEnvironment, readsStandardError: true) { line in
-                if let range = line.range(of: "serving http://127.0.0.1:"), let port = Int(line[range.upperBound...].prefix { $0.isNumber }) {
+            let process = try ChildProcess(
+                "marquee",
+                arguments: arguments + tls,
+                environment: processEnvironment,
+                readsStandardError: true
+            ) { line in
+                if let range = line.range(of: "serving http://127.0.0.1:"),
+                    let port = Int(line[range.upperBound...].prefix { $0.isNumber })
+                {
                     serving.continuation.yield(port)
                 }
             }
@@ -157,12 +191,18 @@ struct TLSClusterTests {
             "MARQUEE_BROKERS": broker.address, "MARQUEE_TOPIC_PREFIX": prefix, "MARQUEE_METRICS_ADDRESS": "127.0.0.1:0",
             "MARQUEE_SESSION_TIMEOUT": "6s", "MARQUEE_SHUTDOWN_TIMEOUT": "2s",
             "MARQUEE_KAFKA_PROPERTIES": "security.protocol=ssl,ssl.ca.location=\(broker.caPath)",
-            "MARQUEE_STORE": "sqlite:\(folder)/marquee.db", "MARQUEE_SHARED_LIMITS": "local", "MARQUEE_IMAGE_STORE": "file://\(folder)/images",
+            "MARQUEE_STORE": "sqlite:\(folder)/marquee.db", "MARQUEE_SHARED_LIMITS": "local",
+            "MARQUEE_IMAGE_STORE": "file://\(folder)/images",
             "MARQUEE_GROUP": "", "MARQUEE_CONFIG": "",
         ]
         for executable in ["marquee-fetch", "marquee-images", "marquee-index"] {
             let (assigned, signal) = AsyncStream.makeStream(of: Void.self)
-            let worker = try ChildProcess(executable, arguments: [], environment: workerEnvironment, readsStandardError: true) { line in
+            let worker = try ChildProcess(
+                executable,
+                arguments: [],
+                environment: workerEnvironment,
+                readsStandardError: true
+            ) { line in
                 if line.contains("partitions assigned") { signal.yield() }
             }
             let joined: Void? = try? await answer(within: .seconds(60)) {
@@ -176,13 +216,19 @@ struct TLSClusterTests {
 
         // The scheduler: it prepares its state topic and checks the fetch topic over TLS before it says it started.
         let schedule = broker.folder.appendingPathComponent("schedule.yaml").path
-        try "schedules:\n  - name: hourly\n    every: 1h\n    jobs:\n      - kind: tmdb.list\n        list: popular\n        page: 1\n"
+        try
+            "schedules:\n  - name: hourly\n    every: 1h\n    jobs:\n      - kind: tmdb.list\n        list: popular\n        page: 1\n"
             .write(toFile: schedule, atomically: true, encoding: .utf8)
         let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
         var producerEnvironment = workerEnvironment
         producerEnvironment["MARQUEE_SCHEDULE"] = schedule
         producerEnvironment["MARQUEE_PRODUCER_GROUP"] = ""
-        let producer = try ChildProcess("marquee-producer", arguments: [], environment: producerEnvironment, readsStandardError: true) { line in
+        let producer = try ChildProcess(
+            "marquee-producer",
+            arguments: [],
+            environment: producerEnvironment,
+            readsStandardError: true
+        ) { line in
             if line.contains("producer started") { startedSignal.yield() }
         }
         let producerStarted: Void? = try? await answer(within: .seconds(60)) {
@@ -195,7 +241,10 @@ struct TLSClusterTests {
 
         // A CA that did not sign the broker's certificate: one line, naming the failed verification.
         let wrong = try await marquee(
-            ["topics", "list", "--timeout", "3", "-X", "security.protocol=ssl", "-X", "ssl.ca.location=\(broker.wrongCAPath)"]
+            [
+                "topics", "list", "--timeout", "3", "-X", "security.protocol=ssl", "-X",
+                "ssl.ca.location=\(broker.wrongCAPath)",
+            ]
         )
         #expect(wrong.status == 69)
         #expect(wrong.standardError.split(separator: "\n").count == 1, "\(wrong.standardError)")

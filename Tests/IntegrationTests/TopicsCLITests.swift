@@ -25,13 +25,23 @@ struct TopicsCLITests {
 
         // Messages on two partitions of the fetch topic: the end offsets the listing must show.
         let reports = try await withProducer(TestEnvironment.exactOffsetsProducer) { producer in
-            try await producer.send((0..<7).map { KafkaProducerMessage(topic: "\(prefix)fetch", partition: Int32($0 % 2), value: Array("m\($0)".utf8)) })
+            try await producer.send(
+                (0..<7).map {
+                    KafkaProducerMessage(topic: "\(prefix)fetch", partition: Int32($0 % 2), value: Array("m\($0)".utf8))
+                }
+            )
         }
         #expect(reports.count == 7)
 
-        let listed = try await runBuiltExecutable("marquee", ["topics", "list", "--pipeline-only", "--json"], environment: environment)
+        let listed = try await runBuiltExecutable(
+            "marquee",
+            ["topics", "list", "--pipeline-only", "--json"],
+            environment: environment
+        )
         #expect(listed.status == 0, "\(listed.standardError)")
-        let topics = try #require(try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]])
+        let topics = try #require(
+            try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]]
+        )
         #expect(Set(topics.compactMap { $0["name"] as? String }) == Set(expected))
         let fetch = try #require(topics.first { $0["name"] as? String == "\(prefix)fetch" })
         #expect(fetch["stage"] as? String == "fetch")
@@ -41,7 +51,11 @@ struct TopicsCLITests {
         #expect(partitions.map { $0["end"] as? Int } == [4, 3, 0])
         #expect(topics.filter { $0["name"] as? String != "\(prefix)fetch" }.allSatisfy { $0["end"] as? Int == 0 })
 
-        let table = try await runBuiltExecutable("marquee", ["topics", "list", "--pipeline-only"], environment: environment)
+        let table = try await runBuiltExecutable(
+            "marquee",
+            ["topics", "list", "--pipeline-only"],
+            environment: environment
+        )
         let row = try #require(table.standardOutput.split(separator: "\n").first { $0.hasPrefix("\(prefix)fetch ") })
         #expect(row.split(separator: " ").map(String.init) == ["\(prefix)fetch", "fetch", "3", "7", "7"])
     }
@@ -49,7 +63,10 @@ struct TopicsCLITests {
 
 extension TopicsCLITests {
     @Test func anUnreachableBrokerIsOneLineAndExit69() async throws {
-        let run = try await runBuiltExecutable("marquee", ["topics", "list", "--brokers", "127.0.0.1:1", "--timeout", "2"])
+        let run = try await runBuiltExecutable(
+            "marquee",
+            ["topics", "list", "--brokers", "127.0.0.1:1", "--timeout", "2"]
+        )
         #expect(run.status == 69)
         #expect(run.standardError.hasPrefix("marquee: no broker answered within 2"), "\(run.standardError)")
         #expect(run.standardError.split(separator: "\n").count == 1)
@@ -63,9 +80,16 @@ extension TopicsCLITests {
         let clear: [String: String?] = ["MARQUEE_KAFKA_PROPERTIES": nil, "MARQUEE_KAFKA_PROPERTIES_FILE": nil]
         // A property librdkafka refuses is a configuration error (78) wherever it came from; a flag that is not
         // key=value at all is a usage error (64).
-        let flag = try await runBuiltExecutable("marquee", ["topics", "list", "-X", "no.such.property=1"], environment: clear)
+        let flag = try await runBuiltExecutable(
+            "marquee",
+            ["topics", "list", "-X", "no.such.property=1"],
+            environment: clear
+        )
         #expect(flag.status == 78, "\(flag.standardError)")
-        #expect(flag.standardError.contains("no.such.property"), "librdkafka refused the property it was given: \(flag.standardError)")
+        #expect(
+            flag.standardError.contains("no.such.property"),
+            "librdkafka refused the property it was given: \(flag.standardError)"
+        )
 
         var environment = clear
         environment["MARQUEE_KAFKA_PROPERTIES"] = "client.rack=a,no.such.property=1"
@@ -75,11 +99,18 @@ extension TopicsCLITests {
 
         let malformed = try await runBuiltExecutable("marquee", ["lag", "-X", "novalue"], environment: clear)
         #expect(malformed.status == 64)
-        #expect(malformed.standardError.contains("--kafka-property: 'novalue' is not key=value"), "\(malformed.standardError)")
+        #expect(
+            malformed.standardError.contains("--kafka-property: 'novalue' is not key=value"),
+            "\(malformed.standardError)"
+        )
 
         // A real property, from both: the command works.
         environment["MARQUEE_KAFKA_PROPERTIES"] = "client.rack=a"
-        let working = try await runBuiltExecutable("marquee", ["topics", "list", "-X", "socket.keepalive.enable=true"], environment: environment)
+        let working = try await runBuiltExecutable(
+            "marquee",
+            ["topics", "list", "-X", "socket.keepalive.enable=true"],
+            environment: environment
+        )
         #expect(working.status == 0, "\(working.standardError)")
     }
 }

@@ -120,7 +120,10 @@ import Testing
         for (index, stage, key, expected) in cases {
             let name = "\(parent.id.rawValue)\u{1F}\(index)\u{1F}\(stage)\u{1F}\(key)"
             #expect(parent.child(output: index, stage: stage, key: key).id.rawValue == expected)
-            #expect(children.child(output: index, stage: stage, key: key) == parent.child(output: index, stage: stage, key: key))
+            #expect(
+                children.child(output: index, stage: stage, key: key)
+                    == parent.child(output: index, stage: stage, key: key)
+            )
             #expect(JobID.deterministic(milliseconds: 1_700_000_000_123, name: name).rawValue == expected)
         }
         let window = JobID.deterministic(milliseconds: 1_700_000_000_000, name: "window/2026-11-22/7")
@@ -177,14 +180,20 @@ import Testing
     @Test(arguments: ["javascript:alert(1)", "ftp://host/x.jpg", "https://", "https:///x", "http://a b/c"])
     func imageURLsMustBeHTTP(url: String) throws {
         let payload = JSONValue.object([
-            "v": .integer(1), "kind": .string("image"), "url": .string(url), "owner": .string("o"), "role": .string("cover"),
+            "v": .integer(1), "kind": .string("image"), "url": .string(url), "owner": .string("o"),
+            "role": .string("cover"),
         ])
         let error = try #require(throws: PayloadError.self) { try ImageJob.decode(payload.encoded()) }
         #expect(error.field == "url")
     }
 
     @Test func recordsKeepTheirDataAndCheckTheEnvelope() throws {
-        let record = Record(kind: .movieLocalized, key: "tmdb:movie:550:ko-KR", fetchedAt: 1_700_000_000_000, data: ["title": .string("파이트 클럽")])
+        let record = Record(
+            kind: .movieLocalized,
+            key: "tmdb:movie:550:ko-KR",
+            fetchedAt: 1_700_000_000_000,
+            data: ["title": .string("파이트 클럽")]
+        )
         #expect(try Record.decode(record.encoded()) == record)
         let error = try #require(throws: PayloadError.self) {
             try Record.decode(Array(#"{"v":1,"kind":"movie","key":"k","fetched_at":"yesterday","data":{}}"#.utf8))
@@ -193,7 +202,12 @@ import Testing
     }
 
     @Test func aRecordWrittenAfterOtherBytesAppendsItsEncoding() throws {
-        let record = Record(kind: .movieLocalized, key: "tmdb:movie:550:ko-KR", fetchedAt: 1_700_000_000_000, data: ["title": .string("파이트 클럽")])
+        let record = Record(
+            kind: .movieLocalized,
+            key: "tmdb:movie:550:ko-KR",
+            fetchedAt: 1_700_000_000_000,
+            data: ["title": .string("파이트 클럽")]
+        )
         var writer = JSONWriter()
         writer.beginArray()
         writer.write(string: "earlier bytes")
@@ -204,6 +218,10 @@ import Testing
         writer.removeAll()
         record.write(to: &writer)
         #expect(writer.finish() == record.encoded())
-        #expect(String(decoding: record.encoded(), as: UTF8.self).hasPrefix(#"{"data":{"title":"파이트 클럽"},"fetched_at":1700000000000,"#))
+        #expect(
+            String(decoding: record.encoded(), as: UTF8.self).hasPrefix(
+                #"{"data":{"title":"파이트 클럽"},"fetched_at":1700000000000,"#
+            )
+        )
     }
 }

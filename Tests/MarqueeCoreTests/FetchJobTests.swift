@@ -4,7 +4,13 @@ import Testing
 
 @Suite struct FetchJobTests {
     static let everyKind: [FetchJob] = [
-        .tmdbList(list: .popular, page: 3, language: "ko-KR", region: "KR", follow: Follow(pages: 5, details: true, images: true)),
+        .tmdbList(
+            list: .popular,
+            page: 3,
+            language: "ko-KR",
+            region: "KR",
+            follow: Follow(pages: 5, details: true, images: true)
+        ),
         .tmdbSearch(query: "기생충", page: 2, language: "ko-KR", year: 2019, follow: .none),
         .tmdbMovie(id: 550, language: "ja-JP", follow: Follow(reviews: true, images: true, backdrops: true)),
         .tmdbReviews(id: 550, page: 1, language: "en-US", follow: Follow(pages: 3)),
@@ -20,10 +26,15 @@ import Testing
     @Test func checkedIsDecodeOfTheJobsJSON() {
         // SourceResult checks follow-ups with checked() rather than decode(json: job.json) (make bench-fetch): the
         // same jobs pass, and the others fail with the same error, valid or not in every field that can fail.
-        let follows = [Follow.none, Follow(pages: 3, details: true), Follow(pages: 0), Follow(pages: 501, images: true)]
-        let languages = ["en-US", "ko", "", " ", "EN-us", "en-USA", "en_US", "\u{1}", String(repeating: "a", count: 11)]
+        let follows = [
+            Follow.none, Follow(pages: 3, details: true), Follow(pages: 0), Follow(pages: 501, images: true),
+        ]
+        let languages = [
+            "en-US", "ko", "", " ", "EN-us", "en-USA", "en_US", "\u{1}", String(repeating: "a", count: 11),
+        ]
         let texts = [
-            "기생충", "", "  ", "a\u{0}b", "\u{85}", String(repeating: "q", count: 500), String(repeating: "q", count: 501),
+            "기생충", "", "  ", "a\u{0}b", "\u{85}", String(repeating: "q", count: 500),
+            String(repeating: "q", count: 501),
         ]
         let numbers: [Int64] = [1, 0, -1, 500, 501, Int64(Int32.max), Int64(Int32.max) + 1, Int64.min]
         var jobs = Self.everyKind + [.tmdbGenres(language: "x"), .koficMovie(code: "1", follow: .none)]
@@ -157,11 +168,26 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"v":1,"kind":"kofic.boxoffice.daily","date":"2023-01-01"}"#, "field 'date': longer than 8 characters (expected a date as yyyyMMdd)"),
-        (#"{"v":1,"kind":"kofic.boxoffice.weekly","date":"   ","week":0}"#, "field 'date': must not be empty (expected a date as yyyyMMdd)"),
-        (#"{"v":1,"kind":"kofic.boxoffice.daily","date":"2023\u0000"}"#, "field 'date': contains control characters (expected a date as yyyyMMdd)"),
-        (#"{"v":1,"kind":"kofic.boxoffice.daily","date":"2023-1-1"}"#, "field 'date': expected a date as yyyyMMdd, got '2023-1-1'"),
-        (#"{"v":1,"kind":"kofic.movie","movie_cd":"201240791"}"#, "field 'movie_cd': longer than 8 characters (expected an 8-digit KOFIC movie code)"),
+        (
+            #"{"v":1,"kind":"kofic.boxoffice.daily","date":"2023-01-01"}"#,
+            "field 'date': longer than 8 characters (expected a date as yyyyMMdd)"
+        ),
+        (
+            #"{"v":1,"kind":"kofic.boxoffice.weekly","date":"   ","week":0}"#,
+            "field 'date': must not be empty (expected a date as yyyyMMdd)"
+        ),
+        (
+            #"{"v":1,"kind":"kofic.boxoffice.daily","date":"2023\u0000"}"#,
+            "field 'date': contains control characters (expected a date as yyyyMMdd)"
+        ),
+        (
+            #"{"v":1,"kind":"kofic.boxoffice.daily","date":"2023-1-1"}"#,
+            "field 'date': expected a date as yyyyMMdd, got '2023-1-1'"
+        ),
+        (
+            #"{"v":1,"kind":"kofic.movie","movie_cd":"201240791"}"#,
+            "field 'movie_cd': longer than 8 characters (expected an 8-digit KOFIC movie code)"
+        ),
     ])
     func stringErrorsNameTheExpectedForm(payload: String, message: String) throws {
         let error = try #require(throws: PayloadError.self) { try FetchJob.decode(Array(payload.utf8)) }

@@ -57,7 +57,8 @@ import Testing
                 switch random.next() % 4 {
                 case 0: bytes[index] = UInt8(truncatingIfNeeded: random.next())
                 case 1: bytes.removeSubrange(index...)
-                case 2: bytes.insert(contentsOf: [0x5C, 0x75, 0x44, 0x38, 0x30, 0x30], at: index)  // a lone surrogate escape
+                // A lone surrogate escape.
+                case 2: bytes.insert(contentsOf: [0x5C, 0x75, 0x44, 0x38, 0x30, 0x30], at: index)
                 default: bytes.insert(UInt8(truncatingIfNeeded: random.next()), at: index)
                 }
             }
@@ -73,7 +74,8 @@ import Testing
         String(repeating: "{\"a\":", count: 50_000),
         "{\"v\":1,\"kind\":\"tmdb.search\",\"query\":\"" + String(repeating: "\\u0000", count: 10_000) + "\"}",
         "{\"v\":1,\"kind\":\"tmdb.list\",\"list\":\"popular\",\"page\":1,\"page\":2}",
-        "{\"v\":1,\"kind\":\"tmdb.list\",\"list\":\"popular\",\"page\":1" + String(repeating: ",\"page\":2", count: 10_000) + "}",
+        "{\"v\":1,\"kind\":\"tmdb.list\",\"list\":\"popular\",\"page\":1"
+            + String(repeating: ",\"page\":2", count: 10_000) + "}",
         "{\"v\":1,\"kind\":\"tmdb.movie\",\"id\":1" + String(repeating: "0", count: 5_000) + "}",
         "{\"v\":1,\"kind\":\"tmdb.movie\",\"id\":1e999999}",
         "{\"v\":1,\"kind\":\"tmdb.genres\",\"language\":\"en-US\"}\u{0}",
@@ -101,7 +103,9 @@ import Testing
     @Test func hostileTextInAQueryIsKeptAsText() throws {
         // SQL and HTML are just words to search for: accepted, and encoded back as the same text.
         for query in ["'; DROP TABLE movies; --", "<script>alert(1)</script>", "Robert'); --", "\"quoted\" \\ back"] {
-            let job = try FetchJob.decode(FetchJob.tmdbSearch(query: query, page: 1, language: "ko-KR", year: nil, follow: .none).encoded())
+            let job = try FetchJob.decode(
+                FetchJob.tmdbSearch(query: query, page: 1, language: "ko-KR", year: nil, follow: .none).encoded()
+            )
             #expect(job == .tmdbSearch(query: query, page: 1, language: "ko-KR", year: nil, follow: .none))
         }
     }
@@ -113,7 +117,10 @@ import Testing
         do {
             let job = try FetchJob.decode(bytes)
             let again = try? FetchJob.decode(job.encoded())
-            #expect(again == job, "a decoded job survives a round trip: \(String(decoding: job.encoded().prefix(200), as: UTF8.self))")
+            #expect(
+                again == job,
+                "a decoded job survives a round trip: \(String(decoding: job.encoded().prefix(200), as: UTF8.self))"
+            )
             #expect(job.encoded().count < 20_000)
             return .decoded
         } catch {

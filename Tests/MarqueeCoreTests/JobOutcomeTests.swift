@@ -6,18 +6,33 @@ import Testing
     static let root = JobID(rawValue: "01HZY0000000000000000ROOT0")
     static let job = JobID(rawValue: "01HZY00000000000000000JOB1")
 
-    static func outcome(_ outcome: JobOutcome.Outcome, outputs: [String: Int] = [:], spawned: [JobID] = []) -> JobOutcome {
+    static func outcome(
+        _ outcome: JobOutcome.Outcome,
+        outputs: [String: Int] = [:],
+        spawned: [JobID] = []
+    ) -> JobOutcome {
         JobOutcome(
-            jobID: Self.job, rootID: Self.root, parentID: Self.root, stage: "fetch", kind: "tmdb.list", attempt: 2,
-            outcome: outcome, outputs: outputs, spawned: spawned, source: "marquee.fetch.retry.1/0/17",
+            jobID: Self.job,
+            rootID: Self.root,
+            parentID: Self.root,
+            stage: "fetch",
+            kind: "tmdb.list",
+            attempt: 2,
+            outcome: outcome,
+            outputs: outputs,
+            spawned: spawned,
+            source: "marquee.fetch.retry.1/0/17",
             finishedAt: 1_700_000_000_123
         )
     }
 
     static let everyOutcome: [JobOutcome] = [
         Self.outcome(
-            .done, outputs: ["fetch": 2, "images": 1, "records": 10],
-            spawned: ["01HZY0000000000000000CHLD1", "01HZY0000000000000000CHLD2", "01HZY0000000000000000CHLD3"].map(JobID.init(rawValue:))
+            .done,
+            outputs: ["fetch": 2, "images": 1, "records": 10],
+            spawned: ["01HZY0000000000000000CHLD1", "01HZY0000000000000000CHLD2", "01HZY0000000000000000CHLD3"].map(
+                JobID.init(rawValue:)
+            )
         ),
         Self.outcome(.done),
         Self.outcome(.retried(tier: 2, error: "HTTP 503 from api.themoviedb.org")),
@@ -42,13 +57,23 @@ import Testing
 
     /// The stage writes each outcome's record directly (`encodedRecord()`), without building `record`: the same
     /// bytes, and the same Kafka key.
-    @Test(arguments: everyOutcome + [
-        JobOutcome(
-            jobID: Self.job, rootID: Self.job, parentID: nil, stage: "images", kind: "image", attempt: 0,
-            outcome: .deadLettered(.permanent, error: String(repeating: "é\u{1}\\", count: 600)),
-            outputs: ["records": 1, "fetch": 0, "a.b": 3, "images": 12], spawned: [], source: "t/1/2", finishedAt: 0
-        ),
-    ])
+    @Test(
+        arguments: everyOutcome + [
+            JobOutcome(
+                jobID: Self.job,
+                rootID: Self.job,
+                parentID: nil,
+                stage: "images",
+                kind: "image",
+                attempt: 0,
+                outcome: .deadLettered(.permanent, error: String(repeating: "é\u{1}\\", count: 600)),
+                outputs: ["records": 1, "fetch": 0, "a.b": 3, "images": 12],
+                spawned: [],
+                source: "t/1/2",
+                finishedAt: 0
+            )
+        ]
+    )
     func isWrittenDirectlyAsItsRecordEncodes(outcome: JobOutcome) {
         #expect(outcome.encodedRecord() == outcome.record.encoded())
         #expect(outcome.recordKey == outcome.record.dedupeKey)
@@ -56,10 +81,15 @@ import Testing
 
     @Test func everyFieldIsPresentAndNullWhereItDoesNotApply() {
         let root = JobOutcome(
-            envelope: Envelope.root(id: Self.root), stage: "fetch", kind: "unknown", outcome: .done,
-            source: "marquee.fetch/1/0", finishedAt: 1_700_000_000_000
+            envelope: Envelope.root(id: Self.root),
+            stage: "fetch",
+            kind: "unknown",
+            outcome: .done,
+            source: "marquee.fetch/1/0",
+            finishedAt: 1_700_000_000_000
         )
-        let expected = #"{"data":{"attempt":1,"error":null,"error_kind":null,"job_id":"01HZY0000000000000000ROOT0","#
+        let expected =
+            #"{"data":{"attempt":1,"error":null,"error_kind":null,"job_id":"01HZY0000000000000000ROOT0","#
             + #""kind":"unknown","outcome":"done","outputs":{},"parent_id":null,"root_id":"01HZY0000000000000000ROOT0","#
             + #""source":"marquee.fetch/1/0","spawned":[],"stage":"fetch","tier":null},"fetched_at":1700000000000,"#
             + #""key":"01HZY0000000000000000ROOT0","kind":"job.outcome","v":1}"#
@@ -111,7 +141,9 @@ import Testing
     func aDamagedRecordIsRefusedNamingTheField(index: Int) throws {
         let (field, damage) = Self.damaged[index]
         var record = Self.outcome(
-            .done, outputs: ["fetch": 2, "records": 1], spawned: [JobID(rawValue: "01HZY0000000000000000CHLD1")]
+            .done,
+            outputs: ["fetch": 2, "records": 1],
+            spawned: [JobID(rawValue: "01HZY0000000000000000CHLD1")]
         ).record
         #expect(throws: Never.self) { try JobOutcome.decode(record) }
         damage(&record)

@@ -23,8 +23,10 @@ import Testing
     }
 
     @Test func isHTTPURLDecidesASCIIAsCharacterwise() {
-        let parts = ["http://", "https://", "HTTPS://", "hTtP://", "ftp://", "http:/", "http:///", "", "h", "/", "a.b",
-                     " ", "\t", "\r\n", "\u{0B}", "\u{1C}", "x y", "é", "\u{A0}", "\u{301}", "?q=1", "#f"]
+        let parts = [
+            "http://", "https://", "HTTPS://", "hTtP://", "ftp://", "http:/", "http:///", "", "h", "/", "a.b",
+            " ", "\t", "\r\n", "\u{0B}", "\u{1C}", "x y", "é", "\u{A0}", "\u{301}", "?q=1", "#f",
+        ]
         for first in parts {
             for second in parts {
                 for third in ["", "host", "/p", " "] {
@@ -38,7 +40,9 @@ import Testing
     @Test func languageDecidesAsCharacterwise() {
         let alphabet = ["a", "z", "Z", "-", "é", "\u{301}", "\r\n", "["]
         var strings = [""]
-        for _ in 0..<5 { strings += strings.filter { $0.unicodeScalars.count < 5 }.flatMap { p in alphabet.map { p + $0 } } }
+        for _ in 0..<5 {
+            strings += strings.filter { $0.unicodeScalars.count < 5 }.flatMap { p in alphabet.map { p + $0 } }
+        }
         strings += ["en-US", "ko-KR", "en", "EN-us", "en-U", "en-USA", "en-US-x", "en_US", "e\u{301}n-US"]
         for string in Set(strings) {
             #expect(Validate.language(string) == Validate.languageCharacterwise(string), "\(string.debugDescription)")
@@ -50,7 +54,9 @@ import Testing
 extension Validate {
     fileprivate static func languageCharacterwise(_ value: String) -> Bool {
         let parts = value.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count <= 2, parts[0].count == 2, parts[0].allSatisfy({ $0.isASCII && $0.isLowercase }) else { return false }
+        guard parts.count <= 2, parts[0].count == 2, parts[0].allSatisfy({ $0.isASCII && $0.isLowercase }) else {
+            return false
+        }
         return parts.count == 1 || (parts[1].count == 2 && parts[1].allSatisfy { $0.isASCII && $0.isUppercase })
     }
 }

@@ -12,7 +12,10 @@ import Testing
     @Test func everyRecordKindIsKnownIncludingJobOutcomes() {
         #expect(Record.Kind.allCases.allSatisfy { PayloadKind.known.contains($0.rawValue) })
         #expect(PayloadKind.known.contains("job.outcome"))
-        #expect(PayloadKind.peek(Array(#"{"v":1,"kind":"job.outcome","key":"01J","fetched_at":1,"data":{}}"#.utf8)) == "job.outcome")
+        #expect(
+            PayloadKind.peek(Array(#"{"v":1,"kind":"job.outcome","key":"01J","fetched_at":1,"data":{}}"#.utf8))
+                == "job.outcome"
+        )
     }
 
     @Test func ignoresKindsInsideNestedValuesAndStrings() {
@@ -22,7 +25,9 @@ import Testing
     }
 
     @Test func unknownForAnythingElse() {
-        for payload in [#"{"kind":"drop table"}"#, #"{"kind":7}"#, #"{"kind":{"a":1}}"#, "", "\u{FF}", #"{"kind":"movie"#, "{"] {
+        for payload in [
+            #"{"kind":"drop table"}"#, #"{"kind":7}"#, #"{"kind":{"a":1}}"#, "", "\u{FF}", #"{"kind":"movie"#, "{",
+        ] {
             #expect(PayloadKind.peek(Array(payload.utf8)) == PayloadKind.unknown, "\(payload)")
         }
     }

@@ -11,7 +11,9 @@ import Testing
         writer.write("title", "Fight Club")
         let written = Record(kind: .movie, key: "tmdb:movie:550", fetchedAt: 1_700_000_000_000, writtenData: writer)
         let built = Record(
-            kind: .movie, key: "tmdb:movie:550", fetchedAt: 1_700_000_000_000,
+            kind: .movie,
+            key: "tmdb:movie:550",
+            fetchedAt: 1_700_000_000_000,
             data: ["title": .string("Fight Club"), "movie_id": .integer(550)]
         )
         #expect(written == built)

@@ -23,17 +23,19 @@ import Testing
         #expect(TraceContext.traceID(of: TraceContext.make(seed: "")) != nil)
     }
 
-    @Test(arguments: [
-        ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "4bf92f3577b34da6a3ce929d0e0e4736"),
-        ("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later", "4bf92f3577b34da6a3ce929d0e0e4736"),
-        ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", nil),
-        ("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", nil),
-        ("00-00000000000000000000000000000000-00f067aa0ba902b7-01", nil),
-        ("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", nil),
-        ("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", nil),
-        ("00-abc-def-01", nil),
-        ("", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "4bf92f3577b34da6a3ce929d0e0e4736"),
+            ("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later", "4bf92f3577b34da6a3ce929d0e0e4736"),
+            ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", nil),
+            ("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", nil),
+            ("00-00000000000000000000000000000000-00f067aa0ba902b7-01", nil),
+            ("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", nil),
+            ("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", nil),
+            ("00-abc-def-01", nil),
+            ("", nil),
+        ] as [(String, String?)]
+    )
     func traceIDs(traceparent: String, expected: String?) {
         #expect(TraceContext.traceID(of: traceparent) == expected)
     }

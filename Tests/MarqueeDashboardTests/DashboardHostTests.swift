@@ -56,9 +56,17 @@ struct DashboardHostTests {
         let dashboard = try self.dashboard()
         try await self.serve(dashboard, on: "127.0.0.1") { port in
             for path in ["/", "/api/dlq", "/api/workers", "/dlq/fetch/0/0", "/api/store", "/nothing"] {
-                let (status, body) = try await self.get(path, address: "127.0.0.1", port: port, host: "evil.example:\(port)")
+                let (status, body) = try await self.get(
+                    path,
+                    address: "127.0.0.1",
+                    port: port,
+                    host: "evil.example:\(port)"
+                )
                 #expect(status == 421, "\(path)")
-                #expect(body.hasPrefix("misdirected request: this server does not answer for Host 'evil.example:\(port)'"), "\(body)")
+                #expect(
+                    body.hasPrefix("misdirected request: this server does not answer for Host 'evil.example:\(port)'"),
+                    "\(body)"
+                )
                 #expect(body.contains("--allowed-host"))
             }
             for host in ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"] {
@@ -71,7 +79,9 @@ struct DashboardHostTests {
                 #expect(try await self.get("/", address: "127.0.0.1", port: port, host: host).0 == 421, "\(host)")
             }
             // The health probe says nothing else, whatever the name.
-            #expect(try await self.get("/healthz", address: "127.0.0.1", port: port, host: "evil.example") == (200, "ok\n"))
+            #expect(
+                try await self.get("/healthz", address: "127.0.0.1", port: port, host: "evil.example") == (200, "ok\n")
+            )
         }
     }
 
@@ -80,9 +90,15 @@ struct DashboardHostTests {
         // 127.0.0.2 is loopback on Linux, but not one of the default names: only the bind address makes it one.
         try await self.serve(dashboard, on: "127.0.0.2") { (port: Int) async throws in
             for host in ["127.0.0.2:\(port)", "dash.example.org", "dash.example.org:443", "ops.corp.example:\(port)"] {
-                #expect(try await self.get("/api/lag", address: "127.0.0.2", port: port, host: host).0 == 200, "\(host)")
+                #expect(
+                    try await self.get("/api/lag", address: "127.0.0.2", port: port, host: host).0 == 200,
+                    "\(host)"
+                )
             }
-            #expect(try await self.get("/api/lag", address: "127.0.0.2", port: port, host: "dash.example.org.evil.example").0 == 421)
+            #expect(
+                try await self.get("/api/lag", address: "127.0.0.2", port: port, host: "dash.example.org.evil.example")
+                    .0 == 421
+            )
         }
     }
 

@@ -50,7 +50,10 @@ import Testing
             let lag = try await client.execute(uri: "/api/lag", method: .get) { $0 }
             #expect(lag.status == .ok)
             let json = try JSONValue.parse(Array(String(buffer: lag.body).utf8))
-            guard case .object(let fields) = json else { Issue.record("not an object"); return }
+            guard case .object(let fields) = json else {
+                Issue.record("not an object")
+                return
+            }
             #expect(fields["rounds"] == .integer(0))
             #expect(fields["stages"] == .array([]))
 

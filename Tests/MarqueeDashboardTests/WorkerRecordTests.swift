@@ -48,8 +48,17 @@ import Testing
     }
 
     @Test func aMemberWithoutAnAddressIsNeverAsked() {
-        let member = KafkaConsumerGroupMember(memberID: "m1", clientID: "marquee-fetch", host: "/10.0.0.5", assignment: [])
-        var record = WorkerRecord(target: WorkerTarget(stage: "fetch", address: nil, members: [member]), status: nil, now: 1_000)
+        let member = KafkaConsumerGroupMember(
+            memberID: "m1",
+            clientID: "marquee-fetch",
+            host: "/10.0.0.5",
+            assignment: []
+        )
+        var record = WorkerRecord(
+            target: WorkerTarget(stage: "fetch", address: nil, members: [member]),
+            status: nil,
+            now: 1_000
+        )
         record.observe(nil, at: 2_000)
         #expect(record.lastAnswered == nil)
         #expect(record.restarts == 0)
@@ -57,8 +66,21 @@ import Testing
         #expect(Dashboard.reason(of: record) == "no address announced")
         #expect(Dashboard.memberText(record.target) == "marquee-fetch (/10.0.0.5)")
 
-        let unseen = KafkaConsumerGroupMember(memberID: "m2", clientID: "marquee-fetch_0.0.0.0_9101", host: "", assignment: [])
-        let silent = WorkerRecord(target: WorkerTarget(stage: "fetch", address: nil, members: [unseen]), status: nil, now: 1_000)
-        #expect(Dashboard.reason(of: silent)?.hasPrefix("no address announced: 0.0.0.0:9101 asks for the host the broker sees") == true)
+        let unseen = KafkaConsumerGroupMember(
+            memberID: "m2",
+            clientID: "marquee-fetch_0.0.0.0_9101",
+            host: "",
+            assignment: []
+        )
+        let silent = WorkerRecord(
+            target: WorkerTarget(stage: "fetch", address: nil, members: [unseen]),
+            status: nil,
+            now: 1_000
+        )
+        #expect(
+            Dashboard.reason(of: silent)?.hasPrefix(
+                "no address announced: 0.0.0.0:9101 asks for the host the broker sees"
+            ) == true
+        )
     }
 }

@@ -82,7 +82,10 @@ import Testing
         let uuid = "73df28bc-94b1-4c4f-990b-2879827f757b"
         let described = self.member("marquee-records_127.0.0.1_39619-\(uuid)", "", host: "")
         #expect(WorkerTarget.clientID(of: described) == "marquee-records_127.0.0.1_39619")
-        #expect(WorkerTarget.clientID(of: self.member("m-\(uuid)", "marquee-fetch")) == "marquee-fetch", "the description's own")
+        #expect(
+            WorkerTarget.clientID(of: self.member("m-\(uuid)", "marquee-fetch")) == "marquee-fetch",
+            "the description's own"
+        )
         #expect(WorkerTarget.clientID(of: self.member("no-uuid-here", "")) == "")
         #expect(WorkerTarget.clientID(of: self.member("-\(uuid)", "")) == "")
         let layout = try self.layout(workers: nil)
@@ -108,7 +111,10 @@ import Testing
         let layout = try self.layout(workers: nil)
         let groups = self.group(
             "p.fetch",
-            [self.member("m1", "marquee-fetch_marquee-fetch_9101"), self.member("m2", "marquee-fetch_marquee-fetch_9101")]
+            [
+                self.member("m1", "marquee-fetch_marquee-fetch_9101"),
+                self.member("m2", "marquee-fetch_marquee-fetch_9101"),
+            ]
         )
         let targets = WorkerTarget.targets(stages: layout.stages, groups: groups)
         #expect(targets.count == 1)

@@ -33,7 +33,13 @@ struct EmulatorBehaviourTests {
             let japanese = try await titles("ja-JP")
             let english = try await titles("en-US")
             #expect(korean.allSatisfy { $0.unicodeScalars.contains { (0xAC00...0xD7A3).contains($0.value) } })
-            #expect(japanese.allSatisfy { $0.unicodeScalars.contains { (0x3040...0x30FF).contains($0.value) || (0x4E00...0x9FFF).contains($0.value) } })
+            #expect(
+                japanese.allSatisfy {
+                    $0.unicodeScalars.contains {
+                        (0x3040...0x30FF).contains($0.value) || (0x4E00...0x9FFF).contains($0.value)
+                    }
+                }
+            )
             #expect(english.allSatisfy { $0.unicodeScalars.allSatisfy(\.isASCII) })
             let genres = try await harness.get("/tmdb/3/genre/movie/list?api_key=\(key)&language=ko").object()
             #expect((genres["genres"] as? [[String: Any]])?.contains { $0["name"] as? String == "액션" } == true)
@@ -46,10 +52,14 @@ struct EmulatorBehaviourTests {
             #expect(tmdb.status == 401)
             #expect(try tmdb.object()["status_code"] as? Int == 7)
             let kofic = try await harness.get(
-                "/kofic/kobisopenapi/webservice/rest/boxoffice/searchDailyBoxOfficeList.json?key=wrong&targetDt=20240101")
+                "/kofic/kobisopenapi/webservice/rest/boxoffice/searchDailyBoxOfficeList.json?key=wrong&targetDt=20240101"
+            )
             #expect(kofic.status == 200)
             #expect((try kofic.object()["faultInfo"] as? [String: Any])?["errorCode"] as? String == "320010")
-            let kakao = try await harness.get("/kakao/v2/search/image?query=x", headers: ["Authorization": "KakaoAK wrong"])
+            let kakao = try await harness.get(
+                "/kakao/v2/search/image?query=x",
+                headers: ["Authorization": "KakaoAK wrong"]
+            )
             #expect(kakao.status == 401)
             #expect(try kakao.object()["errorType"] as? String == "AccessDeniedError")
             // A key made wrong and right again at run time.
@@ -109,7 +119,8 @@ struct EmulatorBehaviourTests {
         var settings = EmulatorSettings()
         settings.koficDailyQuota = 3
         try await Harness.with(settings: settings) { harness in
-            let path = "/kofic/kobisopenapi/webservice/rest/boxoffice/searchDailyBoxOfficeList.json?key=\(key)&targetDt=20240105"
+            let path =
+                "/kofic/kobisopenapi/webservice/rest/boxoffice/searchDailyBoxOfficeList.json?key=\(key)&targetDt=20240105"
             for _ in 0..<3 {
                 #expect(try await harness.get(path).object()["boxOfficeResult"] != nil)
             }
@@ -123,10 +134,13 @@ struct EmulatorBehaviourTests {
 
     @Test func boxOfficeRanksAreConsistentWithThePreviousDay() async throws {
         try await Harness.with(movies: 2000) { harness in
-            let base = "/kofic/kobisopenapi/webservice/rest/boxoffice/searchDailyBoxOfficeList.json?key=\(key)&targetDt="
+            let base =
+                "/kofic/kobisopenapi/webservice/rest/boxoffice/searchDailyBoxOfficeList.json?key=\(key)&targetDt="
             func chart(_ day: String) async throws -> [[String: Any]] {
                 let object = try await harness.get(base + day).object()
-                return try #require((object["boxOfficeResult"] as? [String: Any])?["dailyBoxOfficeList"] as? [[String: Any]])
+                return try #require(
+                    (object["boxOfficeResult"] as? [String: Any])?["dailyBoxOfficeList"] as? [[String: Any]]
+                )
             }
             let yesterday = try await chart("20240220")
             let today = try await chart("20240221")
@@ -135,7 +149,9 @@ struct EmulatorBehaviourTests {
                 let code = try #require(entry["movieCd"] as? String)
                 let isNew = entry["rankOldAndNew"] as? String == "NEW"
                 #expect(isNew == !yesterdayCodes.contains(code), "\(code) NEW/OLD disagrees with yesterday")
-                if !isNew, let previous = yesterdayCodes.firstIndex(of: code), let rank = Int(entry["rank"] as? String ?? "") {
+                if !isNew, let previous = yesterdayCodes.firstIndex(of: code),
+                    let rank = Int(entry["rank"] as? String ?? "")
+                {
                     #expect(entry["rankInten"] as? String == String(previous + 1 - rank))
                 }
             }
@@ -292,7 +308,9 @@ struct EmulatorBehaviourTests {
     }
 
     @Test func launcherStartsTheBinaryAndControlsIt() async throws {
-        let upstream = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "3", "--movies", "50", "--books", "20"])
+        let upstream = try await UpstreamEmulatorProcess.start(arguments: [
+            "--seed", "3", "--movies", "50", "--books", "20",
+        ])
         defer { upstream.terminate() }
         #expect(upstream.tmdbBaseURL.hasPrefix("http://127.0.0.1:"))
         #expect(upstream.koficBaseURL.hasSuffix("/kofic/kobisopenapi/webservice/rest"))
@@ -312,8 +330,11 @@ struct ImageHeader {
     let orientation: Int
 
     init?(_ bytes: [UInt8]) {
-        _ = try? ImageRenderer.render(ImageSpec(seed: 0, width: 8, height: 8, format: .jpeg, orientation: 1, quality: 50))  // vips_init
-        guard let image = bytes.withUnsafeBytes({ CMarqueeVips_image_new_from_buffer($0.baseAddress!, $0.count, nil, 1) })
+        _ = try? ImageRenderer.render(
+            ImageSpec(seed: 0, width: 8, height: 8, format: .jpeg, orientation: 1, quality: 50)
+        )  // vips_init
+        guard
+            let image = bytes.withUnsafeBytes({ CMarqueeVips_image_new_from_buffer($0.baseAddress!, $0.count, nil, 1) })
         else { return nil }
         defer { g_object_unref(image) }
         self.width = Int(vips_image_get_width(image))

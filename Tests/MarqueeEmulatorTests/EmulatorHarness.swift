@@ -1,11 +1,12 @@
 import MarqueeEmulator
 import Testing
 
+import struct Foundation.Data
 import class Foundation.FileManager
 import class Foundation.JSONSerialization
 import class Foundation.NSNull
 import class Foundation.NSNumber
-import struct Foundation.Data
+import class Foundation.ProcessInfo
 import struct Foundation.URL
 
 #if canImport(FoundationNetworking)
@@ -23,7 +24,10 @@ struct Harness {
     static let key = EmulatorSettings.defaultKey
 
     static func with<T>(
-        seed: UInt64 = 7, movies: Int = 300, books: Int = 200, settings: EmulatorSettings = EmulatorSettings(),
+        seed: UInt64 = 7,
+        movies: Int = 300,
+        books: Int = 200,
+        settings: EmulatorSettings = EmulatorSettings(),
         _ body: (Harness) async throws -> T
     ) async throws -> T {
         let catalogue = Catalogue(CatalogueConfiguration(seed: seed, movies: movies, books: books))
@@ -62,7 +66,12 @@ struct Harness {
         }
     }
 
-    func get(_ path: String, headers: [String: String] = [:], method: String = "GET", body: [UInt8]? = nil)
+    func get(
+        _ path: String,
+        headers: [String: String] = [:],
+        method: String = "GET",
+        body: [UInt8]? = nil
+    )
         async throws -> Reply
     {
         var request = URLRequest(url: try #require(URL(string: self.server.url + path)))
@@ -80,7 +89,10 @@ struct Harness {
 
     func control(_ json: [String: Any]) async throws {
         let reply = try await self.get(
-            "/_control", method: "POST", body: Array(try JSONSerialization.data(withJSONObject: json)))
+            "/_control",
+            method: "POST",
+            body: Array(try JSONSerialization.data(withJSONObject: json))
+        )
         #expect(reply.status == 200, "control failed: \(String(decoding: reply.body, as: UTF8.self))")
     }
 
@@ -102,8 +114,6 @@ enum Fixtures {
     }
 }
 
-import class Foundation.ProcessInfo
-
 func ProcessInfo_environment(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] }
 
 /// Compares a response's structure with a fixture's: every key the emulator writes exists in the fixture (for
@@ -121,7 +131,13 @@ enum Shape {
         return "unknown"
     }
 
-    static func compare(_ ours: Any, _ fixture: Any, path: String = "$", allowExtra: Set<String> = [], problems: inout [String]) {
+    static func compare(
+        _ ours: Any,
+        _ fixture: Any,
+        path: String = "$",
+        allowExtra: Set<String> = [],
+        problems: inout [String]
+    ) {
         let ourKind = kind(ours)
         let fixtureKind = kind(fixture)
         if ourKind == "null" || fixtureKind == "null" { return }
@@ -152,12 +168,24 @@ enum Shape {
                             if !allowExtra.contains(key) { problems.append("\(path)[\(index)]: extra key \(key)") }
                             continue
                         }
-                        compare(value, fixtureValue, path: "\(path)[\(index)].\(key)", allowExtra: allowExtra, problems: &problems)
+                        compare(
+                            value,
+                            fixtureValue,
+                            path: "\(path)[\(index)].\(key)",
+                            allowExtra: allowExtra,
+                            problems: &problems
+                        )
                     }
                 }
             } else {
                 for (index, element) in ourArray.enumerated() {
-                    compare(element, fixtureArray[0], path: "\(path)[\(index)]", allowExtra: allowExtra, problems: &problems)
+                    compare(
+                        element,
+                        fixtureArray[0],
+                        path: "\(path)[\(index)]",
+                        allowExtra: allowExtra,
+                        problems: &problems
+                    )
                 }
             }
             return

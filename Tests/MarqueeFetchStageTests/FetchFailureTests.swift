@@ -13,17 +13,24 @@ import Testing
             #expect(error.reason.contains("TMDB_API_KEY"))
             #expect(error.kind == .transient)
         }
-        let kakao = FetchHandler.stageError(SourceError(.unauthorized(.kakao), source: .kakao, "wrong appKey"), source: .kakao)
+        let kakao = FetchHandler.stageError(
+            SourceError(.unauthorized(.kakao), source: .kakao, "wrong appKey"),
+            source: .kakao
+        )
         #expect(kakao.reason.contains("KAKAO_REST_API_KEY"))
         // Open Library takes no key: a refusal names no variable to set.
-        let openLibrary = FetchHandler.stageError(SourceError(.unauthorized(.openLibrary), source: .openLibrary, "HTTP 403"), source: .openLibrary)
+        let openLibrary = FetchHandler.stageError(
+            SourceError(.unauthorized(.openLibrary), source: .openLibrary, "HTTP 403"),
+            source: .openLibrary
+        )
         #expect(openLibrary.hold != nil)
         #expect(openLibrary.reason == "HTTP 403")
     }
 
     @Test func retriableAnswersAreTransientWithTheirWait() {
         let limited = FetchHandler.stageError(
-            SourceError(.rateLimited, source: .tmdb, "HTTP 429", status: 429, retryAfter: .seconds(7)), source: .tmdb
+            SourceError(.rateLimited, source: .tmdb, "HTTP 429", status: 429, retryAfter: .seconds(7)),
+            source: .tmdb
         )
         #expect(limited.kind == .transient)
         #expect(limited.minimumWait == .seconds(7))

@@ -25,7 +25,12 @@ struct StoreValidatorCacheTests {
     @Test func aStoreThatNeverAnswersCountsAsNoValidatorsAndIsNotAskedAgainUntilTheRetryInterval() async throws {
         let listener = try BlackHoleListener()
         let store = try self.unansweringStore(listener)
-        let cache = StoreValidatorCache(store: store, answerTimeout: .milliseconds(300), retryInterval: .seconds(600), logger: Logger(label: "test"))
+        let cache = StoreValidatorCache(
+            store: store,
+            answerTimeout: .milliseconds(300),
+            retryInterval: .seconds(600),
+            logger: Logger(label: "test")
+        )
 
         #expect(await cache.validators(for: "https://api.themoviedb.org/3/movie/1") == nil)
         #expect(cache.storeCallCount == 1)
@@ -33,7 +38,10 @@ struct StoreValidatorCacheTests {
         for id in 2...6 {
             #expect(await cache.validators(for: "https://api.themoviedb.org/3/movie/\(id)") == nil)
         }
-        await cache.store(HTTPValidators(etag: "\"v1\"", lastModified: nil), for: "https://api.themoviedb.org/3/movie/1")
+        await cache.store(
+            HTTPValidators(etag: "\"v1\"", lastModified: nil),
+            for: "https://api.themoviedb.org/3/movie/1"
+        )
         #expect(cache.storeCallCount == 1, "while the store fails, one call a retry interval tries it")
         await store.close()
     }
@@ -41,7 +49,12 @@ struct StoreValidatorCacheTests {
     @Test func afterTheRetryIntervalOneCallTriesTheStoreAgain() async throws {
         let listener = try BlackHoleListener()
         let store = try self.unansweringStore(listener)
-        let cache = StoreValidatorCache(store: store, answerTimeout: .milliseconds(200), retryInterval: .seconds(3), logger: Logger(label: "test"))
+        let cache = StoreValidatorCache(
+            store: store,
+            answerTimeout: .milliseconds(200),
+            retryInterval: .seconds(3),
+            logger: Logger(label: "test")
+        )
 
         #expect(await cache.validators(for: "a") == nil)
         #expect(await cache.validators(for: "b") == nil)  // at once: well within the retry interval
@@ -71,7 +84,8 @@ struct StoreValidatorCacheTests {
     }
 
     @Test func aWorkingStoreKeepsAndReturnsValidators() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("validators-\(UUID().uuidString).db").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("validators-\(UUID().uuidString).db")
+            .path
         defer {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
@@ -82,7 +96,10 @@ struct StoreValidatorCacheTests {
         let url = "https://api.themoviedb.org/3/movie/550?language=ko-KR"
         #expect(await cache.validators(for: url) == nil)
         await cache.store(HTTPValidators(etag: "W/\"550\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT"), for: url)
-        #expect(await cache.validators(for: url) == HTTPValidators(etag: "W/\"550\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT"))
+        #expect(
+            await cache.validators(for: url)
+                == HTTPValidators(etag: "W/\"550\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT")
+        )
         #expect(cache.storeCallCount == 3)
         await store.close()
     }
@@ -102,7 +119,9 @@ final class BlackHoleListener: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(descriptor, 64) == 0 else {
             close(descriptor)

@@ -19,7 +19,10 @@ struct HTTPFetcherTests {
             let echoed = String(decoding: response.body, as: UTF8.self)
             #expect(echoed.contains("user-agent: Marquee/0.1 (+https://github.com/marquee)"))
             #expect(echoed.contains("authorization: KakaoAK test-key"))
-            #expect(response.header("Content-Length") == "\(response.body.count)", "names are matched case-insensitively")
+            #expect(
+                response.header("Content-Length") == "\(response.body.count)",
+                "names are matched case-insensitively"
+            )
             #expect(response.headers.allSatisfy { $0.name == $0.name.lowercased() })
         }
     }
@@ -54,7 +57,9 @@ struct HTTPFetcherTests {
             let start = clock.now
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<200 {
-                    group.addTask { try await fetcher.fetch(FetchRequest(url: server.baseURL + "/delay?ms=200")).status }
+                    group.addTask {
+                        try await fetcher.fetch(FetchRequest(url: server.baseURL + "/delay?ms=200")).status
+                    }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
@@ -118,7 +123,9 @@ struct HTTPFetcherTests {
         try await withFetcher { fetcher, server in
             var request = FetchRequest(url: server.baseURL + "/bytes?n=2000")
             request.maxBodyBytes = 1000
-            let error = try #require(await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) })
+            let error = try #require(
+                await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) }
+            )
             #expect(error.code == .tooLarge)
             #expect(error.reason.contains("Content-Length 2000"))
             #expect(!error.isRetriable)
@@ -132,7 +139,9 @@ struct HTTPFetcherTests {
         let configuration = testConfiguration { $0.maxBodyBytes = 3000 }
         try await withFetcher(configuration) { fetcher, server in
             let request = FetchRequest(url: server.baseURL + "/bytes?n=50000&chunked=1")
-            let error = try #require(await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) })
+            let error = try #require(
+                await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) }
+            )
             #expect(error.code == .tooLarge)
             #expect(error.reason.contains("while downloading"))
 
@@ -164,7 +173,8 @@ struct HTTPFetcherTests {
         try await withFetcher { fetcher, server in
             let target = "http://localhost:\(server.port)/echo"
             let request = FetchRequest(
-                url: server.baseURL + "/redirect-to?url=" + target.replacing(":", with: "%3A").replacing("/", with: "%2F"),
+                url: server.baseURL + "/redirect-to?url="
+                    + target.replacing(":", with: "%3A").replacing("/", with: "%2F"),
                 headers: [HTTPHeader(name: "Authorization", value: "KakaoAK secret-key")]
             )
             let response = try await fetcher.fetch(request)
@@ -261,7 +271,9 @@ struct HTTPFetcherTests {
         try await withFetcher { fetcher, _ in
             for url in ["not a url", "ftp://example.org/file", "file:///etc/passwd"] {
                 let error = try #require(
-                    await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(FetchRequest(url: url)) }
+                    await expectFetchError { () async throws(HTTPFetchError) in
+                        try await fetcher.fetch(FetchRequest(url: url))
+                    }
                 )
                 #expect(error.code == .invalidURL, "\(url)")
                 #expect(!error.isRetriable)
@@ -321,7 +333,9 @@ struct HTTPFetcherTests {
         let configuration = testConfiguration { $0.imageHostAllowlist = ["image.tmdb.org", "*.kakaocdn.net"] }
         try await withFetcher(configuration) { fetcher, server in
             let request = FetchRequest(url: server.baseURL + "/bytes?n=10", purpose: .image)
-            let error = try #require(await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) })
+            let error = try #require(
+                await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) }
+            )
             #expect(error.code == .hostNotAllowed)
             #expect(error.reason.contains("127.0.0.1"), "the reason names the host")
             #expect(!error.isRetriable)
@@ -336,10 +350,13 @@ struct HTTPFetcherTests {
         try await withFetcher { fetcher, server in
             let target = "http%3A%2F%2Flocalhost%3A\(server.port)%2Fbytes%3Fn%3D10"
             let request = FetchRequest(url: server.baseURL + "/redirect-to?url=" + target, purpose: .image)
-            let error = try #require(await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) })
+            let error = try #require(
+                await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) }
+            )
             #expect(error.code == .hostNotAllowed)
             #expect(
-                error.reason == "redirect from \(server.baseURL)/redirect-to?url=\(target) to http://localhost:\(server.port)/bytes?n=10 "
+                error.reason
+                    == "redirect from \(server.baseURL)/redirect-to?url=\(target) to http://localhost:\(server.port)/bytes?n=10 "
                     + "refused: image host localhost is not on the image host allowlist",
                 "the reason says it was a redirect, from where to where"
             )
@@ -358,7 +375,9 @@ struct HTTPFetcherTests {
                 )
                 #expect(error.code == .invalidURL, "\(target)")
                 #expect(
-                    error.reason.hasPrefix("redirect from \(server.baseURL)/redirect-to?url=\(encoded) to \(target) refused: "),
+                    error.reason.hasPrefix(
+                        "redirect from \(server.baseURL)/redirect-to?url=\(encoded) to \(target) refused: "
+                    ),
                     "\(error.reason)"
                 )
                 #expect(!error.isRetriable)
@@ -370,11 +389,22 @@ struct HTTPFetcherTests {
         try await withFetcher { fetcher, server in
             // The origin carries a key; the target the server redirects to carries it back, with a password.
             let target = "http%3A%2F%2Fuser%3ASECRET%40localhost%3A\(server.port)%2Fimg%3Fapi_key%3DSECRET"
-            let request = FetchRequest(url: server.baseURL + "/redirect-to?api_key=SECRET&url=" + target, purpose: .image)
-            let error = try #require(await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) })
+            let request = FetchRequest(
+                url: server.baseURL + "/redirect-to?api_key=SECRET&url=" + target,
+                purpose: .image
+            )
+            let error = try #require(
+                await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) }
+            )
             #expect(error.code == .hostNotAllowed)
-            #expect(error.reason.hasPrefix("redirect from \(server.baseURL)/redirect-to?api_key=REDACTED&url="), "\(error.reason)")
-            #expect(error.reason.contains("localhost:\(server.port)/img?api_key=REDACTED refused: image host localhost"), "\(error.reason)")
+            #expect(
+                error.reason.hasPrefix("redirect from \(server.baseURL)/redirect-to?api_key=REDACTED&url="),
+                "\(error.reason)"
+            )
+            #expect(
+                error.reason.contains("localhost:\(server.port)/img?api_key=REDACTED refused: image host localhost"),
+                "\(error.reason)"
+            )
             for text in [error.reason, error.description, String(reflecting: error)] {
                 #expect(!text.contains("SECRET"), "\(text)")
             }
@@ -401,7 +431,9 @@ struct HTTPFetcherTests {
             // An API request opens a connection to the server; an image request must not ride on it.
             #expect(try await fetcher.fetch(FetchRequest(url: server.baseURL + "/bytes?n=1")).status == 200)
             let reuse = FetchRequest(url: server.baseURL + "/bytes?n=10", purpose: .image)
-            let error = try #require(await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(reuse) })
+            let error = try #require(
+                await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(reuse) }
+            )
             #expect(error.code == .addressNotAllowed)
             #expect(server.snapshot.requests["/bytes"] == 1)
         }
@@ -424,7 +456,9 @@ struct HTTPFetcherTests {
                 url: "http://127.0.0.1:\(port)/movie?api_key=SECRET&language=ko-KR",
                 headers: [HTTPHeader(name: "Authorization", value: "KakaoAK HEADERSECRET")]
             )
-            let error = try #require(await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(failing) })
+            let error = try #require(
+                await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(failing) }
+            )
             #expect(!error.description.contains("SECRET"))
             #expect(!String(reflecting: error).contains("SECRET"))
             #expect(error.description.contains("api_key=REDACTED&language=ko-KR"))

@@ -34,7 +34,9 @@ struct HostLimitTests {
             _ = try await fetcher.fetch(FetchRequest(url: server.baseURL + "/bytes?n=1", limitKey: "slow"))
             // "slow" has no token for twenty seconds (long enough for five fetches on a machine loaded by a
             // parallel test run; five seconds were not); another bucket on the same host is not held back.
-            let waiting = Task { try await fetcher.fetch(FetchRequest(url: server.baseURL + "/delay?ms=0", limitKey: "slow")) }
+            let waiting = Task {
+                try await fetcher.fetch(FetchRequest(url: server.baseURL + "/delay?ms=0", limitKey: "slow"))
+            }
             for _ in 0..<5 {
                 #expect(try await fetcher.fetch(FetchRequest(url: server.baseURL + "/bytes?n=1")).status == 200)
             }
@@ -79,7 +81,9 @@ struct HostLimitTests {
             holder.cancel()
             _ = await holder.result
             // The place is free again.
-            #expect(try await fetcher.fetch(FetchRequest(url: server.baseURL + "/bytes?n=1", limitKey: "one")).status == 200)
+            #expect(
+                try await fetcher.fetch(FetchRequest(url: server.baseURL + "/bytes?n=1", limitKey: "one")).status == 200
+            )
         }
     }
 
@@ -116,7 +120,10 @@ struct HostLimitTests {
                 try await fetcher.fetch(FetchRequest(url: server.baseURL + "/bytes?n=2", limitKey: "kofic"))
             }
             let start = clock.now
-            #expect(try await fetcher.fetch(FetchRequest(url: server.baseURL + "/bytes?n=1", limitKey: "tmdb")).status == 200)
+            #expect(
+                try await fetcher.fetch(FetchRequest(url: server.baseURL + "/bytes?n=1", limitKey: "tmdb")).status
+                    == 200
+            )
             #expect(clock.now - start < .seconds(20))
             blocked.cancel()
             let error = try #require(await expectTaskError(blocked))

@@ -1,16 +1,21 @@
-@testable import MarqueeHTTP
 import Testing
+
+@testable import MarqueeHTTP
 
 @Suite struct URLRedactionTests {
     @Test func redactsSecretParametersAndPasswords() {
         let request = FetchRequest(
-            url: "https://user:pa55@api.example.org/3/movie?api_key=abc123&language=ko-KR&serviceKey=k%2B1&KEY=x#access_token=t0k"
+            url:
+                "https://user:pa55@api.example.org/3/movie?api_key=abc123&language=ko-KR&serviceKey=k%2B1&KEY=x#access_token=t0k"
         )
         #expect(
             request.redactedURL
                 == "https://user:REDACTED@api.example.org/3/movie?api_key=REDACTED&language=ko-KR&serviceKey=REDACTED&KEY=REDACTED#access_token=REDACTED"
         )
-        #expect(FetchRequest(url: "https://openlibrary.org/search.json?q=key").redactedURL == "https://openlibrary.org/search.json?q=key")
+        #expect(
+            FetchRequest(url: "https://openlibrary.org/search.json?q=key").redactedURL
+                == "https://openlibrary.org/search.json?q=key"
+        )
     }
 
     @Test func anExplicitRedactedURLWins() {
@@ -30,13 +35,20 @@ import Testing
         ]
         for url in urls {
             let scanned = URLRedaction.scan(url, secretParameters: URLRedaction.defaultSecretParameters)
-            #expect(scanned.redacted == URLRedaction.redact(url, secretParameters: URLRedaction.defaultSecretParameters))
-            #expect(scanned.secrets == URLRedaction.secrets(in: url, secretParameters: URLRedaction.defaultSecretParameters))
+            #expect(
+                scanned.redacted == URLRedaction.redact(url, secretParameters: URLRedaction.defaultSecretParameters)
+            )
+            #expect(
+                scanned.secrets == URLRedaction.secrets(in: url, secretParameters: URLRedaction.defaultSecretParameters)
+            )
         }
         var request = FetchRequest(url: "https://example.org/?token=abc")
         #expect(request.redactedURL(scannedRedaction: "scanned") == "scanned")
         request.redactedURL = "https://example.org/?token=…"
-        #expect(request.redactedURL(scannedRedaction: "scanned") == "https://example.org/?token=…", "an explicit one wins")
+        #expect(
+            request.redactedURL(scannedRedaction: "scanned") == "https://example.org/?token=…",
+            "an explicit one wins"
+        )
     }
 
     @Test func theByteScanOfAnASCIIURLEqualsTheCharacterwiseScan() {
@@ -97,7 +109,9 @@ import Testing
     @Test func scrubsSecretValuesFromText() {
         let secrets = URLRedaction.secrets(in: "http://h/?key=s3cr%2Bt&q=1", secretParameters: ["key"])
         #expect(secrets.contains("s3cr%2Bt") && secrets.contains("s3cr+t"))
-        #expect(URLRedaction.scrub("failed for s3cr+t and s3cr%2Bt", secrets: secrets) == "failed for REDACTED and REDACTED")
+        #expect(
+            URLRedaction.scrub("failed for s3cr+t and s3cr%2Bt", secrets: secrets) == "failed for REDACTED and REDACTED"
+        )
     }
 }
 
@@ -116,9 +130,10 @@ import Testing
 
     @Test func defaultAllowlistCoversTheKakaoThumbnailHostsOfTheFixtures() {
         let configuration = HTTPFetcherConfiguration()
-        for host in ["search1.kakaocdn.net", "search2.kakaocdn.net", "search3.kakaocdn.net", "search4.kakaocdn.net",
-            "t1.daumcdn.net", "image.tmdb.org", "covers.openlibrary.org"]
-        {
+        for host in [
+            "search1.kakaocdn.net", "search2.kakaocdn.net", "search3.kakaocdn.net", "search4.kakaocdn.net",
+            "t1.daumcdn.net", "image.tmdb.org", "covers.openlibrary.org",
+        ] {
             #expect(configuration.isImageHostAllowed(host), "\(host)")
         }
         #expect(!configuration.isImageHostAllowed("blog.naver.com"))
@@ -135,7 +150,9 @@ import Testing
         #expect(!address.isPublic)
     }
 
-    @Test(arguments: ["93.184.216.34", "8.8.8.8", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "2002:0808:0808::"])
+    @Test(arguments: [
+        "93.184.216.34", "8.8.8.8", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "2002:0808:0808::",
+    ])
     func publicAddresses(_ text: String) throws {
         let address = try #require(IPAddress(text))
         #expect(address.isPublic)
@@ -249,7 +266,9 @@ import Testing
         let timeout = HTTPFetchError(code: .timeout, reason: "slow", url: "https://h/?key=REDACTED")
         #expect(timeout.isRetriable)
         #expect(timeout.description == "HTTPFetchError.timeout: slow (GET https://h/?key=REDACTED)")
-        for code in [HTTPFetchError.Code.tooLarge, .hostNotAllowed, .addressNotAllowed, .invalidURL, .tooManyRedirects, .tls] {
+        for code in [
+            HTTPFetchError.Code.tooLarge, .hostNotAllowed, .addressNotAllowed, .invalidURL, .tooManyRedirects, .tls,
+        ] {
             #expect(!HTTPFetchError(code: code, reason: "").isRetriable, "\(code)")
         }
         for code in [HTTPFetchError.Code.connectFailed, .connectionReset, .transfer] {
@@ -269,7 +288,8 @@ import Testing
             "HTTP/1.0 99999999999999999999 Big\r\n", "HTTP/1.1 200\tOK\r\n", "HTTP/1.1 2 00\r\n",
             "Content-Length: 4318\r\n", "content-length:12", "Content-Type:\t \tapplication/json\r\n",
             "X-Empty:\r\n", "X-Blank:   \r\n", "No colon here\r\n", ":\r\n", "A\r\nB: v\r\n", "ETag: \"a:b\"\r\n",
-            "Retry-After: 3\n\r", "X-Ünïcode: é\r\n", "Set: caf\u{e9}\r\n", "Odd: a\u{301}\r\n", "MiXeD-CaSe: VaLuE\r\n",
+            "Retry-After: 3\n\r", "X-Ünïcode: é\r\n", "Set: caf\u{e9}\r\n", "Odd: a\u{301}\r\n",
+            "MiXeD-CaSe: VaLuE\r\n",
             "Z[\\]^_`@: v\r\n", "  Leading: space\r\n",
         ]
         for line in lines {

@@ -186,7 +186,11 @@ private final class Handler: ChannelInboundHandler, RemovableChannelHandler {
             self.respond(context: context, body: body, chunked: query["chunked"] == "1")
         case "/gzip":
             if head.headers["accept-encoding"].joined().contains("gzip") {
-                self.respond(context: context, headers: [("content-encoding", "gzip")], body: TestHTTPServer.gzipCompressed)
+                self.respond(
+                    context: context,
+                    headers: [("content-encoding", "gzip")],
+                    body: TestHTTPServer.gzipCompressed
+                )
             } else {
                 self.respond(context: context, body: TestHTTPServer.gzipPlain)
             }
@@ -201,7 +205,12 @@ private final class Handler: ChannelInboundHandler, RemovableChannelHandler {
         case "/status":
             let code = Int(query["code"] ?? "200") ?? 200
             let headers = query["retry"].map { [("retry-after", $0)] } ?? []
-            self.respond(context: context, status: .init(statusCode: code), headers: headers, body: Array("status".utf8))
+            self.respond(
+                context: context,
+                status: .init(statusCode: code),
+                headers: headers,
+                body: Array("status".utf8)
+            )
         case "/delay":
             let ms = Int64(query["ms"] ?? "0") ?? 0
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -287,7 +296,10 @@ private final class Handler: ChannelInboundHandler, RemovableChannelHandler {
                 offset = end
             }
         } else if !body.isEmpty {
-            context.write(self.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+            context.write(
+                self.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))),
+                promise: nil
+            )
         }
         context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
         self.answering = false

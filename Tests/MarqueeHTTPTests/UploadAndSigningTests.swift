@@ -78,7 +78,9 @@ struct UploadAndSigningTests {
     @Test func aBodyOnlyGoesWithPut() async throws {
         try await withFetcher { fetcher, server in
             let request = FetchRequest(url: server.baseURL + "/upload", method: .get, body: [1, 2, 3])
-            let error = try #require(await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) })
+            let error = try #require(
+                await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(request) }
+            )
             #expect(error.code == .invalidRequest)
             #expect(server.snapshot.totalRequests == 0)
         }
@@ -108,7 +110,8 @@ struct UploadAndSigningTests {
             let authorization = try #require(headers.first { $0.0 == "authorization" }?.1)
             let match = try #require(
                 authorization.wholeMatch(
-                    of: /AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/(\d{8})\/us-east-1\/s3\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})/
+                    of:
+                        /AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/(\d{8})\/us-east-1\/s3\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})/
                 ),
                 "\(authorization)"
             )
@@ -132,7 +135,9 @@ struct UploadAndSigningTests {
 
             // The secret never leaves: not on the wire, not in descriptions.
             #expect(headers.allSatisfy { !$0.1.contains(Self.secret) })
-            for text in ["\(request)", String(reflecting: request), "\(Self.signing)", String(reflecting: Self.signing)] {
+            for text in [
+                "\(request)", String(reflecting: request), "\(Self.signing)", String(reflecting: Self.signing),
+            ] {
                 #expect(!text.contains(Self.secret) && !text.contains(Self.token), "\(text)")
             }
 
@@ -140,7 +145,9 @@ struct UploadAndSigningTests {
             let port = try closedPort()
             var failing = request
             failing.url = "http://127.0.0.1:\(port)/bucket/key"
-            let error = try #require(await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(failing) })
+            let error = try #require(
+                await expectFetchError { () async throws(HTTPFetchError) in try await fetcher.fetch(failing) }
+            )
             #expect(error.code == .connectFailed)
             #expect(!error.description.contains(Self.secret) && !String(reflecting: error).contains(Self.secret))
         }
@@ -159,7 +166,10 @@ struct UploadAndSigningTests {
                 let headers = server.snapshot.lastHeaders["/bytes"] ?? []
                 let authorization = try #require(headers.first { $0.0 == "authorization" }?.1)
                 let match = try #require(
-                    authorization.wholeMatch(of: /AWS4-HMAC-SHA256 Credential=[^\/]+\/(\d{8})\/[^,]+, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})/)
+                    authorization.wholeMatch(
+                        of:
+                            /AWS4-HMAC-SHA256 Credential=[^\/]+\/(\d{8})\/[^,]+, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})/
+                    )
                 )
                 let expected = Self.signature(
                     method: method.rawValue,
@@ -184,7 +194,9 @@ struct UploadAndSigningTests {
             #expect(response.redirectCount == 0)
             #expect(server.snapshot.requests["/redirect"] == 1)
             // An unsigned PUT does not follow either (its body would have to be sent again).
-            let put = try await fetcher.fetch(FetchRequest(url: server.baseURL + "/redirect?n=1", method: .put, body: [1]))
+            let put = try await fetcher.fetch(
+                FetchRequest(url: server.baseURL + "/redirect?n=1", method: .put, body: [1])
+            )
             #expect(put.status == 302)
         }
     }
@@ -204,8 +216,10 @@ struct UploadAndSigningTests {
         let canonicalHeaders = signedHeaders.map { name in
             "\(name):\(headers.first { $0.0 == name }?.1.trimmingSpaces ?? "")\n"
         }.joined()
-        let canonicalRequest = [method, path, query, canonicalHeaders, signedHeaders.joined(separator: ";"), payloadHash]
-            .joined(separator: "\n")
+        let canonicalRequest = [
+            method, path, query, canonicalHeaders, signedHeaders.joined(separator: ";"), payloadHash,
+        ]
+        .joined(separator: "\n")
         let amzDate = headers.first { $0.0 == "x-amz-date" }?.1 ?? ""
         let scope = "\(day)/us-east-1/s3/aws4_request"
         let stringToSign = [

@@ -12,7 +12,10 @@ import Testing
         #expect(ids == ["image.tmdb.org/image.tmdb.org/20.0", "covers.openlibrary.org/covers.openlibrary.org/5.0"])
     }
 
-    @Test(arguments: ["image.tmdb.org", "image.tmdb.org=fast", "=3", "https://image.tmdb.org=3", "image.tmdb.org:443=3", "image.tmdb.org=-1"])
+    @Test(arguments: [
+        "image.tmdb.org", "image.tmdb.org=fast", "=3", "https://image.tmdb.org=3", "image.tmdb.org:443=3",
+        "image.tmdb.org=-1",
+    ])
     func aMalformedRateIsRefusedWithTheExpectedForm(text: String) {
         do {
             _ = try ImageLimits.parse(text)

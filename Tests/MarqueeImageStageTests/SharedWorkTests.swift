@@ -89,9 +89,19 @@ struct SharedWorkTests {
     @Test func aCancelledWaiterStopsWaitingAndTheLeaderGoesOn() async throws {
         let work = SharedWork<String, Int>()
         let gate = Gate()
-        let leader = Task { try await work.run(key: "a") { await gate.pass(); return 1 } }
+        let leader = Task {
+            try await work.run(key: "a") {
+                await gate.pass()
+                return 1
+            }
+        }
         try await Self.until { gate.runs == 1 }
-        let waiter = Task { try await work.run(key: "a") { await gate.pass(); return 2 } }
+        let waiter = Task {
+            try await work.run(key: "a") {
+                await gate.pass()
+                return 2
+            }
+        }
         try await Self.until { work.waiting("a") == 1 }
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
@@ -104,7 +114,12 @@ struct SharedWorkTests {
         let work = SharedWork<String, Int>()
         let runs = Mutex(0)
         for expected in 1...2 {
-            let value = try await work.run(key: "a") { runs.withLock { $0 += 1; return $0 } }
+            let value = try await work.run(key: "a") {
+                runs.withLock {
+                    $0 += 1
+                    return $0
+                }
+            }
             #expect(value == expected)
         }
     }

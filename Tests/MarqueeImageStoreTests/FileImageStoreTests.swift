@@ -1,13 +1,11 @@
+import Foundation
 import Logging
 import MarqueeImageStore
 import Testing
 
-import Foundation
-
 #if canImport(Glibc)
 import Glibc
 #endif
-
 
 /// A fresh folder under the system's temporary folder, removed afterwards.
 func withTemporaryFolder<T>(_ body: (String) async throws -> T) async throws -> T {
@@ -167,7 +165,12 @@ struct FileImageStoreTests {
             ]
             for (location, expected) in cases {
                 do throws(ImageStoreError) {
-                    _ = try ImageStores.make(location: location, environment: [:], fetcher: nil, logger: .imageStoreTest)
+                    _ = try ImageStores.make(
+                        location: location,
+                        environment: [:],
+                        fetcher: nil,
+                        logger: .imageStoreTest
+                    )
                     Issue.record("\(location) was accepted")
                 } catch {
                     #expect(error.code == .invalidLocation, "\(location): \(error)")

@@ -1,7 +1,6 @@
+import Foundation
 import MarqueeImageStore
 import Testing
-
-import Foundation
 
 @Suite struct ImageKeyTests {
     static let hash = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -20,7 +19,9 @@ import Foundation
 
     @Test func parsesOnlyWellFormedKeys() {
         #expect(ImageKey(rawValue: "ba/78/\(Self.hash)/original") == .original(sha256: Self.hash))
-        #expect(ImageKey(rawValue: "ba/78/\(Self.hash)/500.webp") == .variant(sha256: Self.hash, width: 500, format: "webp"))
+        #expect(
+            ImageKey(rawValue: "ba/78/\(Self.hash)/500.webp") == .variant(sha256: Self.hash, width: 500, format: "webp")
+        )
         let bad = [
             "", "original", "ba/78/\(Self.hash)", "ab/78/\(Self.hash)/original", "ba/79/\(Self.hash)/original",
             "ba/78/\(Self.hash.uppercased())/original", "ba/78/\(Self.hash)/0.webp", "ba/78/\(Self.hash)/042.webp",
@@ -35,7 +36,9 @@ import Foundation
         let data = try JSONEncoder().encode([key])
         #expect(String(decoding: data, as: UTF8.self) == "[\"ba\\/78\\/\(Self.hash)\\/342.webp\"]")
         #expect(try JSONDecoder().decode([ImageKey].self, from: data) == [key])
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode([ImageKey].self, from: Data(#"["../etc/passwd"]"#.utf8)) }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode([ImageKey].self, from: Data(#"["../etc/passwd"]"#.utf8))
+        }
     }
 }
 
@@ -55,7 +58,9 @@ import Foundation
     }
 
     @Test func deadLetterKeysKeepTheTopicNameAndRefuseAnythingElse() {
-        #expect(ImageKey.deadLetter("dlq/Marquee_test-1.fetch/3/1048576")?.rawValue == "dlq/Marquee_test-1.fetch/3/1048576")
+        #expect(
+            ImageKey.deadLetter("dlq/Marquee_test-1.fetch/3/1048576")?.rawValue == "dlq/Marquee_test-1.fetch/3/1048576"
+        )
         for name in [
             "dlq/marquee.fetch/3", "dlq/marquee.fetch/3/x", "dlq/../3/4", "dlq/./3/4", "dlq/a b/3/4", "dlq/a/b/3/4",
             "dlq//3/4", "dlq/marquee.fetch/-3/4", "/dlq/t/3/4", "images/t/3/4", "dlq/t/3/4/", "dlq/tö/3/4",

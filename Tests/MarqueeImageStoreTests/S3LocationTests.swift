@@ -1,16 +1,16 @@
+import Foundation
 import Logging
 import MarqueeHTTP
 import MarqueeImageStore
 import Testing
 
-import Foundation
-
-
 @Suite struct S3LocationTests {
     static let key = ImageKey.original(sha256: ImageKeyTests.hash)
 
     @Test func endpointMeansPathStyle() throws {
-        let location = try S3Location(parsing: "s3://posters/marquee/images?endpoint=http://127.0.0.1:9000&region=eu-west-1")
+        let location = try S3Location(
+            parsing: "s3://posters/marquee/images?endpoint=http://127.0.0.1:9000&region=eu-west-1"
+        )
         #expect(location.bucket == "posters")
         #expect(location.prefix == "marquee/images")
         #expect(location.region == "eu-west-1")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @_spi(Testing) @testable import MarqueeImaging
 
 /// Hostile images that are not refused by their header — a JPEG stuffed with megabytes of EXIF, a GIF with
@@ -12,7 +13,8 @@ struct HostileImageTests {
         // 100 APP1 segments of 64 KB each right after SOI: "Exif\0\0" and junk, 6.5 MB in all.
         var stuffed: [UInt8] = [0xFF, 0xD8]
         for index in 0..<100 {
-            let body = Array("Exif\0\0".utf8) + [UInt8](repeating: UInt8(truncatingIfNeeded: index &* 37), count: 65_527)
+            let body =
+                Array("Exif\0\0".utf8) + [UInt8](repeating: UInt8(truncatingIfNeeded: index &* 37), count: 65_527)
             let length = body.count + 2
             stuffed += [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + body
         }
@@ -33,7 +35,10 @@ struct HostileImageTests {
         case .success(let image):
             #expect(image.original.width == 600 && image.original.height == 900)
             for variant in image.variants {
-                #expect(variant.data.count < 200_000, "no EXIF carried into the \(variant.width) px \(variant.encoding)")
+                #expect(
+                    variant.data.count < 200_000,
+                    "no EXIF carried into the \(variant.width) px \(variant.encoding)"
+                )
             }
         case .failure(let error as ImagingError):
             // Refusing it is fine too, as long as it is a clear, permanent refusal.
@@ -51,7 +56,10 @@ struct HostileImageTests {
         let image = try await processor.process(gif)
         #expect(ContinuousClock.now - start < .seconds(20), "only the first frame is decoded")
         #expect(image.original.format == .gif && image.original.width == 300 && image.original.height == 450)
-        #expect(!image.variants.isEmpty && image.variants.allSatisfy { $0.height == $0.width * 3 / 2 || abs($0.height - $0.width * 3 / 2) <= 1 })
+        #expect(
+            !image.variants.isEmpty
+                && image.variants.allSatisfy { $0.height == $0.width * 3 / 2 || abs($0.height - $0.width * 3 / 2) <= 1 }
+        )
     }
 
     /// A GIF89a with a 2-colour table and `frames` single-pixel frames (an animation loop), `width`×`height`.

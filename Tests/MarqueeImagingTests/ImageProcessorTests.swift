@@ -1,6 +1,7 @@
 import Cvips
 import Foundation
 import Testing
+
 @_spi(Testing) @testable import MarqueeImaging
 
 /// All imaging tests run one at a time: the memory test reads the process's peak RSS.
@@ -121,7 +122,13 @@ struct ImageProcessorTests {
 
     @Test func gifGivesVariantsFromItsFirstFrame() async throws {
         let bytes = TestImages.render(
-            SyntheticImage.Spec(width: 240, height: 360, pattern: .split(top: [250, 250, 0], bottom: [0, 0, 0]), encoding: .gif))
+            SyntheticImage.Spec(
+                width: 240,
+                height: 360,
+                pattern: .split(top: [250, 250, 0], bottom: [0, 0, 0]),
+                encoding: .gif
+            )
+        )
         let probe = try self.processor.probe(bytes)
         #expect(probe.format == .gif && probe.width == 240 && probe.height == 360)
         let image = try await self.withProcessor { try await $0.process(bytes) }
@@ -233,7 +240,9 @@ struct ImageProcessorTests {
         configuration.webpQuality = 0
         #expect(throws: ImagingError.self) { try ImageProcessor(configuration: configuration) }
         await self.processor.shutdown()
-        let error = await #expect(throws: ImagingError.self) { try await self.processor.process(TestImages.jpeg(20, 30)) }
+        let error = await #expect(throws: ImagingError.self) {
+            try await self.processor.process(TestImages.jpeg(20, 30))
+        }
         #expect(error?.code == .shutdown)
     }
 
@@ -262,7 +271,9 @@ struct ImageProcessorTests {
         let peak = try #require(ProcessMemory.field("VmHWM"))
         // Without a reset, the peak is the process's own high-water mark so far: measure the growth.
         let growth = canReset ? peak - baseline : peak - peakBefore
-        print("imaging memory: baseline RSS \(baseline >> 20) MB, peak \(peak >> 20) MB, growth \(growth >> 20) MB (reset \(canReset))")
+        print(
+            "imaging memory: baseline RSS \(baseline >> 20) MB, peak \(peak >> 20) MB, growth \(growth >> 20) MB (reset \(canReset))"
+        )
         // A full-size decode of one poster alone would be 18 MB per thread; the bomb 7.5 GB.
         #expect(growth < 150 << 20, "peak grew by \(growth >> 20) MB")
     }

@@ -1,12 +1,13 @@
 import Testing
-@_spi(Testing) @testable import MarqueeImaging
 
 import class Foundation.ProcessInfo
 
+@_spi(Testing) @testable import MarqueeImaging
+
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// The imaging path from every thread of a processor's pool at once.
@@ -39,7 +40,9 @@ struct ImagingStressTests {
                 let posters = try ImagingStress.posters(count: 100, width: 64, height: 96)
                 let threads = max(2, ProcessInfo.processInfo.activeProcessorCount)
                 let report = try await ImagingStress.run(
-                    posters, configuration: ImagingStress.configuration(threads: threads, posterWidth: 64))
+                    posters,
+                    configuration: ImagingStress.configuration(threads: threads, posterWidth: 64)
+                )
                 guard report.processed == 100 else { exit(EXIT_FAILURE) }
             }
             guard result?.exitStatus == .exitCode(EXIT_SUCCESS) else { break }

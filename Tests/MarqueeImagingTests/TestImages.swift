@@ -1,6 +1,7 @@
 import CMarqueeVips
 import Cvips
 import Foundation
+
 @_spi(Testing) @testable import MarqueeImaging
 
 /// An encoded output decoded again with libvips, to look at its pixels and header.
@@ -54,16 +55,26 @@ enum TestImages {
     }
 
     static func jpeg(
-        _ width: Int, _ height: Int, _ pattern: SyntheticImage.Pattern = .random(seed: 1), quality: Int = 90,
+        _ width: Int,
+        _ height: Int,
+        _ pattern: SyntheticImage.Pattern = .random(seed: 1),
+        quality: Int = 90,
         configure: (inout SyntheticImage.Spec) -> Void = { _ in }
     ) -> [UInt8] {
-        var spec = SyntheticImage.Spec(width: width, height: height, pattern: pattern, encoding: .jpeg(quality: quality))
+        var spec = SyntheticImage.Spec(
+            width: width,
+            height: height,
+            pattern: pattern,
+            encoding: .jpeg(quality: quality)
+        )
         configure(&spec)
         return Self.render(spec)
     }
 
     static func png(
-        _ width: Int, _ height: Int, _ pattern: SyntheticImage.Pattern = .random(seed: 2),
+        _ width: Int,
+        _ height: Int,
+        _ pattern: SyntheticImage.Pattern = .random(seed: 2),
         configure: (inout SyntheticImage.Spec) -> Void = { _ in }
     ) -> [UInt8] {
         var spec = SyntheticImage.Spec(width: width, height: height, pattern: pattern, encoding: .png)

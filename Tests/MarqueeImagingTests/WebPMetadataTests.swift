@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MarqueeImaging
 
 struct WebPMetadataTests {
@@ -15,7 +16,9 @@ struct WebPMetadataTests {
         }
         let vp8x = [0x2C as UInt8] + [UInt8](repeating: 0, count: 9)  // ICC + EXIF + XMP + alpha (0x10)
         let image = chunk("VP8 ", [1, 2, 3, 4, 5])
-        let input = riff([chunk("VP8X", vp8x), chunk("ICCP", [9, 9]), image, chunk("EXIF", [7, 7, 7]), chunk("XMP ", [1])])
+        let input = riff([
+            chunk("VP8X", vp8x), chunk("ICCP", [9, 9]), image, chunk("EXIF", [7, 7, 7]), chunk("XMP ", [1]),
+        ])
         let expected = riff([chunk("VP8X", [0x00] + [UInt8](repeating: 0, count: 9)), image])
         #expect(WebPMetadata.stripped(input) == expected)
         #expect(WebPMetadata.stripped(expected) == expected)

@@ -28,7 +28,10 @@ import Testing
 
     @Test func readsEveryEdgeDocumentAsTheReferenceDoes() {
         for bytes in JSONReaderEquivalenceTests.edgeDocuments {
-            #expect(Self.reading(bytes) == ReferenceStrictJSON.parse(bytes), "\(String(decoding: bytes, as: UTF8.self).debugDescription)")
+            #expect(
+                Self.reading(bytes) == ReferenceStrictJSON.parse(bytes),
+                "\(String(decoding: bytes, as: UTF8.self).debugDescription)"
+            )
         }
     }
 
@@ -64,8 +67,10 @@ import Testing
     /// Random strings of quotes, escapes, control and multi-byte bytes, in a string and in an object's key.
     @Test func readsRandomStringsAsTheReferenceDoes() {
         let alphabet: [[UInt8]] = [
-            [0x61], [0x20], [0x22], [0x5C], [0x5C, 0x6E], [0x5C, 0x75, 0x30, 0x30, 0x34, 0x31], [0x5C, 0x75, 0x44, 0x38, 0x33, 0x43],
-            [0x5C, 0x75, 0x44, 0x46, 0x41, 0x43], [0x5C, 0x2F], [0x5C, 0x78], [0x01], [0x7F], [0xC3, 0xA9], [0xC3], [0xA9],
+            [0x61], [0x20], [0x22], [0x5C], [0x5C, 0x6E], [0x5C, 0x75, 0x30, 0x30, 0x34, 0x31],
+            [0x5C, 0x75, 0x44, 0x38, 0x33, 0x43],
+            [0x5C, 0x75, 0x44, 0x46, 0x41, 0x43], [0x5C, 0x2F], [0x5C, 0x78], [0x01], [0x7F], [0xC3, 0xA9], [0xC3],
+            [0xA9],
             [0xE4, 0xB8, 0xAD], [0xF0, 0x9F, 0x8E, 0xAC], [0xED, 0xA0, 0x80], [0x3A], [0x2C], [0x7B], [0x7D],
         ]
         var generator = SystemRandomNumberGenerator()
@@ -85,10 +90,16 @@ import Testing
     }
 
     @Test func findsMembersAsAnObjectDoes() throws {
-        let document = try #require(JSONDocument(Array("""
-            {"id": 7, "nested": {"id": 8, "list": [1, {"id": 9}]}, "\\u0074itle": "escaped key", "none": null,
-             "dup": 1, "list": [true, "x", 2.5, [], {}], "dup": 2, "é": "accent"}
-            """.utf8)))
+        let document = try #require(
+            JSONDocument(
+                Array(
+                    """
+                    {"id": 7, "nested": {"id": 8, "list": [1, {"id": 9}]}, "\\u0074itle": "escaped key", "none": null,
+                     "dup": 1, "list": [true, "x", 2.5, [], {}], "dup": 2, "é": "accent"}
+                    """.utf8
+                )
+            )
+        )
         let root = document.root
         #expect(root.kind == .object)
         #expect(root[member: "id"]?.scalar == .integer(7), "a member after a nested object is found past it")
@@ -111,14 +122,19 @@ import Testing
 extension JSONDocumentTests {
     /// Keys alike in their first seven bytes or their length, up to and past the fingerprint's 255.
     @Test func tellsKeysApartPastTheirFingerprints() throws {
-        let keys = ["", "a", "abcdefg", "abcdefgh", "abcdefgi", "abcdefghi", String(repeating: "k", count: 255),
-                    String(repeating: "k", count: 256), String(repeating: "k", count: 300) + "x",
-                    String(repeating: "k", count: 300) + "y"]
+        let keys = [
+            "", "a", "abcdefg", "abcdefgh", "abcdefgi", "abcdefghi", String(repeating: "k", count: 255),
+            String(repeating: "k", count: 256), String(repeating: "k", count: 300) + "x",
+            String(repeating: "k", count: 300) + "y",
+        ]
         var text = "{"
         for (index, key) in keys.enumerated() { text += (index > 0 ? "," : "") + "\"\(key)\":\(index)" }
         let document = try #require(JSONDocument(Array((text + "}").utf8)))
         for (index, key) in keys.enumerated() {
-            #expect(document.root[member: key]?.scalar == .integer(Int64(index)), "\(key.prefix(12))… (\(key.utf8.count) bytes)")
+            #expect(
+                document.root[member: key]?.scalar == .integer(Int64(index)),
+                "\(key.prefix(12))… (\(key.utf8.count) bytes)"
+            )
         }
         #expect(document.root[member: "abcdef"] == nil)
         #expect(document.root[member: String(repeating: "k", count: 257)] == nil)

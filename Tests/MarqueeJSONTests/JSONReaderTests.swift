@@ -52,7 +52,9 @@ import Testing
             "m": .object([:]),
         ])
         let text = String(decoding: value.encoded(), as: UTF8.self)
-        #expect(text.hasPrefix(#"{"a":"quote \" back \\ slash / tab \t nl \n cr \r bell \u0007 한글 🎬","m":{},"z":[-3,7.5,"#))
+        #expect(
+            text.hasPrefix(#"{"a":"quote \" back \\ slash / tab \t nl \n cr \r bell \u0007 한글 🎬","m":{},"z":[-3,7.5,"#)
+        )
         #expect(JSONDocument.parse(value.encoded()) == value, "what is written reads back the same")
     }
 }

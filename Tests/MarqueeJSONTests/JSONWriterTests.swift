@@ -31,7 +31,10 @@ import Testing
             "array_of_ints": .array([.integer(3), .integer(-1), .integer(.max)]),
             "a_null_string": .null,
         ]
-        #expect(String(decoding: written, as: UTF8.self) == String(decoding: JSONValue.object(object).encoded(), as: UTF8.self))
+        #expect(
+            String(decoding: written, as: UTF8.self)
+                == String(decoding: JSONValue.object(object).encoded(), as: UTF8.self)
+        )
         #expect(try JSONValue.parse(written) == .object(object))
     }
 
@@ -112,18 +115,18 @@ import Testing
     }
 
     #if DEBUG
-        /// Keys out of order (or twice) would write an object other than the one meant: assertions stop it.
-        @Test func aKeyOutOfOrderStopsABuildWithAssertions() async {
-            await #expect(processExitsWith: .failure) {
-                var writer = JSONWriter.object()
-                writer.write("title", "x")
-                writer.write("movie_id", Int64(1))
-            }
-            await #expect(processExitsWith: .failure) {
-                var writer = JSONWriter.object()
-                writer.write("title", "x")
-                writer.write("title", "y")
-            }
+    /// Keys out of order (or twice) would write an object other than the one meant: assertions stop it.
+    @Test func aKeyOutOfOrderStopsABuildWithAssertions() async {
+        await #expect(processExitsWith: .failure) {
+            var writer = JSONWriter.object()
+            writer.write("title", "x")
+            writer.write("movie_id", Int64(1))
         }
+        await #expect(processExitsWith: .failure) {
+            var writer = JSONWriter.object()
+            writer.write("title", "x")
+            writer.write("title", "y")
+        }
+    }
     #endif
 }

@@ -34,7 +34,10 @@ import Testing
         var machine = self.machine(reading: [5, 6, 7])
         let firstOffset = machine.nextBuffered()?.offset
         #expect(firstOffset == 5)
-        guard case .message(let message) = machine.next() else { Issue.record("expected a message"); return }
+        guard case .message(let message) = machine.next() else {
+            Issue.record("expected a message")
+            return
+        }
         #expect(message.offset == 6)
         let lastOffset = machine.nextBuffered()?.offset
         #expect(lastOffset == 7)
@@ -45,20 +48,32 @@ import Testing
         let first = machine.nextBuffered()!
         // The reader takes access for its next batch.
         while machine.nextBuffered() != nil {}
-        guard case .read = machine.next() else { Issue.record("the reader did not get access"); return }
+        guard case .read = machine.next() else {
+            Issue.record("the reader did not get access")
+            return
+        }
         // Meanwhile the application hands a message back and resumes: both wait for the reader.
         let pauseCalls = machine.pause([self.partition], handingBack: first)
         let resumeCalls = machine.resume([self.partition])
         #expect(pauseCalls == nil)
         #expect(resumeCalls == nil)
-        guard case .make(let calls) = machine.release() else { Issue.record("the pending calls were not handed over"); return }
+        guard case .make(let calls) = machine.release() else {
+            Issue.record("the pending calls were not handed over")
+            return
+        }
         guard calls.steps.count == 3, case .pause(let paused) = calls.steps[0], case .seek(let seeks) = calls.steps[1],
             case .resume(let resumed) = calls.steps[2]
-        else { Issue.record("unexpected calls: \(calls.steps)"); return }
+        else {
+            Issue.record("unexpected calls: \(calls.steps)")
+            return
+        }
         #expect(paused == [self.partition])
         #expect(seeks.map(\.1) == [0])
         #expect(resumed == [self.partition])
-        guard case .released(let resume, let startClose) = machine.release() else { Issue.record("still holding access"); return }
+        guard case .released(let resume, let startClose) = machine.release() else {
+            Issue.record("still holding access")
+            return
+        }
         #expect(resume.isEmpty)
         #expect(startClose == nil)
     }
@@ -67,7 +82,10 @@ import Testing
         var machine = self.machine(reading: [0, 1])
         let first = machine.nextBuffered()!
         let second = machine.nextBuffered()!
-        guard case .read = machine.next() else { Issue.record("the reader did not get access"); return }
+        guard case .read = machine.next() else {
+            Issue.record("the reader did not get access")
+            return
+        }
         // The reader is not idle: marking leaves storing to it.
         let callsForFirst = machine.markProcessed(first)
         let callsForSecond = machine.markProcessed(second)
@@ -95,13 +113,22 @@ import Testing
     @Test func theCloseSequenceTakesAccessWhenItsHolderLetsGo() {
         var machine = self.machine(reading: [0])
         _ = machine.nextBuffered()
-        guard case .read = machine.next() else { Issue.record("the reader did not get access"); return }
-        guard case .none = machine.beginClose().action else { Issue.record("the close started under the reader"); return }
+        guard case .read = machine.next() else {
+            Issue.record("the reader did not get access")
+            return
+        }
+        guard case .none = machine.beginClose().action else {
+            Issue.record("the close started under the reader")
+            return
+        }
         guard case .released(_, let startClose) = machine.release(), startClose != nil else {
             Issue.record("the close sequence did not get access")
             return
         }
-        guard case .end(nil) = machine.next() else { Issue.record("the messages did not end"); return }
+        guard case .end(nil) = machine.next() else {
+            Issue.record("the messages did not end")
+            return
+        }
         // Nobody else gets access any more.
         let resumeCalls = machine.resume([self.partition])
         let waiters = machine.closed()

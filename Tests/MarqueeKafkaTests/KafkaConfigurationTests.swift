@@ -22,8 +22,12 @@ import Testing
     }
 
     @Test func consumerStoresOnlyProcessedOffsets() {
-        let properties = KafkaConsumerConfiguration(kafka: KafkaConfiguration(brokers: "h:1"), groupID: "g", topics: ["t"])
-            .properties
+        let properties = KafkaConsumerConfiguration(
+            kafka: KafkaConfiguration(brokers: "h:1"),
+            groupID: "g",
+            topics: ["t"]
+        )
+        .properties
         #expect(properties["enable.auto.offset.store"] == "false")
         #expect(properties["group.id"] == "g")
     }
@@ -64,7 +68,11 @@ import Testing
     }
 
     @Test func consumerConfigurationIsValidated() throws {
-        var configuration = KafkaConsumerConfiguration(kafka: KafkaConfiguration(brokers: "h:1"), groupID: "", topics: ["t"])
+        var configuration = KafkaConsumerConfiguration(
+            kafka: KafkaConfiguration(brokers: "h:1"),
+            groupID: "",
+            topics: ["t"]
+        )
         #expect(throws: KafkaError.self) { try configuration.validate() }
         configuration.groupID = "g"
         configuration.readBatchSize = 0

@@ -6,7 +6,11 @@ import Testing
 
 /// The consumer on librdkafka's in-process mock cluster: no broker, no network stack.
 @Suite(.timeLimit(.minutes(2))) struct KafkaConsumerTests {
-    private static func consumerConfiguration(_ cluster: KafkaMockCluster, group: String, topic: String) -> KafkaConsumerConfiguration {
+    private static func consumerConfiguration(
+        _ cluster: KafkaMockCluster,
+        group: String,
+        topic: String
+    ) -> KafkaConsumerConfiguration {
         var configuration = KafkaConsumerConfiguration(kafka: cluster.configuration, groupID: group, topics: [topic])
         configuration.sessionTimeout = .seconds(6)
         configuration.heartbeatInterval = .seconds(1)
@@ -14,7 +18,10 @@ import Testing
     }
 
     private static func produce(_ values: [String], to topic: String, on cluster: KafkaMockCluster) async throws {
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(kafka: cluster.configuration), logger: .marqueeTest)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(kafka: cluster.configuration),
+            logger: .marqueeTest
+        )
         try await producer.deliver(values.map { KafkaProducerMessage(topic: topic, value: $0) })
         await producer.close()
     }
@@ -36,7 +43,10 @@ import Testing
         let first = (0..<20).map { "job-\($0)" }
         try await Self.produce(first, to: "jobs", on: cluster)
 
-        let consumer = try KafkaConsumer(configuration: Self.consumerConfiguration(cluster, group: "workers", topic: "jobs"), logger: .marqueeTest)
+        let consumer = try KafkaConsumer(
+            configuration: Self.consumerConfiguration(cluster, group: "workers", topic: "jobs"),
+            logger: .marqueeTest
+        )
         let read = try await Self.read(20, from: consumer)
         #expect(Set(read.map(\.valueString)) == Set(first))
         // Offset order within each partition.
@@ -50,7 +60,10 @@ import Testing
 
         let second = (20..<25).map { "job-\($0)" }
         try await Self.produce(second, to: "jobs", on: cluster)
-        let next = try KafkaConsumer(configuration: Self.consumerConfiguration(cluster, group: "workers", topic: "jobs"), logger: .marqueeTest)
+        let next = try KafkaConsumer(
+            configuration: Self.consumerConfiguration(cluster, group: "workers", topic: "jobs"),
+            logger: .marqueeTest
+        )
         let rest = try await Self.read(5, from: next)
         await next.close()
         #expect(Set(rest.map(\.valueString)) == Set(second))
@@ -91,7 +104,10 @@ import Testing
     @Test func closingEndsAnIterationSuspendedOnAnEmptyTopic() async throws {
         let cluster = try KafkaMockCluster(logger: .marqueeTest)
         try cluster.createTopic("quiet", partitions: 1)
-        let consumer = try KafkaConsumer(configuration: Self.consumerConfiguration(cluster, group: "idle", topic: "quiet"), logger: .marqueeTest)
+        let consumer = try KafkaConsumer(
+            configuration: Self.consumerConfiguration(cluster, group: "idle", topic: "quiet"),
+            logger: .marqueeTest
+        )
         var events = consumer.rebalances.makeAsyncIterator()
         try await withThrowingTaskGroup(of: Int.self) { group in
             group.addTask {
@@ -112,7 +128,10 @@ import Testing
         let cluster = try KafkaMockCluster(logger: .marqueeTest)
         try cluster.createTopic("jobs", partitions: 1)
         try await Self.produce((0..<10).map { "job-\($0)" }, to: "jobs", on: cluster)
-        let consumer = try KafkaConsumer(configuration: Self.consumerConfiguration(cluster, group: "pauser", topic: "jobs"), logger: .marqueeTest)
+        let consumer = try KafkaConsumer(
+            configuration: Self.consumerConfiguration(cluster, group: "pauser", topic: "jobs"),
+            logger: .marqueeTest
+        )
         let partition = KafkaTopicPartition(topic: "jobs", partition: 0)
         let head = try await Self.read(3, from: consumer)
         #expect(head.map(\.offset) == [0, 1, 2])

@@ -9,7 +9,10 @@ import Testing
     @Test func deliveryReportsNameWhereEachMessageWasStored() async throws {
         let cluster = try KafkaMockCluster(logger: .marqueeTest)
         try cluster.createTopic("orders", partitions: 2)
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(kafka: cluster.configuration), logger: .marqueeTest)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(kafka: cluster.configuration),
+            logger: .marqueeTest
+        )
         let messages = (0..<10).map { index in
             var message = KafkaProducerMessage(topic: "orders", key: "k\(index)", value: "v\(index)")
             message.partition = Int32(index % 2)
@@ -28,7 +31,10 @@ import Testing
     @Test func aMessageForAPartitionThatDoesNotExistFailsAloneWithADeliveryError() async throws {
         let cluster = try KafkaMockCluster(logger: .marqueeTest)
         try cluster.createTopic("orders", partitions: 2)
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(kafka: cluster.configuration), logger: .marqueeTest)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(kafka: cluster.configuration),
+            logger: .marqueeTest
+        )
         var stray = KafkaProducerMessage(topic: "orders", value: "nowhere")
         stray.partition = 7
         var good = KafkaProducerMessage(topic: "orders", value: "somewhere")
@@ -66,7 +72,9 @@ import Testing
         // Tells the 1-second flush timeout from librdkafka's default delivery timeout (300 s), with room for a
         // loaded two-core machine running other suites alongside (11.5 s was seen in a full run).
         #expect(ContinuousClock.now - started < .seconds(30))
-        await #expect(throws: KafkaError.self) { try await producer.send(KafkaProducerMessage(topic: "orders", value: "late")) }
+        await #expect(throws: KafkaError.self) {
+            try await producer.send(KafkaProducerMessage(topic: "orders", value: "late"))
+        }
     }
 
     /// librdkafka queues the broker's refusal before the producer turns on its queue-event callback; what was

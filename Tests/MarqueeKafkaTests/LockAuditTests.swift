@@ -55,7 +55,10 @@ import Testing
         for (name, code) in files {
             for body in Self.lockedBodies(code) {
                 checked += 1
-                #expect(!body.contains("rd_kafka_"), "\(name): a lock is held around a librdkafka call: \(body.prefix(200))")
+                #expect(
+                    !body.contains("rd_kafka_"),
+                    "\(name): a lock is held around a librdkafka call: \(body.prefix(200))"
+                )
             }
         }
         #expect(checked > 30)

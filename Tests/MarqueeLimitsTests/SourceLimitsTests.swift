@@ -20,7 +20,16 @@ struct SourceLimitsTests {
         tune: (inout SourceLimitsConfiguration) -> Void = { _ in }
     ) -> SourceLimitsConfiguration {
         var configuration = SourceLimitsConfiguration(
-            limits: [SourceLimit(source: "tmdb", displayName: "TMDB", key: "k1", host: "127.0.0.1:1", rate: rate, dailyBudget: budget)],
+            limits: [
+                SourceLimit(
+                    source: "tmdb",
+                    displayName: "TMDB",
+                    key: "k1",
+                    host: "127.0.0.1:1",
+                    rate: rate,
+                    dailyBudget: budget
+                )
+            ],
             stage: "fetch",
             member: member,
             host: "test"
@@ -49,7 +58,12 @@ struct SourceLimitsTests {
         for index in 0..<count {
             workers.append(
                 SourceLimits(
-                    configuration: Self.configuration(rate: rate, budget: budget, member: "fetch/test/\(index)", tune: tune),
+                    configuration: Self.configuration(
+                        rate: rate,
+                        budget: budget,
+                        member: "fetch/test/\(index)",
+                        tune: tune
+                    ),
                     coordination: coordination,
                     logger: Self.logger,
                     onEvent: nil,
@@ -134,7 +148,13 @@ struct SourceLimitsTests {
         let grants = Grants()
         // Generous store deadlines: the shared path is under test, not the fallback of a store too slow to answer.
         let patient: (inout SourceLimitsConfiguration) -> Void = { Self.bePatient(&$0) }
-        try await Self.withWorkers(3, coordination: StoreCoordination(store: store), rate: 40, grants: grants, tune: patient) { workers in
+        try await Self.withWorkers(
+            3,
+            coordination: StoreCoordination(store: store),
+            rate: 40,
+            grants: grants,
+            tune: patient
+        ) { workers in
             try await Self.admit(120, over: workers)
         }
         await store.close()
@@ -169,7 +189,9 @@ struct SourceLimitsTests {
         await worker.close()
         #expect(coordination.members.isEmpty)
         coordination.release()
-        try await waitUntil(timeout: .seconds(60)) { coordination.heartbeatsAnswered > 0 && coordination.members.isEmpty }
+        try await waitUntil(timeout: .seconds(60)) {
+            coordination.heartbeatsAnswered > 0 && coordination.members.isEmpty
+        }
     }
 
     @Test func withoutTheStoreAWorkerPacesAtItsShareOfTheMembersItKnew() async throws {
@@ -305,7 +327,8 @@ struct SourceLimitsTests {
         }
         #expect(granted == 5)
         // A restarted worker (a new process on the same store) finds the budget spent.
-        _ = try await Self.withWorkers(1, coordination: StoreCoordination(store: store), budget: 5, tune: patient) { workers in
+        _ = try await Self.withWorkers(1, coordination: StoreCoordination(store: store), budget: 5, tune: patient) {
+            workers in
             await #expect(throws: SourceHeld.self) { try await workers[0].admit("tmdb") }
         }
         await store.close()
@@ -318,12 +341,22 @@ struct SourceLimitsTests {
             let answered = ContinuousClock.now
             await workers[0].report(ticket, .throttled(retryAfter: .seconds(1)))
             _ = try await workers[1].admit("tmdb")
-            #expect(ContinuousClock.now - answered >= .milliseconds(990), "the other worker waits out the Retry-After too")
+            #expect(
+                ContinuousClock.now - answered >= .milliseconds(990),
+                "the other worker waits out the Retry-After too"
+            )
         }
     }
 
     @Test func theBudgetDayIsKoreasCalendarDay() {
-        let limit = SourceLimit(source: "kofic", displayName: "KOFIC", key: nil, host: "h:80", rate: nil, dailyBudget: 3)
+        let limit = SourceLimit(
+            source: "kofic",
+            displayName: "KOFIC",
+            key: nil,
+            host: "h:80",
+            rate: nil,
+            dailyBudget: 3
+        )
         // 2024-01-01 14:59:00 UTC is 23:59 in Korea; a minute later it is 2 January there.
         let before: Int64 = 1_704_121_140_000_000
         #expect(limit.budgetDay(at: before).day == "2024-01-01")
@@ -378,10 +411,22 @@ final class FailingCoordination: Coordination {
     }
 
     func heartbeat(
-        member: String, stage: String, host: String, startedAt: Int64, usage: [Store.LimitUsage], expiry: Duration
+        member: String,
+        stage: String,
+        host: String,
+        startedAt: Int64,
+        usage: [Store.LimitUsage],
+        expiry: Duration
     ) async throws -> Store.CoordinationView {
         try self.check()
-        var view = try await self.local.heartbeat(member: member, stage: stage, host: host, startedAt: startedAt, usage: usage, expiry: expiry)
+        var view = try await self.local.heartbeat(
+            member: member,
+            stage: stage,
+            host: host,
+            startedAt: startedAt,
+            usage: usage,
+            expiry: expiry
+        )
         view.members = self.members
         self.heartbeats.add(1, ordering: .relaxed)
         return view
@@ -389,7 +434,12 @@ final class FailingCoordination: Coordination {
 
     func leave(member: String) async throws { try self.check() }
 
-    func openCircuit(_ limit: Store.SharedLimit, reason: String, member: String, probeAfter: Duration) async throws -> Store.Circuit {
+    func openCircuit(
+        _ limit: Store.SharedLimit,
+        reason: String,
+        member: String,
+        probeAfter: Duration
+    ) async throws -> Store.Circuit {
         try self.check()
         return try await self.local.openCircuit(limit, reason: reason, member: member, probeAfter: probeAfter)
     }
@@ -445,7 +495,12 @@ final class GatedCoordination: Coordination {
     }
 
     func heartbeat(
-        member: String, stage: String, host: String, startedAt: Int64, usage: [Store.LimitUsage], expiry: Duration
+        member: String,
+        stage: String,
+        host: String,
+        startedAt: Int64,
+        usage: [Store.LimitUsage],
+        expiry: Duration
     ) async throws -> Store.CoordinationView {
         let held = self.state.withLock { state in
             defer { state.holdNext = false }
@@ -455,7 +510,14 @@ final class GatedCoordination: Coordination {
         if held {
             for await _ in self.gate.stream {}
         }
-        let view = try await self.local.heartbeat(member: member, stage: stage, host: host, startedAt: startedAt, usage: usage, expiry: expiry)
+        let view = try await self.local.heartbeat(
+            member: member,
+            stage: stage,
+            host: host,
+            startedAt: startedAt,
+            usage: usage,
+            expiry: expiry
+        )
         self.state.withLock { state in
             state.members.insert(member)
             if held { state.answered += 1 }
@@ -467,7 +529,12 @@ final class GatedCoordination: Coordination {
         _ = self.state.withLock { $0.members.remove(member) }
     }
 
-    func openCircuit(_ limit: Store.SharedLimit, reason: String, member: String, probeAfter: Duration) async throws -> Store.Circuit {
+    func openCircuit(
+        _ limit: Store.SharedLimit,
+        reason: String,
+        member: String,
+        probeAfter: Duration
+    ) async throws -> Store.Circuit {
         try await self.local.openCircuit(limit, reason: reason, member: member, probeAfter: probeAfter)
     }
 

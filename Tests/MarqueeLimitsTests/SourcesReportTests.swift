@@ -52,7 +52,13 @@ import class Foundation.NSNull
         )
     }
 
-    static func budget(_ id: String = kofic, day: String, budget: Int = 3000, spent: Int, resetAt: Int64)
+    static func budget(
+        _ id: String = kofic,
+        day: String,
+        budget: Int = 3000,
+        spent: Int,
+        resetAt: Int64
+    )
         -> Snapshot.Budget
     {
         Snapshot.Budget(key: id, day: day, budget: budget, spent: spent, resetAt: resetAt)

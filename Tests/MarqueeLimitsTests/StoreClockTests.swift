@@ -22,14 +22,22 @@ import Testing
         // A quick round trip (2 ms) first, then one read 40 ms late by a starved thread: the store's clock ran on by
         // 100 ms between the two, and the local clock by 140 ms.
         clock.observe(storeNow: 1_000_000, sent: self.origin, received: self.origin + .milliseconds(2))
-        clock.observe(storeNow: 1_100_000, sent: self.origin + .milliseconds(100), received: self.origin + .milliseconds(142))
+        clock.observe(
+            storeNow: 1_100_000,
+            sent: self.origin + .milliseconds(100),
+            received: self.origin + .milliseconds(142)
+        )
         #expect(clock.local(1_200_000) == self.origin + .milliseconds(201))
     }
 
     @Test func aQuickerAnswerReplacesASlowerOne() {
         var clock = StoreClock()
         clock.observe(storeNow: 1_000_000, sent: self.origin, received: self.origin + .milliseconds(40))
-        clock.observe(storeNow: 1_100_000, sent: self.origin + .milliseconds(100), received: self.origin + .milliseconds(102))
+        clock.observe(
+            storeNow: 1_100_000,
+            sent: self.origin + .milliseconds(100),
+            received: self.origin + .milliseconds(102)
+        )
         #expect(clock.local(1_100_000) == self.origin + .milliseconds(101))
     }
 
@@ -38,7 +46,11 @@ import Testing
         clock.observe(storeNow: 0, sent: self.origin, received: self.origin + .milliseconds(2))
         // 100 s later the old estimate counts 1 ms + 10 ms of aging; a reading with 4 ms of uncertainty wins, and
         // the clocks' drift since (here 3 ms) is taken in.
-        clock.observe(storeNow: 100_000_000, sent: self.origin + .seconds(100), received: self.origin + .seconds(100) + .milliseconds(8))
+        clock.observe(
+            storeNow: 100_000_000,
+            sent: self.origin + .seconds(100),
+            received: self.origin + .seconds(100) + .milliseconds(8)
+        )
         #expect(clock.local(100_000_000) == self.origin + .seconds(100) + .milliseconds(4))
     }
 }

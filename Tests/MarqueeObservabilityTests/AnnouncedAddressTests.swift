@@ -33,19 +33,26 @@ import Testing
         #expect(AnnouncedAddress(host: "fd00:x::1", port: 9101) == nil, "no IPv6 address")
         #expect(AnnouncedAddress(host: "fd00__1", port: 9101) == nil, "a name that would read back as fd00::1")
         #expect(AnnouncedAddress.clientID(name: "marquee-fetch", announcing: nil) == "marquee-fetch")
-        #expect(AnnouncedAddress.clientID(name: "my_worker@a", announcing: nil) == "my-worker-a", "the name keeps no '_'")
+        #expect(
+            AnnouncedAddress.clientID(name: "my_worker@a", announcing: nil) == "my-worker-a",
+            "the name keeps no '_'"
+        )
     }
 
-    @Test(arguments: ["marquee-fetch", "rdkafka", "marquee-fetch_10.0.0.5", "marquee-fetch_10.0.0.5_", "_10.0.0.5_9101",
-        "marquee-fetch_10.0.0.5_port", "marquee-fetch_10.0.0.5_0", "marquee-fetch_10.0.0.5_123456", "consumer-my_group-1",
-        "marquee-fetch__9101"])
+    @Test(arguments: [
+        "marquee-fetch", "rdkafka", "marquee-fetch_10.0.0.5", "marquee-fetch_10.0.0.5_", "_10.0.0.5_9101",
+        "marquee-fetch_10.0.0.5_port", "marquee-fetch_10.0.0.5_0", "marquee-fetch_10.0.0.5_123456",
+        "consumer-my_group-1",
+        "marquee-fetch__9101",
+    ])
     func clientIDsThatAnnounceNothing(clientID: String) {
         #expect(AnnouncedAddress(clientID: clientID) == nil)
     }
 
     @Test func theDefaultIsTheBindAddressOrTheHostName() {
         func announced(_ advertised: String, _ host: String, _ port: Int) -> String? {
-            AnnouncedAddress.announced(advertised: advertised, bindHost: host, bindPort: port, hostName: "node-3")?.description
+            AnnouncedAddress.announced(advertised: advertised, bindHost: host, bindPort: port, hostName: "node-3")?
+                .description
         }
         #expect(announced("", "127.0.0.1", 9101) == "127.0.0.1:9101", "a specific bind address")
         #expect(announced("", "10.1.2.3", 9101) == "10.1.2.3:9101")
@@ -65,8 +72,13 @@ import Testing
     @Test func advertisedAddressesAreHostAndPort() {
         #expect(AnnouncedAddress.hostAndPort("10.0.0.5:9101")! == ("10.0.0.5", 9101))
         #expect(AnnouncedAddress.hostAndPort("[fd00::1]:9101")! == ("fd00::1", 9101))
-        #expect(AnnouncedAddress.hostAndPort("[10.0.0.5]:9101")! == ("10.0.0.5", 9101), "as `[$(POD_IP)]:9101` gives it")
-        for text in ["", "10.0.0.5", "10.0.0.5:0", ":9101", "fd00::1:9101", "a b:9101", "host:65536", "[fd00::x]:1", "[]:9101"] {
+        #expect(
+            AnnouncedAddress.hostAndPort("[10.0.0.5]:9101")! == ("10.0.0.5", 9101),
+            "as `[$(POD_IP)]:9101` gives it"
+        )
+        for text in [
+            "", "10.0.0.5", "10.0.0.5:0", ":9101", "fd00::1:9101", "a b:9101", "host:65536", "[fd00::x]:1", "[]:9101",
+        ] {
             #expect(AnnouncedAddress.hostAndPort(text) == nil, "\(text)")
         }
     }

@@ -18,7 +18,9 @@ import Testing
         """#
 
     @Test func sumsTheKnownLagOfEachTopicsPartitions() {
-        #expect(ConsumerLag.perTopic(statistics: Self.statistics) == ["marquee.fetch": 125, "marquee.fetch.retry.1": 0])
+        #expect(
+            ConsumerLag.perTopic(statistics: Self.statistics) == ["marquee.fetch": 125, "marquee.fetch.retry.1": 0]
+        )
     }
 
     @Test func unreadableStatisticsGiveNothing() {

@@ -20,7 +20,9 @@ import Testing
 
     @Test func malformedHostHeadersAreRefused() {
         let list = HostAllowList.observability
-        for host in ["::1", "localhost:", "localhost:port", "localhost:123456", "[::1", "[::1]x", "local host", "é.example"] {
+        for host in [
+            "::1", "localhost:", "localhost:port", "localhost:123456", "[::1", "[::1]x", "local host", "é.example",
+        ] {
             #expect(!list.allows(host: host), "\(host)")
         }
     }
@@ -32,7 +34,10 @@ import Testing
 
     @Test func theObservabilityDefaultAnswersAddressesAndNamesWithoutADot() {
         let list = HostAllowList.observability
-        for host in ["localhost:9101", "10.42.0.17:9101", "[fd00::17]:9101", "192.168.1.5", "marquee-fetch:9101", "marquee-fetch"] {
+        for host in [
+            "localhost:9101", "10.42.0.17:9101", "[fd00::17]:9101", "192.168.1.5", "marquee-fetch:9101",
+            "marquee-fetch",
+        ] {
             #expect(list.allows(host: host), "\(host)")
         }
         for host in ["evil.example:9101", "marquee-fetch.marquee.svc:9101", "10.42.0.17.nip.io:9101"] {
@@ -42,8 +47,14 @@ import Testing
 
     @Test func entriesNameHostsAddressesAndDomains() throws {
         let list = try HostAllowList.dashboard.adding(["Dash.Example.org.", "10.0.0.5", "[fd00::5]", ".corp.example"])
-        #expect(list.entries == ["localhost", "127.0.0.1", "::1", "dash.example.org", "10.0.0.5", "fd00::5", ".corp.example"])
-        for host in ["dash.example.org:443", "10.0.0.5:8080", "[fd00::5]:8080", "corp.example", "a.b.corp.example:8080"] {
+        #expect(
+            list.entries == [
+                "localhost", "127.0.0.1", "::1", "dash.example.org", "10.0.0.5", "fd00::5", ".corp.example",
+            ]
+        )
+        for host in [
+            "dash.example.org:443", "10.0.0.5:8080", "[fd00::5]:8080", "corp.example", "a.b.corp.example:8080",
+        ] {
             #expect(list.allows(host: host), "\(host)")
         }
         for host in ["example.org", "xcorp.example", "10.0.0.6:8080", "dash.example.org.evil.example"] {

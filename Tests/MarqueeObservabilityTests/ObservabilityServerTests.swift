@@ -53,11 +53,17 @@ struct ObservabilityServerTests {
             for path in ["/metrics", "/readyz", "/healthz", "/nothing"] {
                 let (status, body) = try await self.get(path, port: port, host: "evil.example:\(port)")
                 #expect(status == 421, "\(path)")
-                #expect(body.hasPrefix("misdirected request: this server does not answer for Host 'evil.example:\(port)'"), "\(body)")
+                #expect(
+                    body.hasPrefix("misdirected request: this server does not answer for Host 'evil.example:\(port)'"),
+                    "\(body)"
+                )
                 #expect(body.contains("MARQUEE_METRICS_ALLOWED_HOSTS"))
                 #expect(!body.contains("marquee_test_total"))
             }
-            for host in ["127.0.0.1:\(port)", "localhost:\(port)", "10.42.0.17:\(port)", "[fd00::17]:\(port)", "marquee-fetch:\(port)"] {
+            for host in [
+                "127.0.0.1:\(port)", "localhost:\(port)", "10.42.0.17:\(port)", "[fd00::17]:\(port)",
+                "marquee-fetch:\(port)",
+            ] {
                 let (status, body) = try await self.get("/metrics", port: port, host: host)
                 #expect(status == 200, "\(host)")
                 #expect(body == "marquee_test_total 1\n", "\(host)")
@@ -69,7 +75,10 @@ struct ObservabilityServerTests {
     @Test func aSecondHostHeaderIsRefused() async throws {
         try await self.withServer { port in
             let (status, body) = try await self.get(
-                "/metrics", port: port, host: "127.0.0.1:\(port)", headers: [.init("Host")!: "evil.example"]
+                "/metrics",
+                port: port,
+                host: "127.0.0.1:\(port)",
+                headers: [.init("Host")!: "evil.example"]
             )
             #expect(status == 421)
             #expect(body.contains("(sent twice)"), "\(body)")
@@ -86,7 +95,9 @@ struct ObservabilityServerTests {
 
     @Test func readyzSaysWhyInPlainText() async throws {
         let ready = Mutex(false)
-        try await self.withServer(readiness: { ready.withLock { $0 } ? .ready : .notReady("the store is down: \"x\"\nrefused") }) { port in
+        try await self.withServer(readiness: {
+            ready.withLock { $0 } ? .ready : .notReady("the store is down: \"x\"\nrefused")
+        }) { port in
             let (status, body) = try await self.get("/readyz", port: port, host: "127.0.0.1:\(port)")
             #expect(status == 503)
             #expect(body == "the store is down: \"x\"\nrefused\n", "the reason as it is, not a JSON error")

@@ -73,12 +73,14 @@ func decoded<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
             MovieDetails.self,
             #"{"movie_id": 1, "localized": [], "genres": [], "reviews": [], "images": [], "kofic_links": []}"#
         )
-        #expect(movie.text == """
-            (no title) — TMDB 1
+        #expect(
+            movie.text == """
+                (no title) — TMDB 1
 
 
-            movie 1: 0 languages, 0 genres, 0 reviews, 0 images, 0 KOFIC links; details not fetched yet
-            """)
+                movie 1: 0 languages, 0 genres, 0 reviews, 0 images, 0 KOFIC links; details not fetched yet
+                """
+        )
     }
 
     @Test func aBoxOfficeListHasItsPeriodRanksAndLinks() throws {
@@ -92,7 +94,10 @@ func decoded<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
                {"rank": 2, "rank_change": -1, "movie_cd": "2", "audience_count": 800}]}
             """
         )
-        #expect(chart.heading(latest: true) == "Weekend box office for 20240112 – 20240114 (week 202402), the latest in the store")
+        #expect(
+            chart.heading(latest: true)
+                == "Weekend box office for 20240112 – 20240114 (week 202402), the latest in the store"
+        )
         let lines = chart.text(latest: false).split(separator: "\n").map(String.init)
         #expect(lines.first == "Weekend box office for 20240112 – 20240114 (week 202402)")
         #expect(lines[2].hasPrefix("   1     new  서울의 봄  –       1,234,567      –            –  41.3%"))

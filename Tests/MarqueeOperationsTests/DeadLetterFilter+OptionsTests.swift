@@ -14,15 +14,25 @@ import Testing
         until: String? = nil
     ) throws(OperationsError) -> DeadLetterFilter {
         try DeadLetterFilter(
-            stages: stages, kinds: kinds, errorKinds: errorKinds, errorText: grep, since: since, until: until,
-            layout: self.layout, nowMilliseconds: self.now
+            stages: stages,
+            kinds: kinds,
+            errorKinds: errorKinds,
+            errorText: grep,
+            since: since,
+            until: until,
+            layout: self.layout,
+            nowMilliseconds: self.now
         )
     }
 
     @Test func repeatedAndCommaSeparatedValuesMakeOneSet() throws {
         let filter = try self.filter(
-            stages: ["fetch, images", " "], kinds: ["tmdb.movie,image", "tmdb.movie"], errorKinds: ["poison,unknown"],
-            grep: "404", since: "2h", until: "2026-11-22"
+            stages: ["fetch, images", " "],
+            kinds: ["tmdb.movie,image", "tmdb.movie"],
+            errorKinds: ["poison,unknown"],
+            grep: "404",
+            since: "2h",
+            until: "2026-11-22"
         )
         #expect(filter.stages == ["fetch", "images"])
         #expect(filter.kinds == ["tmdb.movie", "image"])

@@ -18,10 +18,14 @@ import Testing
     ) -> DeadLetter {
         DeadLetter(
             record: deadLetterRecord(
-                topic: "marquee.\(stage).dlq", offset: offset, value: payload,
-                headers: routedHeaders(attempt: 1, errorKind: errorKind, error: error), timestamp: timestamp
+                topic: "marquee.\(stage).dlq",
+                offset: offset,
+                value: payload,
+                headers: routedHeaders(attempt: 1, errorKind: errorKind, error: error),
+                timestamp: timestamp
             ),
-            stage: stage, isPurged: isPurged
+            stage: stage,
+            isPurged: isPurged
         )
     }
 
@@ -97,7 +101,11 @@ import Testing
             let timestamp = Self.now - Int64(minutesAgo) * 60_000
             listing.add(
                 Self.letter(
-                    offset: Int64(offset), errorKind: offset == 6 ? .transient : .permanent, timestamp: timestamp))
+                    offset: Int64(offset),
+                    errorKind: offset == 6 ? .transient : .permanent,
+                    timestamp: timestamp
+                )
+            )
         }
         listing.add(Self.letter(stage: "images", offset: 0))
         #expect(listing.matched == 8)
@@ -107,7 +115,8 @@ import Testing
                 DeadLetterCount(stage: "fetch", errorKind: "permanent"): 6,
                 DeadLetterCount(stage: "fetch", errorKind: "transient"): 1,
                 DeadLetterCount(stage: "images", errorKind: "permanent"): 1,
-            ])
+            ]
+        )
         var unlimited = DeadLetterListing(partitions: [], limit: nil)
         for offset in (0..<10).reversed() { unlimited.add(Self.letter(offset: Int64(offset), timestamp: Self.now)) }
         #expect(unlimited.letters.map(\.id.offset) == Array(0..<10), "the same time: by id")

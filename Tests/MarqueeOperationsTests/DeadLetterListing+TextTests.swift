@@ -10,8 +10,11 @@ import Testing
     /// Two letters, fetch's an hour old and images' two minutes, and two purged letters in fetch's partition.
     static func listing(limit: Int? = nil) -> DeadLetterListing {
         let partition = DeadLetterQueue.Partition(
-            stage: "fetch", partition: KafkaTopicPartition(topic: "marquee.fetch.dlq", partition: 0), start: 0,
-            end: 4, committed: 2
+            stage: "fetch",
+            partition: KafkaTopicPartition(topic: "marquee.fetch.dlq", partition: 0),
+            start: 0,
+            end: 4,
+            committed: 2
         )
         var listing = DeadLetterListing(partitions: [partition], limit: limit)
         listing.add(Letter.letter(offset: 3))
@@ -44,7 +47,11 @@ import Testing
     }
 
     @Test func theSummarySaysWhenTheLimitLeftMatchesOutAndWhenNothingMatched() {
-        #expect(Self.listing(limit: 1).summary(includesPurged: true).hasPrefix("2 dead letters, the newest 1 shown (--limit):\n"))
+        #expect(
+            Self.listing(limit: 1).summary(includesPurged: true).hasPrefix(
+                "2 dead letters, the newest 1 shown (--limit):\n"
+            )
+        )
         let empty = DeadLetterListing(partitions: [], limit: nil)
         #expect(empty.text(nowMilliseconds: Letter.now, includesPurged: false) == "no dead letters")
     }

@@ -24,7 +24,10 @@ import Testing
 
     @Test func aPurgeOfNothingSaysSoAndHidesEverySelectedLetter() {
         let purge = DeadLetterPurgeTests.purge(starts: [DeadLetterPurgeTests.zero: 0], [])
-        #expect(purge.text(alreadyPurged: 0, verb: "would be purged (dry run)") == "0 dead letters would be purged (dry run)")
+        #expect(
+            purge.text(alreadyPurged: 0, verb: "would be purged (dry run)")
+                == "0 dead letters would be purged (dry run)"
+        )
         #expect(purge.blockedReason == nil)
     }
 }

@@ -78,7 +78,12 @@ import Testing
         headers.append(KafkaHeader(key: Envelope.Header.replayedFrom, value: "mq.fetch.dlq/0/1"))
         let letter = DeadLetter(
             record: deadLetterRecord(
-                topic: "mq.fetch.dlq", partition: 2, offset: 17, value: movieJob.encoded(), headers: headers),
+                topic: "mq.fetch.dlq",
+                partition: 2,
+                offset: 17,
+                value: movieJob.encoded(),
+                headers: headers
+            ),
             stage: "fetch"
         )
         let message = DeadLetterReplay.message(replaying: letter, layout: self.layout)
@@ -90,23 +95,30 @@ import Testing
             message.headers.map(\.key) == [
                 "marquee-id", "marquee-root", "marquee-parent", "traceparent", "x-custom", "marquee-attempt",
                 "marquee-replayed-from",
-            ])
+            ]
+        )
         #expect(message.headers.string(Envelope.Header.replayedFrom) == "mq.fetch.dlq/2/17")
         #expect(message.headers.first { $0.key == "x-custom" }?.value == [0x00, 0x01])
         let envelope = try? Envelope(headers: message.headers.map { ($0.key, $0.stringValue) })
         #expect(
             envelope
                 == Envelope(
-                    id: JobID(rawValue: "01JOB"), root: JobID(rawValue: "01ROOT"), parent: JobID(rawValue: "01PARENT"),
+                    id: JobID(rawValue: "01JOB"),
+                    root: JobID(rawValue: "01ROOT"),
+                    parent: JobID(rawValue: "01PARENT"),
                     attempt: 1,
                     traceparent: "00-abc-def-01"
-                ))
+                )
+        )
     }
 
     @Test func aPoisonReplayKeepsItsOwnHeadersAndBytes() {
         let letter = DeadLetter(
             record: deadLetterRecord(
-                topic: "mq.records.dlq", offset: 0, key: nil, value: [0xFF],
+                topic: "mq.records.dlq",
+                offset: 0,
+                key: nil,
+                value: [0xFF],
                 headers: [
                     KafkaHeader(key: "producer", value: "legacy"),
                     KafkaHeader(key: Envelope.Header.origin, value: "mq.records/0/0"),

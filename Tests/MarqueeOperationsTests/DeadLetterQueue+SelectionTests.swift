@@ -6,9 +6,11 @@ import Testing
     static func id(_ offset: Int64) -> DeadLetterID { DeadLetterID(stage: "fetch", partition: 0, offset: offset) }
 
     @Test func lettersNamedTwiceAreTakenOnceInTheOrderFirstNamed() {
-        #expect(DeadLetterQueue.unique([Self.id(3), Self.id(1), Self.id(3), Self.id(2), Self.id(1)]) == [
-            Self.id(3), Self.id(1), Self.id(2),
-        ])
+        #expect(
+            DeadLetterQueue.unique([Self.id(3), Self.id(1), Self.id(3), Self.id(2), Self.id(1)]) == [
+                Self.id(3), Self.id(1), Self.id(2),
+            ]
+        )
     }
 
     @Test func idsThatNameNoLetterAreReportedInOrder() {

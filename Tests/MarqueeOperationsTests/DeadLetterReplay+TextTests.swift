@@ -10,7 +10,9 @@ import Testing
     static func letter(_ offset: Int64, errorKind: Envelope.ErrorKind = .permanent) -> DeadLetter {
         DeadLetter(
             record: deadLetterRecord(
-                topic: "mq.fetch.dlq", offset: offset, value: movieJob.encoded(),
+                topic: "mq.fetch.dlq",
+                offset: offset,
+                value: movieJob.encoded(),
                 headers: routedHeaders(attempt: 1, errorKind: errorKind, error: "HTTP 404")
             ),
             stage: "fetch"

@@ -16,20 +16,33 @@ func deadLetterRecord(
     timestamp: Int64? = 1_763_800_000_000
 ) -> KafkaRecord {
     KafkaRecord(
-        partition: KafkaTopicPartition(topic: topic, partition: partition), offset: offset,
+        partition: KafkaTopicPartition(topic: topic, partition: partition),
+        offset: offset,
         key: key.map { Array($0.utf8) },
-        value: value, headers: headers, timestamp: timestamp
+        value: value,
+        headers: headers,
+        timestamp: timestamp
     )
 }
 
 /// The headers the stage writes on a job it dead-letters (Stage.route): the job's envelope with the error facts.
-func routedHeaders(attempt: Int, errorKind: Envelope.ErrorKind, error: String, origin: String = "marquee.fetch/1/7")
+func routedHeaders(
+    attempt: Int,
+    errorKind: Envelope.ErrorKind,
+    error: String,
+    origin: String = "marquee.fetch/1/7"
+)
     -> [KafkaHeader]
 {
     Envelope(
-        id: JobID(rawValue: "01JOB"), root: JobID(rawValue: "01ROOT"), parent: JobID(rawValue: "01PARENT"),
+        id: JobID(rawValue: "01JOB"),
+        root: JobID(rawValue: "01ROOT"),
+        parent: JobID(rawValue: "01PARENT"),
         attempt: attempt,
-        origin: origin, error: error, errorKind: errorKind, traceparent: "00-abc-def-01"
+        origin: origin,
+        error: error,
+        errorKind: errorKind,
+        traceparent: "00-abc-def-01"
     ).kafkaHeaders
 }
 
@@ -38,7 +51,9 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
 @Suite struct DeadLetterTests {
     @Test func aJobTheStageDeadLetteredReadsWithEveryFact() {
         let record = deadLetterRecord(
-            partition: 2, offset: 17, value: movieJob.encoded(),
+            partition: 2,
+            offset: 17,
+            value: movieJob.encoded(),
             headers: routedHeaders(attempt: 4, errorKind: .transient, error: "HTTP 503 from api.themoviedb.org")
         )
         let letter = DeadLetter(record: record, stage: "fetch")
@@ -59,7 +74,9 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
         // run), then origin, error and error kind appended.
         let bytes: [UInt8] = [0xFF, 0xFE, 0x00, 0x7B]
         let record = deadLetterRecord(
-            offset: 3, key: nil, value: bytes,
+            offset: 3,
+            key: nil,
+            value: bytes,
             headers: [
                 KafkaHeader(key: "marquee-error", value: "old"), KafkaHeader(key: "x-custom", value: [0x01]),
                 KafkaHeader(key: Envelope.Header.origin, value: "marquee.fetch/0/9"),
@@ -77,13 +94,16 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
 
     @Test func missingOrStrangeHeadersReadAsUnknownNotAsAFailure() {
         let bare = DeadLetter(
-            record: deadLetterRecord(offset: 0, value: Array("{}".utf8), headers: [], timestamp: nil), stage: "images")
+            record: deadLetterRecord(offset: 0, value: Array("{}".utf8), headers: [], timestamp: nil),
+            stage: "images"
+        )
         #expect(bare.errorKind == DeadLetter.unknownErrorKind)
         #expect(bare.error == nil && bare.attempt == nil && bare.origin == nil && bare.timestamp == nil)
         #expect(bare.age(nowMilliseconds: 5) == nil)
         let strange = DeadLetter(
             record: deadLetterRecord(
-                offset: 1, value: Array(#"{"kind":"somebody.else","v":1}"#.utf8),
+                offset: 1,
+                value: Array(#"{"kind":"somebody.else","v":1}"#.utf8),
                 headers: [
                     KafkaHeader(key: Envelope.Header.errorKind, value: "fatal"),
                     KafkaHeader(key: Envelope.Header.attempt, value: "many"),
@@ -100,7 +120,9 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
         let record = Record(kind: .movie, key: "tmdb:movie:550", fetchedAt: 1, data: ["id": .integer(550)])
         let letter = DeadLetter(
             record: deadLetterRecord(
-                topic: "marquee.records.dlq", offset: 0, value: record.encoded(),
+                topic: "marquee.records.dlq",
+                offset: 0,
+                value: record.encoded(),
                 headers: routedHeaders(attempt: 1, errorKind: .permanent, error: "field 'data.title': required")
             ),
             stage: "records"
@@ -112,10 +134,13 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
     @Test func jsonHasSnakeCaseFactsAndOptionallyTheContent() throws {
         let letter = DeadLetter(
             record: deadLetterRecord(
-                partition: 1, offset: 4, value: movieJob.encoded(),
+                partition: 1,
+                offset: 4,
+                value: movieJob.encoded(),
                 headers: routedHeaders(attempt: 1, errorKind: .permanent, error: "HTTP 404")
             ),
-            stage: "fetch", isPurged: true
+            stage: "fetch",
+            isPurged: true
         )
         let json = letter.json(nowMilliseconds: 1_763_800_060_000)
         guard case .object(let object) = json else {
@@ -139,7 +164,9 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
         #expect(headers.first == .object(["name": .string("marquee-id"), "value": .string("01JOB")]))
 
         let text = DeadLetter(
-            record: deadLetterRecord(offset: 0, value: Array("not json".utf8), headers: []), stage: "fetch")
+            record: deadLetterRecord(offset: 0, value: Array("not json".utf8), headers: []),
+            stage: "fetch"
+        )
         guard case .object(let textObject) = text.json(nowMilliseconds: 0, includingContent: true) else { return }
         #expect(textObject["payload_text"] == .string("not json"))
         let binary = DeadLetter(record: deadLetterRecord(offset: 0, value: [0xFF, 0x00], headers: []), stage: "fetch")
@@ -167,7 +194,8 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
                   ],
                   "f": {}
                 }
-                """#)
+                """#
+        )
         #expect(DeadLetter.indentedJSON(Array("[]".utf8)) == "[]")
         #expect(DeadLetter.indentedJSON(Array(#""기생충""#.utf8)) == #""기생충""#)
     }
@@ -198,10 +226,12 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
     @Test func readsStagePartitionOffsetAndTheTopicForm() throws {
         #expect(
             try DeadLetterID(parsing: "fetch/2/17", layout: self.layout)
-                == DeadLetterID(stage: "fetch", partition: 2, offset: 17))
+                == DeadLetterID(stage: "fetch", partition: 2, offset: 17)
+        )
         #expect(
             try DeadLetterID(parsing: "mq.images.dlq/0/3", layout: self.layout)
-                == DeadLetterID(stage: "images", partition: 0, offset: 3))
+                == DeadLetterID(stage: "images", partition: 0, offset: 3)
+        )
         let id = DeadLetterID(stage: "records", partition: 7, offset: 123_456_789_012)
         #expect(try DeadLetterID(parsing: id.description, layout: self.layout) == id)
     }
@@ -232,6 +262,7 @@ let movieJob = FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none)
             DeadLetterID(stage: "fetch", partition: 0, offset: 50),
         ]
         #expect(
-            ids.sorted().map(\.description) == ["fetch/0/50", "fetch/1/2", "fetch/1/10", "images/0/9", "records/0/0"])
+            ids.sorted().map(\.description) == ["fetch/0/50", "fetch/1/2", "fetch/1/10", "images/0/9", "records/0/0"]
+        )
     }
 }

@@ -16,7 +16,11 @@ import Testing
 
     @Test func listsMakeAJobPerPageAndLanguage() throws {
         let jobs = try EnqueueJobs.tmdbList(
-            "popular", pages: 1...2, languages: ["ko-KR", "en-US"], region: "KR", follow: Self.details
+            "popular",
+            pages: 1...2,
+            languages: ["ko-KR", "en-US"],
+            region: "KR",
+            follow: Self.details
         )
         #expect(
             jobs == [
@@ -26,14 +30,21 @@ import Testing
                 .tmdbList(list: .popular, page: 2, language: "en-US", region: "KR", follow: Self.details),
             ]
         )
-        #expect(throws: OperationsError(.enqueue, "'trending' is not a TMDB list: popular, now_playing, top_rated or upcoming")) {
+        #expect(
+            throws: OperationsError(
+                .enqueue,
+                "'trending' is not a TMDB list: popular, now_playing, top_rated or upcoming"
+            )
+        ) {
             try EnqueueJobs.tmdbList("trending", pages: 1...1, languages: ["ko-KR"], region: nil, follow: .none)
         }
     }
 
     @Test func aSearchOfNPagesIsPageOneFollowingTheRestAndARangeIsAJobPerPage() throws {
         let following = try EnqueueJobs.tmdbSearch("기생충", pages: 3...3, languages: ["ko-KR"], year: 2019, follow: .none)
-        #expect(following == [.tmdbSearch(query: "기생충", page: 1, language: "ko-KR", year: 2019, follow: Follow(pages: 3))])
+        #expect(
+            following == [.tmdbSearch(query: "기생충", page: 1, language: "ko-KR", year: 2019, follow: Follow(pages: 3))]
+        )
         let range = try EnqueueJobs.tmdbSearch("up", pages: 2...3, languages: ["en"], year: nil, follow: Self.details)
         var one = Self.details
         one.pages = 1
@@ -52,8 +63,12 @@ import Testing
         #expect(throws: OperationsError(.enqueue, "name at least one movie id")) {
             try EnqueueJobs.tmdbReviews([], pages: 2, languages: ["en-US"])
         }
-        #expect(throws: OperationsError(.enqueue, "name at least one movie code")) { try EnqueueJobs.koficMovies([], follow: .none) }
-        #expect(throws: OperationsError(.enqueue, "name at least one work id")) { try EnqueueJobs.openLibraryWorks([], follow: .none) }
+        #expect(throws: OperationsError(.enqueue, "name at least one movie code")) {
+            try EnqueueJobs.koficMovies([], follow: .none)
+        }
+        #expect(throws: OperationsError(.enqueue, "name at least one work id")) {
+            try EnqueueJobs.openLibraryWorks([], follow: .none)
+        }
         #expect(
             try EnqueueJobs.tmdbReviews([278], pages: 3, languages: ["en-US"])
                 == [.tmdbReviews(id: 278, page: 1, language: "en-US", follow: Follow(pages: 3))]
@@ -73,9 +88,10 @@ import Testing
         )
         let weekly = try EnqueueJobs.koficWeekly(from: "2024-01-01", to: "2024-01-20", period: "weekend", follow: .none)
         #expect(
-            weekly == ["20240101", "20240108", "20240115"].map {
-                .koficWeeklyBoxOffice(date: $0, week: .weekend, follow: .none)
-            }
+            weekly
+                == ["20240101", "20240108", "20240115"].map {
+                    .koficWeeklyBoxOffice(date: $0, week: .weekend, follow: .none)
+                }
         )
         #expect(throws: OperationsError(.enqueue, "--period must be week, weekend or weekdays, not 'month'")) {
             try EnqueueJobs.koficWeekly(from: "2024-01-01", to: nil, period: "month", follow: .none)
@@ -96,12 +112,19 @@ import Testing
             try EnqueueJobs.tmdbMovies([-1], languages: ["ko-KR"], follow: .none)
         }
         #expect(throws: OperationsError.self) {
-            try EnqueueJobs.tmdbList("popular", pages: 1...1, languages: ["ko-KR"], region: nil, follow: Follow(pages: 0))
+            try EnqueueJobs.tmdbList(
+                "popular",
+                pages: 1...1,
+                languages: ["ko-KR"],
+                region: nil,
+                follow: Follow(pages: 0)
+            )
         }
     }
 
     @Test func theSummaryCountsJobsByKind() throws {
-        let jobs = try EnqueueJobs.tmdbGenres(languages: ["ko", "en"])
+        let jobs =
+            try EnqueueJobs.tmdbGenres(languages: ["ko", "en"])
             + EnqueueJobs.kakaoPoster("기생충", movieCode: nil)
         #expect(
             EnqueueJobs.summary(jobs, verb: "sent to marquee.fetch") == """

@@ -33,7 +33,8 @@ import Testing
     @Test func aGroupWithoutAssignmentsOrOffsetsSaysSo() {
         let member = KafkaConsumerGroupMember(memberID: "m", clientID: "", host: "", assignment: [])
         let quiet = GroupReport(
-            description: .init(group: "g", state: .completingRebalance, members: [member]), committed: [:],
+            description: .init(group: "g", state: .completingRebalance, members: [member]),
+            committed: [:],
             endOffsets: [:]
         )
         #expect(
@@ -47,7 +48,11 @@ import Testing
                 No committed offsets and no assigned partitions.
                 """
         )
-        let unknown = GroupReport(description: .init(group: "x", state: .dead, members: []), committed: [:], endOffsets: [:])
+        let unknown = GroupReport(
+            description: .init(group: "x", state: .dead, members: []),
+            committed: [:],
+            endOffsets: [:]
+        )
         #expect(
             unknown.text
                 == "Consumer group 'x' has no members and no committed offsets (state Dead): the broker does not know "

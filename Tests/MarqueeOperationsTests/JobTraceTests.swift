@@ -17,10 +17,17 @@ private func outcome(
     at time: Int64
 ) -> JobOutcome {
     JobOutcome(
-        jobID: JobID(rawValue: id), rootID: JobID(rawValue: root), parentID: parent.map(JobID.init(rawValue:)),
-        stage: "fetch", kind: kind, attempt: attempt, outcome: outcome,
-        outputs: spawned.isEmpty ? [:] : ["fetch": spawned.count], spawned: spawned.map(JobID.init(rawValue:)),
-        source: "marquee.fetch/0/\(time)", finishedAt: time
+        jobID: JobID(rawValue: id),
+        rootID: JobID(rawValue: root),
+        parentID: parent.map(JobID.init(rawValue:)),
+        stage: "fetch",
+        kind: kind,
+        attempt: attempt,
+        outcome: outcome,
+        outputs: spawned.isEmpty ? [:] : ["fetch": spawned.count],
+        spawned: spawned.map(JobID.init(rawValue:)),
+        source: "marquee.fetch/0/\(time)",
+        finishedAt: time
     )
 }
 
@@ -37,10 +44,21 @@ private func letter(
     at time: Int64
 ) -> DeadLetter {
     let headers = Envelope(
-        id: JobID(rawValue: id), root: JobID(rawValue: root), parent: parent.map(JobID.init(rawValue:)),
-        attempt: attempt, origin: "marquee.fetch/0/3", error: error, errorKind: kind
+        id: JobID(rawValue: id),
+        root: JobID(rawValue: root),
+        parent: parent.map(JobID.init(rawValue:)),
+        attempt: attempt,
+        origin: "marquee.fetch/0/3",
+        error: error,
+        errorKind: kind
     ).kafkaHeaders
-    let record = deadLetterRecord(partition: partition, offset: offset, value: movieJob.encoded(), headers: headers, timestamp: time)
+    let record = deadLetterRecord(
+        partition: partition,
+        offset: offset,
+        value: movieJob.encoded(),
+        headers: headers,
+        timestamp: time
+    )
     return DeadLetter(record: record, stage: "fetch")
 }
 
@@ -55,7 +73,12 @@ private let second: Int64 = 1_763_800_000_000
             outcomes: [
                 outcome("R", parent: nil, kind: "tmdb.list", spawned: ["B", "A"], at: second),
                 outcome("A", parent: "R", attempt: 3, at: second + 9_000),
-                outcome("B", parent: "R", .deadLettered(.permanent, error: "HTTP 404: no such movie"), at: second + 2_000),
+                outcome(
+                    "B",
+                    parent: "R",
+                    .deadLettered(.permanent, error: "HTTP 404: no such movie"),
+                    at: second + 2_000
+                ),
             ],
             jobsInStore: 3,
             deadLetters: letters ?? [letter("B", parent: "R", at: second + 1_900)]
@@ -66,7 +89,10 @@ private let second: Int64 = 1_763_800_000_000
         let trace = Self.crawl(asking: "B")
         #expect(trace.isFound && trace.exitStatus == 0)
         #expect(trace.tops == [JobID(rawValue: "R")])
-        #expect(trace.children[JobID(rawValue: "R")] == [JobID(rawValue: "B"), JobID(rawValue: "A")], "the parent's spawned order")
+        #expect(
+            trace.children[JobID(rawValue: "R")] == [JobID(rawValue: "B"), JobID(rawValue: "A")],
+            "the parent's spawned order"
+        )
         let b = try! #require(trace.requested)
         #expect(b.status == "dead-lettered" && b.deadLetters.map(\.id.description) == ["fetch/2/17"])
         #expect(b.queuedAt == second, "sent when its parent finished")
@@ -80,7 +106,10 @@ private let second: Int64 = 1_763_800_000_000
         guard tree.count == 3 else { return }
         #expect(tree[0].hasPrefix("R ") && tree[0].contains("tmdb.list") && tree[0].contains("done"))
         #expect(tree[1].hasPrefix("├── B ◀"))
-        #expect(tree[1].contains("dead-lettered") && tree[1].contains("dlq fetch/2/17") && tree[1].contains("permanent: HTTP 404"))
+        #expect(
+            tree[1].contains("dead-lettered") && tree[1].contains("dlq fetch/2/17")
+                && tree[1].contains("permanent: HTTP 404")
+        )
         #expect(tree[1].contains("2025-11-22 08:26:40 → 08:26:42"))
         #expect(tree[2].hasPrefix("└── A ") && tree[2].contains("attempt 3") && !tree[2].contains("dlq"))
         #expect(lines.last == "3 jobs: 2 done, 1 dead-lettered; times in UTC")
@@ -88,7 +117,8 @@ private let second: Int64 = 1_763_800_000_000
 
     @Test func deeperLevelsAreDrawnWithTheirParentsContinuationLines() {
         let trace = JobTrace(
-            requestedID: JobID(rawValue: "R"), rootID: JobID(rawValue: "R"),
+            requestedID: JobID(rawValue: "R"),
+            rootID: JobID(rawValue: "R"),
             outcomes: [
                 outcome("R", parent: nil, spawned: ["A", "B"], at: second),
                 outcome("A", parent: "R", spawned: ["A1"], at: second + 1),
@@ -96,7 +126,8 @@ private let second: Int64 = 1_763_800_000_000
                 outcome("B", parent: "R", spawned: ["B1"], at: second + 3),
                 outcome("B1", parent: "B", at: second + 4),
             ],
-            jobsInStore: 5, deadLetters: []
+            jobsInStore: 5,
+            deadLetters: []
         )
         let tree = trace.text().split(separator: "\n").map(String.init).filter { $0.contains("attempt 1") }
         #expect(tree.count == 5)
@@ -110,12 +141,14 @@ private let second: Int64 = 1_763_800_000_000
 
     @Test func aRetriedJobShowsItsTierAttemptsAndError() throws {
         let trace = JobTrace(
-            requestedID: JobID(rawValue: "A"), rootID: JobID(rawValue: "R"),
+            requestedID: JobID(rawValue: "A"),
+            rootID: JobID(rawValue: "R"),
             outcomes: [
                 outcome("R", parent: nil, spawned: ["A"], at: second),
                 outcome("A", parent: "R", .retried(tier: 2, error: "HTTP 503"), attempt: 2, at: second + 5_000),
             ],
-            jobsInStore: 2, deadLetters: []
+            jobsInStore: 2,
+            deadLetters: []
         )
         let a = try #require(trace.requested)
         #expect(a.status == "retried" && a.attempts == 2 && a.errorKind == "transient" && a.error == "HTTP 503")
@@ -128,9 +161,21 @@ private let second: Int64 = 1_763_800_000_000
     @Test func aJobOnlyInTheDeadLetterTopicIsShownFromItsLetter() throws {
         // Dead-lettered before the indexer stored its outcome: the store knows nothing of it.
         let trace = JobTrace(
-            requestedID: JobID(rawValue: "X"), rootID: nil, outcomes: [], jobsInStore: 0,
+            requestedID: JobID(rawValue: "X"),
+            rootID: nil,
+            outcomes: [],
+            jobsInStore: 0,
             deadLetters: [
-                letter("X", root: "RX", parent: "PX", offset: 40, attempt: 4, kind: .transient, error: "timeout", at: second),
+                letter(
+                    "X",
+                    root: "RX",
+                    parent: "PX",
+                    offset: 40,
+                    attempt: 4,
+                    kind: .transient,
+                    error: "timeout",
+                    at: second
+                ),
                 letter("OTHER", root: "ELSEWHERE", parent: nil, offset: 41, at: second),
             ]
         )
@@ -148,15 +193,26 @@ private let second: Int64 = 1_763_800_000_000
     }
 
     @Test func spawnedJobsWithoutAnOutcomeArePendingWhenTheWholeTreeWasRead() throws {
-        let outcomes = [outcome("R", parent: nil, spawned: ["A", "B"], at: second), outcome("A", parent: "R", at: second + 1)]
-        let whole = JobTrace(requestedID: JobID(rawValue: "R"), rootID: JobID(rawValue: "R"), outcomes: outcomes, jobsInStore: 2, deadLetters: [])
+        let outcomes = [
+            outcome("R", parent: nil, spawned: ["A", "B"], at: second), outcome("A", parent: "R", at: second + 1),
+        ]
+        let whole = JobTrace(
+            requestedID: JobID(rawValue: "R"),
+            rootID: JobID(rawValue: "R"),
+            outcomes: outcomes,
+            jobsInStore: 2,
+            deadLetters: []
+        )
         #expect(whole.jobs[JobID(rawValue: "B")]?.status == "pending")
         #expect(whole.statusCounts == ["done": 2, "pending": 1])
         #expect(whole.text().contains("3 jobs: 2 done, 1 pending"))
         // Cut (the store has more under the root than was read): a missing row proves nothing.
         // Its dead letters are those of the jobs read; the letters of jobs not read are counted.
         let cut = JobTrace(
-            requestedID: JobID(rawValue: "A"), rootID: JobID(rawValue: "R"), outcomes: outcomes, jobsInStore: 1200,
+            requestedID: JobID(rawValue: "A"),
+            rootID: JobID(rawValue: "R"),
+            outcomes: outcomes,
+            jobsInStore: 1200,
             deadLetters: [
                 letter("A", parent: "R", offset: 1, at: second), letter("Q", parent: "R", offset: 2, at: second),
                 letter("Q2", parent: "Q", offset: 3, at: second),
@@ -175,7 +231,8 @@ private let second: Int64 = 1_763_800_000_000
     @Test func parentLoopsAndMissingParentsEndAndShowEveryJobOnce() throws {
         // A and B name each other as parent (damaged data); C's parent has no row; R is fine.
         let trace = JobTrace(
-            requestedID: JobID(rawValue: "A"), rootID: JobID(rawValue: "R"),
+            requestedID: JobID(rawValue: "A"),
+            rootID: JobID(rawValue: "R"),
             outcomes: [
                 outcome("R", parent: nil, at: second),
                 outcome("A", parent: "B", at: second + 1),
@@ -183,7 +240,8 @@ private let second: Int64 = 1_763_800_000_000
                 outcome("C", parent: "GONE", at: second + 3),
                 outcome("S", parent: "S", at: second + 4),
             ],
-            jobsInStore: 5, deadLetters: []
+            jobsInStore: 5,
+            deadLetters: []
         )
         // The root's tree first; then one top per piece: the loop's (A or B), the missing parent's, and S's.
         #expect(trace.tops.first == JobID(rawValue: "R") && trace.tops.count == 4)
@@ -202,8 +260,13 @@ private let second: Int64 = 1_763_800_000_000
     @Test func theExitStatusSaysWhatCouldBeShown() {
         let nothing = { (reading: JobTrace.DeadLetterReading, store: String?) in
             JobTrace(
-                requestedID: JobID(rawValue: "Z"), rootID: nil, outcomes: [], jobsInStore: 0, deadLetters: [],
-                deadLetterReading: reading, storeFailure: store
+                requestedID: JobID(rawValue: "Z"),
+                rootID: nil,
+                outcomes: [],
+                jobsInStore: 0,
+                deadLetters: [],
+                deadLetterReading: reading,
+                storeFailure: store
             )
         }
         #expect(nothing(.read, nil).exitStatus == 65)
@@ -211,15 +274,29 @@ private let second: Int64 = 1_763_800_000_000
         #expect(nothing(.skipped, nil).exitStatus == 65)
         #expect(nothing(.failed("no broker", isUnreachable: true), nil).exitStatus == 69)
         #expect(nothing(.read, "the store at sqlite:x did not answer").exitStatus == 1)
-        #expect(nothing(.read, "down").statusLine.hasPrefix("no job Z in the dead-letter topics; the store could not be read: down"))
+        #expect(
+            nothing(.read, "down").statusLine.hasPrefix(
+                "no job Z in the dead-letter topics; the store could not be read: down"
+            )
+        )
         #expect(nothing(.skipped, nil).statusLine == "no job Z in the store; dead-letter topics not read (--no-dlq)")
-        #expect(nothing(.failed("no broker", isUnreachable: true), "down").statusLine.hasPrefix(
-            "job Z could not be looked up; the store could not be read: down; the dead-letter topics could not be read"))
-        #expect(nothing(.skipped, "down").statusLine == "job Z could not be looked up; the store could not be read: down; dead-letter topics not read (--no-dlq)")
+        #expect(
+            nothing(.failed("no broker", isUnreachable: true), "down").statusLine.hasPrefix(
+                "job Z could not be looked up; the store could not be read: down; the dead-letter topics could not be read"
+            )
+        )
+        #expect(
+            nothing(.skipped, "down").statusLine
+                == "job Z could not be looked up; the store could not be read: down; dead-letter topics not read (--no-dlq)"
+        )
         #expect(nothing(.failed("no broker", isUnreachable: true), "down").exitStatus == 69)
         let shownWithoutDLQ = JobTrace(
-            requestedID: JobID(rawValue: "R"), rootID: JobID(rawValue: "R"), outcomes: [outcome("R", parent: nil, at: second)],
-            jobsInStore: 1, deadLetters: [], deadLetterReading: .failed("no broker answered", isUnreachable: true)
+            requestedID: JobID(rawValue: "R"),
+            rootID: JobID(rawValue: "R"),
+            outcomes: [outcome("R", parent: nil, at: second)],
+            jobsInStore: 1,
+            deadLetters: [],
+            deadLetterReading: .failed("no broker answered", isUnreachable: true)
         )
         #expect(shownWithoutDLQ.exitStatus == 1)
         #expect(shownWithoutDLQ.text().hasSuffix("the dead-letter topics could not be read: no broker answered"))
@@ -242,13 +319,18 @@ private let second: Int64 = 1_763_800_000_000
         ]
         for node in nodes { #expect(Set(node.dictionary.keys) == keys) }
         let b = nodes[1]
-        #expect(b["requested"] == .bool(true) && b["outcome"] == .string("dead-lettered") && b["parent_id"] == .string("R"))
+        #expect(
+            b["requested"] == .bool(true) && b["outcome"] == .string("dead-lettered") && b["parent_id"] == .string("R")
+        )
         guard case .array(let letters)? = b["dead_letters"], case .object(let first)? = letters.first else {
             Issue.record("no dead letter")
             return
         }
         #expect(first["id"] == .string("fetch/2/17") && first["topic"] == .string("marquee.fetch.dlq"))
-        #expect(first["partition"] == .integer(2) && first["offset"] == .integer(17) && first["error_kind"] == .string("permanent"))
+        #expect(
+            first["partition"] == .integer(2) && first["offset"] == .integer(17)
+                && first["error_kind"] == .string("permanent")
+        )
         #expect(b["first_at"] == .string("2025-11-22T08:26:40Z") && b["last_at_ms"] == .integer(second + 2_000))
         #expect(nodes[0]["spawned"] == .array([.string("B"), .string("A")]))
     }
@@ -277,21 +359,27 @@ private let second: Int64 = 1_763_800_000_000
 
         struct Down: Error, CustomStringConvertible { var description: String { "the store is down" } }
         let storeDown = await JobTrace.gather(
-            JobID(rawValue: "X"), lineage: { _ in throw Down() },
+            JobID(rawValue: "X"),
+            lineage: { _ in throw Down() },
             deadLetters: { _, _ in [letter("X", root: "R", parent: "R", at: second)] }
         )
         #expect(storeDown.isFound && storeDown.storeFailure == "the store is down" && storeDown.exitStatus == 1)
         let brokerDown = await JobTrace.gather(
-            JobID(rawValue: "R"), lineage: { _ in JobTrace.Lineage(rootID: JobID(rawValue: "R"), outcomes: rows, total: 1) },
-            deadLetters: { _, _ in throw KafkaError(code: .brokerUnreachable, reason: "no broker answered within 10 s") }
+            JobID(rawValue: "R"),
+            lineage: { _ in JobTrace.Lineage(rootID: JobID(rawValue: "R"), outcomes: rows, total: 1) },
+            deadLetters: { _, _ in throw KafkaError(code: .brokerUnreachable, reason: "no broker answered within 10 s")
+            }
         )
         #expect(brokerDown.isFound && brokerDown.exitStatus == 1)
         #expect(brokerDown.deadLetterReading == .failed("no broker answered within 10 s", isUnreachable: true))
         let skipped = await JobTrace.gather(
-            JobID(rawValue: "R"), lineage: { _ in JobTrace.Lineage(rootID: JobID(rawValue: "R"), outcomes: rows, total: 1) },
+            JobID(rawValue: "R"),
+            lineage: { _ in JobTrace.Lineage(rootID: JobID(rawValue: "R"), outcomes: rows, total: 1) },
             deadLetters: nil
         )
-        #expect(skipped.deadLetterReading == .skipped && skipped.text().hasSuffix("dead-letter topics not read (--no-dlq)"))
+        #expect(
+            skipped.deadLetterReading == .skipped && skipped.text().hasSuffix("dead-letter topics not read (--no-dlq)")
+        )
     }
 
     @Test func timesAreWrittenInUTC() {

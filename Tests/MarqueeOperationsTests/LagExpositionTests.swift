@@ -6,15 +6,29 @@ import Testing
     /// kafka-lag-exporter's names and labels per partition and per group, and the group's status one-hot.
     @Test func aReportBecomesKafkaLagExportersMetricsAndTheStatus() {
         let stalled = evaluate([
-            observe(group: "marquee.fetch", at: 0, [sample(0, at: 0, committed: 4, end: 10, oldest: -30_000), sample(1, at: 0, committed: 5, end: 5)]),
-            observe(group: "marquee.fetch", at: 2000, [sample(0, at: 2000, committed: 4, end: 10, oldest: -30_000), sample(1, at: 2000, committed: 5, end: 5)]),
+            observe(
+                group: "marquee.fetch",
+                at: 0,
+                [sample(0, at: 0, committed: 4, end: 10, oldest: -30_000), sample(1, at: 0, committed: 5, end: 5)]
+            ),
+            observe(
+                group: "marquee.fetch",
+                at: 2000,
+                [
+                    sample(0, at: 2000, committed: 4, end: 10, oldest: -30_000),
+                    sample(1, at: 2000, committed: 5, end: 5),
+                ]
+            ),
         ])
         #expect(stalled.status == .stalled)
         let text = LagExposition.render(LagReport(stages: [stalled]))
         let lines = Set(text.split(separator: "\n").map(String.init))
         let partition0 = #"group="marquee.fetch",stage="fetch",topic="marquee.fetch",partition="0""#
         #expect(lines.contains("kafka_consumergroup_group_lag{\(partition0)} 6"), "\(text)")
-        #expect(lines.contains("kafka_consumergroup_group_lag_seconds{\(partition0)} 32"), "the oldest unconsumed message's age at the sample")
+        #expect(
+            lines.contains("kafka_consumergroup_group_lag_seconds{\(partition0)} 32"),
+            "the oldest unconsumed message's age at the sample"
+        )
         #expect(lines.contains("kafka_consumergroup_group_offset{\(partition0)} 4"))
         #expect(lines.contains(#"kafka_partition_latest_offset{topic="marquee.fetch",partition="0"} 10"#))
         #expect(lines.contains(#"kafka_consumergroup_group_max_lag{group="marquee.fetch",stage="fetch"} 6"#))

@@ -57,7 +57,11 @@ import Testing
         let text = Self.report(maxLag: 3).text()
         #expect(text.contains(": OK — due lag 4 above --max-lag 3\n"))
         let frame = Self.report().watchFrame(interval: .seconds(1), samples: 10, observed: 2, allPartitions: false)
-        #expect(frame.hasPrefix("marquee lag — every 1s, status over the last 10 samples (2 so far) — Ctrl-C to stop\n\n2023-"))
+        #expect(
+            frame.hasPrefix(
+                "marquee lag — every 1s, status over the last 10 samples (2 so far) — Ctrl-C to stop\n\n2023-"
+            )
+        )
     }
 }
 

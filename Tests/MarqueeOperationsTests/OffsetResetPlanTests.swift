@@ -311,22 +311,46 @@ extension OffsetResetPlanTests {
         let p1 = KafkaTopicPartition(topic: topic, partition: 1)
         let marks = [p0: KafkaWatermarks(start: 2, end: 10), p1: KafkaWatermarks(start: 0, end: 5)]
         let plan = try OffsetResetPlan(
-            group: "marquee.fetch", mode: .fromGroup("marquee-fetch"), partitions: [p0, p1], committed: [p1: 1],
-            watermarks: marks, sourceOffsets: [p0: 1, p1: 4]
+            group: "marquee.fetch",
+            mode: .fromGroup("marquee-fetch"),
+            partitions: [p0, p1],
+            committed: [p1: 1],
+            watermarks: marks,
+            sourceOffsets: [p0: 1, p1: 4]
         )
         #expect(plan.offsets == [p0: 2, p1: 4], "below the first retained offset becomes it, as in every mode")
         #expect(
             throws: OperationsError.self,
             performing: {
                 try OffsetResetPlan(
-                    group: "g", mode: .fromGroup("old"), partitions: [p0, p1], committed: [:], watermarks: marks,
+                    group: "g",
+                    mode: .fromGroup("old"),
+                    partitions: [p0, p1],
+                    committed: [:],
+                    watermarks: marks,
                     sourceOffsets: [p0: 3]
                 )
             }
         )
-        #expect(try OffsetResetMode.choosing(earliest: false, latest: false, dateTime: nil, offset: nil, shiftBy: nil, fromGroup: "old") == .fromGroup("old"))
+        #expect(
+            try OffsetResetMode.choosing(
+                earliest: false,
+                latest: false,
+                dateTime: nil,
+                offset: nil,
+                shiftBy: nil,
+                fromGroup: "old"
+            ) == .fromGroup("old")
+        )
         #expect(throws: OperationsError.self) {
-            try OffsetResetMode.choosing(earliest: true, latest: false, dateTime: nil, offset: nil, shiftBy: nil, fromGroup: "old")
+            try OffsetResetMode.choosing(
+                earliest: true,
+                latest: false,
+                dateTime: nil,
+                offset: nil,
+                shiftBy: nil,
+                fromGroup: "old"
+            )
         }
     }
 }

@@ -5,7 +5,8 @@ import Testing
 
 @Suite struct TopicListingTests {
     static let fetch = TopicListing(
-        name: "marquee.fetch", stage: "fetch",
+        name: "marquee.fetch",
+        stage: "fetch",
         watermarks: [
             KafkaTopicPartition(topic: "marquee.fetch", partition: 1): .init(start: 5, end: 12),
             KafkaTopicPartition(topic: "marquee.fetch", partition: 0): .init(start: 0, end: 3),

@@ -11,7 +11,10 @@ import Testing
         let statuses = [
             WorkerStatus(stage: "fetch", address: "127.0.0.1:9101", state: .ready, reason: nil, figures: figures),
             WorkerStatus(
-                stage: "images", address: "127.0.0.1:9102", state: .unreachable, reason: "connection refused",
+                stage: "images",
+                address: "127.0.0.1:9102",
+                state: .unreachable,
+                reason: "connection refused",
                 figures: nil
             ),
         ]

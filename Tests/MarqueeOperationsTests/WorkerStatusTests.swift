@@ -15,7 +15,14 @@ import Testing
             """#
         )
         #expect(samples.count == 4)
-        #expect(samples[0] == PrometheusSample(name: "marquee_stage_jobs_total", labels: ["stage": "fetch", "outcome": "succeeded"], value: 12))
+        #expect(
+            samples[0]
+                == PrometheusSample(
+                    name: "marquee_stage_jobs_total",
+                    labels: ["stage": "fetch", "outcome": "succeeded"],
+                    value: 12
+                )
+        )
         #expect(samples[1].value == 3)
         #expect(samples[2] == PrometheusSample(name: "marquee_stage_in_flight", labels: [:], value: 2.5))
         #expect(samples[3].labels == ["reason": #"a "quoted", b"#, "x": "1"])
@@ -26,7 +33,10 @@ import Testing
 @Suite struct WorkerStatusReasonTests {
     @Test(arguments: [
         // Hummingbird's error body, as workers answered /readyz before their plain-text reasons.
-        (#"{"error":{"message":"the store is down: PostgreSQL (db:5432/marquee) is unreachable"}}"#, "the store is down: PostgreSQL (db:5432/marquee) is unreachable"),
+        (
+            #"{"error":{"message":"the store is down: PostgreSQL (db:5432/marquee) is unreachable"}}"#,
+            "the store is down: PostgreSQL (db:5432/marquee) is unreachable"
+        ),
         (#"  {"error":{"message":"quoted \"x\"\nsecond line"}} "#, #"quoted "x" second line"#),
         (#"{"message":"no partitions assigned"}"#, "no partitions assigned"),
         (#"{"error":"source tmdb paused"}"#, "source tmdb paused"),

@@ -19,14 +19,20 @@ import Testing
         logger.logLevel = .debug
         logger[metadataKey: MarqueeLoggingKeys.stage] = "fetch"
         return StageJob(
-            envelope: envelope, key: nil, payload: Array(#"{"v":1,"kind":"tmdb.movie"}"#.utf8), source: "marquee.fetch/1/7",
-            context: JobContext(jobID: envelope.id, kind: "tmdb.movie", phase: "handling"), stageLogger: logger
+            envelope: envelope,
+            key: nil,
+            payload: Array(#"{"v":1,"kind":"tmdb.movie"}"#.utf8),
+            source: "marquee.fetch/1/7",
+            context: JobContext(jobID: envelope.id, kind: "tmdb.movie", phase: "handling"),
+            stageLogger: logger
         )
     }
 
     private static func objects(_ lines: Lines) throws -> [JSONObject] {
         try lines.lines.withLock { $0 }.map { line in
-            guard case .object(let object) = try JSONValue.parse(Array(line.utf8)) else { throw PayloadError(.invalidField, field: "line", "not an object") }
+            guard case .object(let object) = try JSONValue.parse(Array(line.utf8)) else {
+                throw PayloadError(.invalidField, field: "line", "not an object")
+            }
             return object
         }
     }
@@ -36,7 +42,11 @@ import Testing
         let traceparent = TraceContext.make()
         let traceID = try #require(TraceContext.traceID(of: traceparent))
         // A spawned job carries its root's trace.
-        let envelope = Envelope.root(traceparent: traceparent).child(output: 0, stage: "fetch", key: "tmdb:movie:550:ko-KR")
+        let envelope = Envelope.root(traceparent: traceparent).child(
+            output: 0,
+            stage: "fetch",
+            key: "tmdb:movie:550:ko-KR"
+        )
         let job = Self.job(envelope, lines: lines)
         job.logger.debug("job done", metadata: [MarqueeLoggingKeys.outputs: "2"])
         job.logger.info("job failed, retrying")

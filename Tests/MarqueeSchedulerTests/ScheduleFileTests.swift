@@ -57,7 +57,11 @@ import Testing
         // Yesterday in Seoul: the 10:00 KST window of June 1st is 01:00 UTC, still June 1st in Seoul.
         let daily = file.schedules[1]
         #expect(daily.timing == .daily(times: [LocalTime(hour: 10, minute: 0)!]))
-        #expect(try daily.jobs(for: utc(2024, 6, 1, 1)) == [.koficDailyBoxOffice(date: "20240531", follow: Follow(details: true))])
+        #expect(
+            try daily.jobs(for: utc(2024, 6, 1, 1)) == [
+                .koficDailyBoxOffice(date: "20240531", follow: Follow(details: true))
+            ]
+        )
 
         // Last week's Monday, for the week and the weekend lists.
         let weekly = file.schedules[2]
@@ -85,20 +89,28 @@ import Testing
     @Test func errorsNameTheLineAndTheField() {
         #expect(self.failure("schedules: [").hasPrefix("schedule.yaml:2:1: not YAML"))
         #expect(
-            self.failure("schedules:\n  - name: a\n    every: 1h\n    zone: Asia/Nowhere\n    jobs: [{kind: tmdb.genres}]\n")
+            self.failure(
+                "schedules:\n  - name: a\n    every: 1h\n    zone: Asia/Nowhere\n    jobs: [{kind: tmdb.genres}]\n"
+            )
                 == "schedule.yaml:4:11: schedule 'a': field 'zone': 'Asia/Nowhere' is not an IANA time zone such as Asia/Seoul or America/New_York"
         )
         #expect(
-            self.failure("schedules:\n  - name: a\n    at: \"10:00\"\n    jobs:\n      - kind: kofic.boxoffice.daily\n        date: ${today-1}\n")
-                .hasPrefix("schedule.yaml:6:15: schedule 'a', job 1: field 'date': '${today-1}' is not a date placeholder")
+            self.failure(
+                "schedules:\n  - name: a\n    at: \"10:00\"\n    jobs:\n      - kind: kofic.boxoffice.daily\n        date: ${today-1}\n"
+            )
+            .hasPrefix("schedule.yaml:6:15: schedule 'a', job 1: field 'date': '${today-1}' is not a date placeholder")
         )
         #expect(
-            self.failure("schedules:\n  - name: a\n    at: \"10:00\"\n    jobs:\n      - kind: kofic.boxoffice.daily\n        date: 2024-01-01\n")
-                .hasPrefix("schedule.yaml:6:15: schedule 'a', job 1: field 'date': ")
+            self.failure(
+                "schedules:\n  - name: a\n    at: \"10:00\"\n    jobs:\n      - kind: kofic.boxoffice.daily\n        date: 2024-01-01\n"
+            )
+            .hasPrefix("schedule.yaml:6:15: schedule 'a', job 1: field 'date': ")
         )
         #expect(
-            self.failure("schedules:\n  - name: a\n    every: 1h\n    jobs:\n      - kind: tmdb.list\n        list: popular\n        page: 0\n")
-                .hasPrefix("schedule.yaml:7:15: schedule 'a', job 1: field 'page': expected an integer from 1 to 500")
+            self.failure(
+                "schedules:\n  - name: a\n    every: 1h\n    jobs:\n      - kind: tmdb.list\n        list: popular\n        page: 0\n"
+            )
+            .hasPrefix("schedule.yaml:7:15: schedule 'a', job 1: field 'page': expected an integer from 1 to 500")
         )
         #expect(
             self.failure("schedules:\n  - name: a\n    every: 1h\n    jobs:\n      - kind: tmdb.lists\n")
@@ -117,16 +129,20 @@ import Testing
                 .hasPrefix("schedule.yaml:3:5: schedule 1: unknown key 'evry' in a schedule")
         )
         #expect(
-            self.failure("schedules:\n  - {name: a, every: 1h, jobs: [{kind: tmdb.genres}]}\n  - {name: a, every: 2h, jobs: [{kind: tmdb.genres}]}\n")
-                .hasPrefix("schedule.yaml:3:5: schedule 'a': two schedules are named 'a'")
+            self.failure(
+                "schedules:\n  - {name: a, every: 1h, jobs: [{kind: tmdb.genres}]}\n  - {name: a, every: 2h, jobs: [{kind: tmdb.genres}]}\n"
+            )
+            .hasPrefix("schedule.yaml:3:5: schedule 'a': two schedules are named 'a'")
         )
         #expect(
             self.failure("schedules:\n  - name: a\n    at: \"25:00\"\n    jobs: [{kind: tmdb.genres}]\n")
                 .hasPrefix("schedule.yaml:3:9: schedule 'a': field 'at': expected a time of day")
         )
         #expect(
-            self.failure("schedules:\n  - name: a\n    at: \"10:00\"\n    weekday: funday\n    jobs: [{kind: tmdb.genres}]\n")
-                .hasPrefix("schedule.yaml:4:14: schedule 'a': field 'weekday': expected monday")
+            self.failure(
+                "schedules:\n  - name: a\n    at: \"10:00\"\n    weekday: funday\n    jobs: [{kind: tmdb.genres}]\n"
+            )
+            .hasPrefix("schedule.yaml:4:14: schedule 'a': field 'weekday': expected monday")
         )
         #expect(self.failure("").hasPrefix("schedule.yaml: the file is empty"))
     }
@@ -144,12 +160,22 @@ import Testing
         )
         #expect(
             try file.schedules[0].jobs(for: utc(2024, 6, 1, 0))
-                == [.tmdbSearch(query: "2001", page: 1, language: "en-US", year: 1968, follow: Follow(pages: 3, details: true))]
+                == [
+                    .tmdbSearch(
+                        query: "2001",
+                        page: 1,
+                        language: "en-US",
+                        year: 1968,
+                        follow: Follow(pages: 3, details: true)
+                    )
+                ]
         )
         // `yes` is text, not YAML 1.1's true: the fetch stage's decoding refuses it, at load time.
         #expect(
-            self.failure("schedules:\n  - name: a\n    every: 1h\n    jobs:\n      - kind: tmdb.genres\n        follow: {details: yes}\n")
-                .contains("field 'follow")
+            self.failure(
+                "schedules:\n  - name: a\n    every: 1h\n    jobs:\n      - kind: tmdb.genres\n        follow: {details: yes}\n"
+            )
+            .contains("field 'follow")
         )
     }
 }

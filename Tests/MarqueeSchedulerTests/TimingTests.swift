@@ -43,7 +43,10 @@ func calendar(_ zone: String) -> ZonedCalendar { ZonedCalendar(zone: TimeZone(id
         #expect(self.hourly.window(atOrBefore: ten, in: seoul) == ten)
         #expect(self.hourly.window(after: ten, in: seoul) == ten + 3_600_000)
         // Across midnight.
-        #expect(self.hourly.window(after: instant("Asia/Seoul", 2024, 5, 30, 23, 59), in: seoul) == instant("Asia/Seoul", 2024, 5, 31, 0))
+        #expect(
+            self.hourly.window(after: instant("Asia/Seoul", 2024, 5, 30, 23, 59), in: seoul)
+                == instant("Asia/Seoul", 2024, 5, 31, 0)
+        )
     }
 
     @Test func dailyAtTenInSeoulIsOneInUTC() {
@@ -67,7 +70,9 @@ func calendar(_ zone: String) -> ZonedCalendar { ZonedCalendar(zone: TimeZone(id
     @Test func hourlyInNewYorkHasOneWindowPerRealHourAcrossDaylightSaving() {
         let newYork = calendar("America/New_York")
         // 2024-03-10: clocks jump from 02:00 to 03:00 (a 23-hour day); 2024-11-03: 02:00 back to 01:00 (25 hours).
-        for (day, hours) in [(LocalDate(year: 2024, month: 3, day: 10)!, 23), (LocalDate(year: 2024, month: 11, day: 3)!, 25)] {
+        for (day, hours) in [
+            (LocalDate(year: 2024, month: 3, day: 10)!, 23), (LocalDate(year: 2024, month: 11, day: 3)!, 25),
+        ] {
             let start = newYork.startOfDay(day)
             let end = newYork.startOfDay(day.adding(days: 1))
             let windows = self.hourly.windows(after: start - 1, through: end - 1, limit: 100, in: newYork)
@@ -75,14 +80,19 @@ func calendar(_ zone: String) -> ZonedCalendar { ZonedCalendar(zone: TimeZone(id
             #expect(zip(windows, windows.dropFirst()).allSatisfy { $1 - $0 == 3_600_000 }, "one real hour apart")
         }
         // The spring-forward day: 01:00 EST, then 03:00 EDT one real hour later.
-        #expect(self.hourly.window(after: instant("America/New_York", 2024, 3, 10, 1, 30), in: newYork) == utc(2024, 3, 10, 7))
+        #expect(
+            self.hourly.window(after: instant("America/New_York", 2024, 3, 10, 1, 30), in: newYork)
+                == utc(2024, 3, 10, 7)
+        )
     }
 
     @Test func timesInADaylightSavingGapMoveForwardAndRepeatedTimesFireOnce() {
         let newYork = calendar("America/New_York")
         let at0230 = Timing.daily(times: [LocalTime(hour: 2, minute: 30)!])
         // 02:30 does not exist on 2024-03-10: 03:30 EDT (07:30 UTC).
-        #expect(at0230.window(after: instant("America/New_York", 2024, 3, 9, 12), in: newYork) == utc(2024, 3, 10, 7, 30))
+        #expect(
+            at0230.window(after: instant("America/New_York", 2024, 3, 9, 12), in: newYork) == utc(2024, 3, 10, 7, 30)
+        )
         #expect(at0230.window(after: utc(2024, 3, 10, 7, 30), in: newYork) == utc(2024, 3, 11, 6, 30))
         // 01:30 happens twice on 2024-11-03: the first (EDT, 05:30 UTC) only.
         let at0130 = Timing.daily(times: [LocalTime(hour: 1, minute: 30)!])
@@ -98,7 +108,12 @@ func calendar(_ zone: String) -> ZonedCalendar { ZonedCalendar(zone: TimeZone(id
         let seoul = calendar("Asia/Seoul")
         let every7h = Timing.every(periodMilliseconds: 7 * 3_600_000)
         let day = LocalDate(year: 2024, month: 5, day: 30)!
-        let windows = every7h.windows(after: seoul.startOfDay(day) - 1, through: seoul.startOfDay(day.adding(days: 1)), limit: 10, in: seoul)
+        let windows = every7h.windows(
+            after: seoul.startOfDay(day) - 1,
+            through: seoul.startOfDay(day.adding(days: 1)),
+            limit: 10,
+            in: seoul
+        )
         #expect(windows.map { seoul.localTime(at: $0).description } == ["00:00", "07:00", "14:00", "21:00", "00:00"])
     }
 
@@ -107,10 +122,16 @@ func calendar(_ zone: String) -> ZonedCalendar { ZonedCalendar(zone: TimeZone(id
         let last = instant("Asia/Seoul", 2024, 5, 30, 10)
         let now = instant("Asia/Seoul", 2024, 5, 30, 15, 30)
         #expect(self.hourly.windows(after: last, through: now, limit: 100, in: seoul).count == 5)
-        #expect(self.hourly.windows(after: last, through: now, limit: 2, in: seoul) == [now - 5_400_000, now - 1_800_000])
+        #expect(
+            self.hourly.windows(after: last, through: now, limit: 2, in: seoul) == [now - 5_400_000, now - 1_800_000]
+        )
         // A year of seconds costs no more than the limit.
         let everySecond = Timing.every(periodMilliseconds: 1000)
-        #expect(everySecond.windows(after: 0, through: 31_536_000_000, limit: 3, in: seoul) == [31_535_998_000, 31_535_999_000, 31_536_000_000])
+        #expect(
+            everySecond.windows(after: 0, through: 31_536_000_000, limit: 3, in: seoul) == [
+                31_535_998_000, 31_535_999_000, 31_536_000_000,
+            ]
+        )
     }
 
     @Test func dateExpressionsNameDaysAroundTheWindow() throws {

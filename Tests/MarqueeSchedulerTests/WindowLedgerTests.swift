@@ -28,14 +28,35 @@ struct StateLog {
 @Suite struct WindowLedgerTests {
     static let hour: Int64 = 3_600_000
     let hourly = Schedule(
-        name: "hourly", timing: .every(periodMilliseconds: 3_600_000), zone: TimeZone(identifier: "Asia/Seoul")!,
-        templates: [JobTemplate(fields: [.init(name: "kind", values: [.string("tmdb.genres")], isExpanded: false, location: nil)], location: nil)]
+        name: "hourly",
+        timing: .every(periodMilliseconds: 3_600_000),
+        zone: TimeZone(identifier: "Asia/Seoul")!,
+        templates: [
+            JobTemplate(
+                fields: [.init(name: "kind", values: [.string("tmdb.genres")], isExpanded: false, location: nil)],
+                location: nil
+            )
+        ]
     )
     let start = instant("Asia/Seoul", 2024, 6, 1, 10, 20)
     let claimTimeout: Int64 = 60_000
 
-    func claim(_ window: Int64, by owner: String, at: Int64, supersedes: Int64? = nil, schedule: String = "hourly") -> WindowMarker {
-        WindowMarker(phase: .claimed, schedule: schedule, window: window, owner: owner, at: at, supersedes: supersedes, jobs: 1)
+    func claim(
+        _ window: Int64,
+        by owner: String,
+        at: Int64,
+        supersedes: Int64? = nil,
+        schedule: String = "hourly"
+    ) -> WindowMarker {
+        WindowMarker(
+            phase: .claimed,
+            schedule: schedule,
+            window: window,
+            owner: owner,
+            at: at,
+            supersedes: supersedes,
+            jobs: 1
+        )
     }
 
     func done(_ window: Int64, by owner: String, schedule: String = "hourly") -> WindowMarker {
@@ -50,7 +71,9 @@ struct StateLog {
         let ledger = WindowLedger()
         let eleven = instant("Asia/Seoul", 2024, 6, 1, 11)
         #expect(self.next(ledger, now: self.start + 1000) == .wait(until: eleven))
-        #expect(self.next(ledger, now: eleven) == .fire(schedule: "hourly", window: eleven, supersedes: nil, skips: false))
+        #expect(
+            self.next(ledger, now: eleven) == .fire(schedule: "hourly", window: eleven, supersedes: nil, skips: false)
+        )
     }
 
     @Test func aSettledWindowIsNotFiredAgainAndTheNextOneIsAwaited() {
@@ -59,7 +82,10 @@ struct StateLog {
         log.append(self.claim(eleven, by: "a", at: eleven))
         log.append(self.done(eleven, by: "a"))
         #expect(self.next(log.ledger(), now: eleven + 5000) == .wait(until: eleven + Self.hour))
-        #expect(self.next(log.ledger(), now: eleven + Self.hour) == .fire(schedule: "hourly", window: eleven + Self.hour, supersedes: nil, skips: false))
+        #expect(
+            self.next(log.ledger(), now: eleven + Self.hour)
+                == .fire(schedule: "hourly", window: eleven + Self.hour, supersedes: nil, skips: false)
+        )
     }
 
     @Test func catchUpAfterDowntimeFollowsTheSchedulesPolicy() {
@@ -71,17 +97,29 @@ struct StateLog {
 
         var latest = self.hourly
         latest.catchUp = .latest
-        #expect(self.next(log.ledger(), now: later, schedules: [latest]) == .fire(schedule: "hourly", window: eleven + 5 * Self.hour, supersedes: nil, skips: false))
+        #expect(
+            self.next(log.ledger(), now: later, schedules: [latest])
+                == .fire(schedule: "hourly", window: eleven + 5 * Self.hour, supersedes: nil, skips: false)
+        )
 
         var all = self.hourly
         all.catchUp = .all(limit: 3)
-        #expect(self.next(log.ledger(), now: later, schedules: [all]) == .fire(schedule: "hourly", window: eleven + 3 * Self.hour, supersedes: nil, skips: false))
+        #expect(
+            self.next(log.ledger(), now: later, schedules: [all])
+                == .fire(schedule: "hourly", window: eleven + 3 * Self.hour, supersedes: nil, skips: false)
+        )
 
         var none = self.hourly
         none.catchUp = .none
         // Ten minutes late: skipped (claimed and confirmed without jobs, so the next window is the one after it).
-        #expect(self.next(log.ledger(), now: later, schedules: [none]) == .fire(schedule: "hourly", window: eleven + 5 * Self.hour, supersedes: nil, skips: true))
-        #expect(self.next(log.ledger(), now: eleven + 5 * Self.hour + 30_000, schedules: [none]) == .fire(schedule: "hourly", window: eleven + 5 * Self.hour, supersedes: nil, skips: false))
+        #expect(
+            self.next(log.ledger(), now: later, schedules: [none])
+                == .fire(schedule: "hourly", window: eleven + 5 * Self.hour, supersedes: nil, skips: true)
+        )
+        #expect(
+            self.next(log.ledger(), now: eleven + 5 * Self.hour + 30_000, schedules: [none])
+                == .fire(schedule: "hourly", window: eleven + 5 * Self.hour, supersedes: nil, skips: false)
+        )
     }
 
     @Test func theFirstClaimWinsAndATakeoverNeedsAStaleWinner() {
@@ -95,7 +133,10 @@ struct StateLog {
         // Unconfirmed: wait for the winner until its claim times out…
         #expect(self.next(ledger, now: eleven + 1000) == .wait(until: eleven + self.claimTimeout))
         // …then take it over, superseding exactly that claim.
-        #expect(self.next(ledger, now: eleven + self.claimTimeout) == .fire(schedule: "hourly", window: eleven, supersedes: first, skips: false))
+        #expect(
+            self.next(ledger, now: eleven + self.claimTimeout)
+                == .fire(schedule: "hourly", window: eleven, supersedes: first, skips: false)
+        )
         // Two takeovers of the same claim: the first wins; a takeover of the new winner may follow later.
         let takeover = log.append(self.claim(eleven, by: "c", at: eleven + self.claimTimeout, supersedes: first))
         let late = log.append(self.claim(eleven, by: "d", at: eleven + self.claimTimeout + 5, supersedes: first))
@@ -115,13 +156,24 @@ struct StateLog {
         log.append(self.claim(eleven, by: "b", at: eleven))
         var ledger = log.ledger()
         for (offset, marker) in log.records.enumerated() { ledger.apply(marker, offset: Int64(offset)) }
-        #expect(ledger.state(schedule: "hourly", window: eleven) == log.ledger().state(schedule: "hourly", window: eleven))
+        #expect(
+            ledger.state(schedule: "hourly", window: eleven) == log.ledger().state(schedule: "hourly", window: eleven)
+        )
         #expect(ledger.state(schedule: "hourly", window: eleven)?.claims.count == 2)
         #expect(ledger.appliedOffset == 2)
     }
 
     @Test func markersRoundTripThroughTheirJSON() {
-        let marker = WindowMarker(phase: .claimed, schedule: "kofic-daily", window: 1_717_030_800_000, owner: "h/1/ab", at: 5, supersedes: 42, jobs: 3, skips: true)
+        let marker = WindowMarker(
+            phase: .claimed,
+            schedule: "kofic-daily",
+            window: 1_717_030_800_000,
+            owner: "h/1/ab",
+            at: 5,
+            supersedes: 42,
+            jobs: 3,
+            skips: true
+        )
         #expect(WindowMarker.decode(marker.encoded()) == marker)
         #expect(WindowMarker.decode(Array(#"{"v":1,"kind":"tmdb.list"}"#.utf8)) == nil)
         #expect(marker.key == "kofic-daily")
@@ -190,15 +242,31 @@ struct StateLog {
                         var claims: [(String, Int64, Int64)] = []
                         for (owner, plan) in plans {
                             guard case .fire(let schedule, let window, let supersedes, _) = plan else { continue }
-                            claims.append((owner, window, log.append(self.claim(window, by: owner, at: now, supersedes: supersedes, schedule: schedule))))
+                            claims.append(
+                                (
+                                    owner, window,
+                                    log.append(
+                                        self.claim(
+                                            window,
+                                            by: owner,
+                                            at: now,
+                                            supersedes: supersedes,
+                                            schedule: schedule
+                                        )
+                                    )
+                                )
+                            )
                         }
-                        for (owner, window, offset) in claims where log.ledger().isWinner(schedule: "hourly", window: window, offset: offset) {
+                        for (owner, window, offset) in claims
+                        where log.ledger().isWinner(schedule: "hourly", window: window, offset: offset) {
                             sent[window, default: []].append(owner)
                             log.append(self.done(window, by: owner))
                         }
                     }
                     // Stale views, claims in either order.
-                    let stale = [("a", readA), ("b", readB)].map { owner, read in (owner, self.next(log.ledger(through: read), now: now)) }
+                    let stale = [("a", readA), ("b", readB)].map { owner, read in
+                        (owner, self.next(log.ledger(through: read), now: now))
+                    }
                     claimAll(aFirst ? stale : stale.reversed())
                     // Then up to date, one after the other.
                     for _ in 0..<4 {

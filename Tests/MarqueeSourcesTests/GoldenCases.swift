@@ -17,14 +17,35 @@ enum GoldenCases {
         ("tmdb/movie_278_reviews.json", .tmdbReviews(id: 278, page: 1, language: "en-US", follow: .none)),
         ("tmdb/movie_497_reviews_empty.json", .tmdbReviews(id: 497, page: 1, language: "en-US", follow: .none)),
         ("tmdb/movie_51888_details.json", .tmdbMovie(id: 51888, language: "en-US", follow: .none)),
-        ("tmdb/movie_now_playing_2022-06.json", .tmdbList(list: .nowPlaying, page: 1, language: "en-US", region: nil, follow: .none)),
-        ("tmdb/movie_popular_2016.json", .tmdbList(list: .popular, page: 1, language: "en-US", region: nil, follow: .none)),
-        ("tmdb/movie_popular_2020-07.json", .tmdbList(list: .popular, page: 1, language: "en-US", region: nil, follow: .none)),
-        ("tmdb/movie_top_rated_2023.json", .tmdbList(list: .topRated, page: 1, language: "en-US", region: nil, follow: .none)),
+        (
+            "tmdb/movie_now_playing_2022-06.json",
+            .tmdbList(list: .nowPlaying, page: 1, language: "en-US", region: nil, follow: .none)
+        ),
+        (
+            "tmdb/movie_popular_2016.json",
+            .tmdbList(list: .popular, page: 1, language: "en-US", region: nil, follow: .none)
+        ),
+        (
+            "tmdb/movie_popular_2020-07.json",
+            .tmdbList(list: .popular, page: 1, language: "en-US", region: nil, follow: .none)
+        ),
+        (
+            "tmdb/movie_top_rated_2023.json",
+            .tmdbList(list: .topRated, page: 1, language: "en-US", region: nil, follow: .none)
+        ),
         ("tmdb/search_movie_empty.json", .tmdbSearch(query: "x", page: 1, language: "en-US", year: nil, follow: .none)),
-        ("tmdb/search_movie_error_no_query.json", .tmdbSearch(query: "x", page: 1, language: "en-US", year: nil, follow: .none)),
-        ("tmdb/search_movie_fast.json", .tmdbSearch(query: "fast", page: 1, language: "en-US", year: nil, follow: .none)),
-        ("tmdb/search_movie_river.json", .tmdbSearch(query: "river", page: 1, language: "en-US", year: nil, follow: .none)),
+        (
+            "tmdb/search_movie_error_no_query.json",
+            .tmdbSearch(query: "x", page: 1, language: "en-US", year: nil, follow: .none)
+        ),
+        (
+            "tmdb/search_movie_fast.json",
+            .tmdbSearch(query: "fast", page: 1, language: "en-US", year: nil, follow: .none)
+        ),
+        (
+            "tmdb/search_movie_river.json",
+            .tmdbSearch(query: "river", page: 1, language: "en-US", year: nil, follow: .none)
+        ),
         ("kofic/daily_20120101.json", .koficDailyBoxOffice(date: "20120101", follow: .none)),
         ("kofic/daily_20220105.json", .koficDailyBoxOffice(date: "20220105", follow: .none)),
         ("kofic/daily_20220315.json", .koficDailyBoxOffice(date: "20220315", follow: .none)),
@@ -43,8 +64,14 @@ enum GoldenCases {
         ("kakao/image_search_accuracy_2018.json", .kakaoPoster(query: "x", movieCode: "20218541")),
         ("kakao/image_search_nsdictionary_dump.txt", .kakaoPoster(query: "x", movieCode: "20218541")),
         ("openlibrary/books_api_isbn_0385472579_jscmd_data.json", .openLibraryWork(id: "OL1W", follow: .none)),
-        ("openlibrary/search_q_apple_limit2.json", .openLibrarySearch(query: "apple", page: 1, limit: 2, follow: .none)),
-        ("openlibrary/search_q_denver_co.json", .openLibrarySearch(query: "denver,co", page: 1, limit: 20, follow: .none)),
+        (
+            "openlibrary/search_q_apple_limit2.json",
+            .openLibrarySearch(query: "apple", page: 1, limit: 2, follow: .none)
+        ),
+        (
+            "openlibrary/search_q_denver_co.json",
+            .openLibrarySearch(query: "denver,co", page: 1, limit: 20, follow: .none)
+        ),
         ("openlibrary/subjects_denver.json", .openLibrarySearch(query: "denver", page: 1, limit: 20, follow: .none)),
     ]
 

@@ -70,19 +70,25 @@ import Testing
     }
 
     @Test func readsEveryDateAsBefore() {
-        var texts = ["", "2022", "20220622", "2022-06-22", "2022-06-22T10:00:00Z", "2022-06-22 10:00", "2022-06-22x",
-                     "2022/06/22", "2022-6-22", "1799-12-31", "1800-01-01", "2000-02-29", "1900-02-29", "2024-02-30",
-                     "2022-00-10", "2022-13-10", "2022-04-31", "2022-04-30", "20221231", "2022123", "202212311",
-                     "２０２２-06-22", "2022-06-2２", "2022-06-22T", "abcd-ef-gh", "0000-00-00", "9999-12-31"]
+        var texts = [
+            "", "2022", "20220622", "2022-06-22", "2022-06-22T10:00:00Z", "2022-06-22 10:00", "2022-06-22x",
+            "2022/06/22", "2022-6-22", "1799-12-31", "1800-01-01", "2000-02-29", "1900-02-29", "2024-02-30",
+            "2022-00-10", "2022-13-10", "2022-04-31", "2022-04-30", "20221231", "2022123", "202212311",
+            "２０２２-06-22", "2022-06-2２", "2022-06-22T", "abcd-ef-gh", "0000-00-00", "9999-12-31",
+        ]
         var generator = SystemRandomNumberGenerator()
         let alphabet = Array("0123456789-T x".utf8)
         for _ in 0..<20_000 {
             let length = [8, 10, 11, 12, Int.random(in: 0...14, using: &generator)].randomElement(using: &generator)!
-            texts.append(String(decoding: (0..<length).map { _ in alphabet.randomElement(using: &generator)! }, as: UTF8.self))
+            texts.append(
+                String(decoding: (0..<length).map { _ in alphabet.randomElement(using: &generator)! }, as: UTF8.self)
+            )
             let year = Int.random(in: 1790...2030, using: &generator)
             let month = Int.random(in: 0...13, using: &generator)
             let day = Int.random(in: 0...32, using: &generator)
-            let pad = { (value: Int, width: Int) in String(repeating: "0", count: max(0, width - String(value).count)) + String(value) }
+            let pad = { (value: Int, width: Int) in
+                String(repeating: "0", count: max(0, width - String(value).count)) + String(value)
+            }
             texts.append("\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))")
             texts.append("\(pad(year, 4))\(pad(month, 2))\(pad(day, 2))")
         }

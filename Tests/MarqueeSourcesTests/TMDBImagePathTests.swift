@@ -15,8 +15,10 @@ import Testing
     }
 
     @Test func decidesAsTheCharacterwiseCheck() {
-        let alphabet = ["/", "a", ".", " ", "\t", "\r", "\n", "\u{0B}", "\u{1C}", "\u{7F}", "?", "#", "é", "\u{301}",
-                        "\u{600}", "\u{A0}", "\u{3000}"]
+        let alphabet = [
+            "/", "a", ".", " ", "\t", "\r", "\n", "\u{0B}", "\u{1C}", "\u{7F}", "?", "#", "é", "\u{301}",
+            "\u{600}", "\u{A0}", "\u{3000}",
+        ]
         var strings = [""]
         for _ in 0..<3 { strings += strings.flatMap { prefix in alphabet.map { prefix + $0 } } }
         strings += ["/abc.jpg", "/a b.jpg", "/https://x/y.png", " /trim.jpg ", "/\u{600} x.jpg", "//", "/\r\n"]

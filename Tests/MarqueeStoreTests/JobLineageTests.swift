@@ -14,13 +14,21 @@ struct JobLineageTests {
         at time: Int64
     ) -> Record {
         JobOutcome(
-            envelope: envelope, stage: "fetch", kind: kind, outcome: outcome,
-            outputs: spawned.isEmpty ? [:] : ["fetch": spawned.count], spawned: spawned.map(\.id),
-            source: "marquee.fetch/1/\(time)", finishedAt: time
+            envelope: envelope,
+            stage: "fetch",
+            kind: kind,
+            outcome: outcome,
+            outputs: spawned.isEmpty ? [:] : ["fetch": spawned.count],
+            spawned: spawned.map(\.id),
+            source: "marquee.fetch/1/\(time)",
+            finishedAt: time
         ).record
     }
 
-    @Test("any job of a tree finds its root and the whole tree, each row as it was reported", arguments: TestEngine.enabled)
+    @Test(
+        "any job of a tree finds its root and the whole tree, each row as it was reported",
+        arguments: TestEngine.enabled
+    )
     func wholeTree(engine: TestEngine) async throws {
         try await engine.withStore { store in
             let root = Envelope.root()
@@ -43,13 +51,21 @@ struct JobLineageTests {
             let rows = Dictionary(uniqueKeysWithValues: lineage.outcomes.map { ($0.jobID, $0) })
             #expect(rows[root.id]?.spawned == [a.id, b.id] && rows[root.id]?.outputs == ["fetch": 2])
             #expect(rows[root.id]?.kind == "tmdb.list" && rows[root.id]?.parentID == nil)
-            #expect(rows[b.id]?.outcome == .deadLettered(.permanent, error: "HTTP 404") && rows[b.id]?.parentID == root.id)
-            #expect(rows[grandchild.id]?.outcome == .retried(tier: 2, error: "HTTP 503") && rows[grandchild.id]?.parentID == a.id)
+            #expect(
+                rows[b.id]?.outcome == .deadLettered(.permanent, error: "HTTP 404") && rows[b.id]?.parentID == root.id
+            )
+            #expect(
+                rows[grandchild.id]?.outcome == .retried(tier: 2, error: "HTTP 503")
+                    && rows[grandchild.id]?.parentID == a.id
+            )
             #expect(rows[grandchild.id]?.source == "marquee.fetch/1/4000" && rows[grandchild.id]?.finishedAt == 4_000)
         }
     }
 
-    @Test("a job the store does not know has no root; a root without its own row is found by its tree", arguments: TestEngine.enabled)
+    @Test(
+        "a job the store does not know has no root; a root without its own row is found by its tree",
+        arguments: TestEngine.enabled
+    )
     func unknownAndRootWithoutRow(engine: TestEngine) async throws {
         try await engine.withStore { store in
             let unknown = try await store.jobLineage(of: JobID(rawValue: "01UNKNOWN"))
@@ -61,7 +77,10 @@ struct JobLineageTests {
         }
     }
 
-    @Test("a tree over the limit gives the path from the root to the job and the job's children", arguments: TestEngine.enabled)
+    @Test(
+        "a tree over the limit gives the path from the root to the job and the job's children",
+        arguments: TestEngine.enabled
+    )
     func overTheLimit(engine: TestEngine) async throws {
         try await engine.withStore { store in
             let root = Envelope.root()
@@ -69,7 +88,9 @@ struct JobLineageTests {
             let middle = siblings[2]
             let children = (0..<4).map { _ in middle.child() }
             var records = [outcome(root, spawned: siblings, at: 1)]
-            records += siblings.enumerated().map { outcome($1, spawned: $1 == middle ? children : [], at: 10 + Int64($0)) }
+            records += siblings.enumerated().map {
+                outcome($1, spawned: $1 == middle ? children : [], at: 10 + Int64($0))
+            }
             records += children.enumerated().map { outcome($1, at: 100 + Int64($0)) }
             _ = try await store.write(records)
 
@@ -90,7 +111,12 @@ struct JobLineageTests {
             let rows = [
                 Envelope(id: a, root: root, parent: b, attempt: 1), Envelope(id: b, root: root, parent: a, attempt: 1),
             ]
-            _ = try await store.write(rows.map { outcome($0, at: 5) } + (0..<3).map { outcome(Envelope(id: JobID(rawValue: "C\($0)"), root: root, parent: root, attempt: 1), at: 6) })
+            _ = try await store.write(
+                rows.map { outcome($0, at: 5) }
+                    + (0..<3).map {
+                        outcome(Envelope(id: JobID(rawValue: "C\($0)"), root: root, parent: root, attempt: 1), at: 6)
+                    }
+            )
             let lineage = try await store.jobLineage(of: a, limit: 1)
             #expect(lineage.total == 5)
             #expect(Set(lineage.outcomes.map(\.jobID)) == [a, b])

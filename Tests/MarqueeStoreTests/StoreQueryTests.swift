@@ -253,10 +253,18 @@ enum QueryEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
             }
         case .postgres:
             let name = TestEnvironment.uniqueName("marquee_query").replacing("-", with: "_")
-            let admin = try Store.open(try Self.postgres(), maximumConnections: 1, timeout: TestEngine.patientTimeout, logger: .marqueeTest)
+            let admin = try Store.open(
+                try Self.postgres(),
+                maximumConnections: 1,
+                timeout: TestEngine.patientTimeout,
+                logger: .marqueeTest
+            )
             _ = try await admin.engine.read("CREATE DATABASE \(name)", [])
             let store = try Store.open(
-                try Self.postgres(database: name), maximumConnections: 2, timeout: TestEngine.patientTimeout, logger: .marqueeTest
+                try Self.postgres(database: name),
+                maximumConnections: 2,
+                timeout: TestEngine.patientTimeout,
+                logger: .marqueeTest
             )
             let result: Result<T, any Error>
             do {
@@ -637,7 +645,11 @@ struct StoreQueryCLITests {
 
     /// Runs `marquee query <arguments>` without `MARQUEE_STORE` unless `store` is given, and waits for it to exit.
     static func query(_ arguments: [String], environmentStore: String? = nil) async throws -> Run {
-        let run = try await runBuiltExecutable("marquee", ["query"] + arguments, environment: ["MARQUEE_STORE": environmentStore])
+        let run = try await runBuiltExecutable(
+            "marquee",
+            ["query"] + arguments,
+            environment: ["MARQUEE_STORE": environmentStore]
+        )
         return Run(status: run.status, stdout: run.standardOutput, stderr: run.standardError)
     }
 
@@ -777,11 +789,19 @@ struct StoreQueryCLITests {
         // Neither shows the value, which may hold a password.
         let unknown = try await Self.query(["counts", "--store", "mysql://root:secret@db/x"])
         #expect(unknown.status == 64)
-        #expect(unknown.stderr.contains("MARQUEE_STORE (--store) from the command line: expected sqlite:PATH or postgres://"), "\(unknown.stderr)")
+        #expect(
+            unknown.stderr.contains(
+                "MARQUEE_STORE (--store) from the command line: expected sqlite:PATH or postgres://"
+            ),
+            "\(unknown.stderr)"
+        )
         #expect(!unknown.stderr.contains("secret"))
         let unknownSetting = try await Self.query(["counts"], environmentStore: "mysql://root:secret@db/x")
         #expect(unknownSetting.status == 78)
-        #expect(unknownSetting.stderr == "marquee: MARQUEE_STORE (--store) from the environment: expected sqlite:PATH or postgres://user:password@host:port/database\n")
+        #expect(
+            unknownSetting.stderr
+                == "marquee: MARQUEE_STORE (--store) from the environment: expected sqlite:PATH or postgres://user:password@host:port/database\n"
+        )
 
         // A missing file is not created: a query never writes.
         let missing = folder.appendingPathComponent("nothing/here.db").path

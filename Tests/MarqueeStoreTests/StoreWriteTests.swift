@@ -7,19 +7,27 @@ import Testing
 
 /// Records as the fetch stage writes them (docs/records.md), small enough to read in a test.
 enum Sample {
-    static func movie(_ id: Int64, at fetchedAt: Int64, popularity: Double = 10, genres: [Int64] = [18], details: Bool = false,
-        released: String = "2019-05-30")
+    static func movie(
+        _ id: Int64,
+        at fetchedAt: Int64,
+        popularity: Double = 10,
+        genres: [Int64] = [18],
+        details: Bool = false,
+        released: String = "2019-05-30"
+    )
         -> Record
     {
         var data: JSONObject = [
             "movie_id": .integer(id), "original_title": .string("Original \(id)"), "original_language": .string("en"),
             "release_date": .string(released), "adult": .bool(false), "video": .bool(false),
             "popularity": .number(popularity), "vote_average": .integer(8), "vote_count": .integer(1000),
-            "genre_ids": .array(genres.map { .integer($0) }), "poster_path": .string("/p\(id).jpg"), "backdrop_path": .null,
+            "genre_ids": .array(genres.map { .integer($0) }), "poster_path": .string("/p\(id).jpg"),
+            "backdrop_path": .null,
         ]
         if details {
             let more: JSONObject = [
-                "runtime": .integer(132), "budget": .integer(11_400_000), "revenue": .null, "imdb_id": .string("tt6751668"),
+                "runtime": .integer(132), "budget": .integer(11_400_000), "revenue": .null,
+                "imdb_id": .string("tt6751668"),
                 "status": .string("Released"), "collection_id": .null, "production_countries": .array([.string("KR")]),
                 "spoken_languages": .array([.string("ko")]), "origin_country": .array([.string("KR")]),
             ]
@@ -30,16 +38,21 @@ enum Sample {
 
     static func localized(_ id: Int64, _ language: String, _ title: String, at fetchedAt: Int64) -> Record {
         Record(
-            kind: .movieLocalized, key: "tmdb:movie:\(id):\(language)", fetchedAt: fetchedAt,
+            kind: .movieLocalized,
+            key: "tmdb:movie:\(id):\(language)",
+            fetchedAt: fetchedAt,
             data: ["movie_id": .integer(id), "language": .string(language), "title": .string(title), "overview": .null]
         )
     }
 
     static func koficMovie(_ code: String, _ title: String, openDate: String, at fetchedAt: Int64) -> Record {
         Record(
-            kind: .koficMovie, key: "kofic:movie:\(code)", fetchedAt: fetchedAt,
+            kind: .koficMovie,
+            key: "kofic:movie:\(code)",
+            fetchedAt: fetchedAt,
             data: [
-                "movie_cd": .string(code), "title": .string(title), "title_en": .string("Parasite"), "title_original": .null,
+                "movie_cd": .string(code), "title": .string(title), "title_en": .string("Parasite"),
+                "title_original": .null,
                 "production_year": .integer(2019), "open_date": .string(openDate), "runtime": .integer(131),
                 "production_status": .string("개봉"), "type": .string("장편"), "nations": .array([.string("한국")]),
                 "genres": .array([.string("드라마")]), "directors": .array([.object(["name": .string("봉준호")])]),
@@ -73,24 +86,38 @@ struct StoreWriteTests {
         }
     }
 
-    @Test("details facts survive a later list record, and an older details record still lands", arguments: TestEngine.enabled)
+    @Test(
+        "details facts survive a later list record, and an older details record still lands",
+        arguments: TestEngine.enabled
+    )
     func detailsAndListsDoNotEraseEachOther(engine: TestEngine) async throws {
         try await engine.withStore { store in
             _ = try await store.write([Sample.movie(496243, at: 2_000, details: true)])
             _ = try await store.write([Sample.movie(496243, at: 3_000, popularity: 99)])
-            #expect(try await store.engine.read("SELECT runtime, imdb_id FROM movie_details", []) == [[.int(132), .text("tt6751668")]])
+            #expect(
+                try await store.engine.read("SELECT runtime, imdb_id FROM movie_details", []) == [
+                    [.int(132), .text("tt6751668")]
+                ]
+            )
             #expect(try await store.engine.read("SELECT popularity FROM movies", []) == [[.real(99)]])
 
             // Details fetched before a list record that was indexed first: the details facts still land.
             _ = try await store.write([Sample.movie(1, at: 5_000)])
             let summary = try await store.write([Sample.movie(1, at: 4_000, popularity: 1, details: true)])
             #expect(summary.rowsWritten == 1)  // movie_details only
-            #expect(try await store.engine.read("SELECT runtime FROM movie_details WHERE movie_id = 1", []) == [[.int(132)]])
-            #expect(try await store.engine.read("SELECT popularity FROM movies WHERE movie_id = 1", []) == [[.real(10)]])
+            #expect(
+                try await store.engine.read("SELECT runtime FROM movie_details WHERE movie_id = 1", []) == [[.int(132)]]
+            )
+            #expect(
+                try await store.engine.read("SELECT popularity FROM movies WHERE movie_id = 1", []) == [[.real(10)]]
+            )
         }
     }
 
-    @Test("one batch holding two versions of a row keeps the newest, whatever their order", arguments: TestEngine.enabled)
+    @Test(
+        "one batch holding two versions of a row keeps the newest, whatever their order",
+        arguments: TestEngine.enabled
+    )
     func duplicatesInOneBatch(engine: TestEngine) async throws {
         try await engine.withStore { store in
             let summary = try await store.write([
@@ -101,32 +128,45 @@ struct StoreWriteTests {
             #expect(summary.rowsUnchanged == 2)
             let rows = try await store.engine.read("SELECT movie_id, popularity FROM movies ORDER BY movie_id", [])
             #expect(rows == [[.int(7), .real(2)], [.int(8), .real(2)]])
-            #expect(try await store.engine.read("SELECT movie_id, genre_id FROM movie_genres ORDER BY 1, 2", []) == [
-                [.int(7), .int(1)], [.int(7), .int(2)],
-            ])
+            #expect(
+                try await store.engine.read("SELECT movie_id, genre_id FROM movie_genres ORDER BY 1, 2", []) == [
+                    [.int(7), .int(1)], [.int(7), .int(2)],
+                ]
+            )
         }
     }
 
-    @Test("a KOFIC movie is linked to the TMDB movie with the same title and year, either arriving first", arguments: TestEngine.enabled)
+    @Test(
+        "a KOFIC movie is linked to the TMDB movie with the same title and year, either arriving first",
+        arguments: TestEngine.enabled
+    )
     func koficLinks(engine: TestEngine) async throws {
         try await engine.withStore { store in
             let kofic = try await store.write([Sample.koficMovie("20183782", "기생충", openDate: "2019-05-30", at: 1_000)])
             #expect(kofic.links == 0)
-            let tmdb = try await store.write([Sample.movie(496243, at: 1_000), Sample.localized(496243, "ko-KR", "기생충", at: 1_000)])
+            let tmdb = try await store.write([
+                Sample.movie(496243, at: 1_000), Sample.localized(496243, "ko-KR", "기생충", at: 1_000),
+            ])
             #expect(tmdb.links == 1)
             // A film of another year with the same title is not linked; neither is a different title.
             _ = try await store.write([
                 Sample.movie(9, at: 1_000, released: "1990-01-01"), Sample.localized(9, "ko-KR", "기생충", at: 1_000),
                 Sample.koficMovie("20000001", "괴물", openDate: "2006-07-27", at: 1_000),
             ])
-            let links = try await store.engine.read("SELECT movie_cd, movie_id, method FROM movie_links ORDER BY 1, 2", [])
+            let links = try await store.engine.read(
+                "SELECT movie_cd, movie_id, method FROM movie_links ORDER BY 1, 2",
+                []
+            )
             #expect(links.contains([.text("20183782"), .int(496243), .text("title+year")]))
             #expect(!links.contains { $0[0] == .text("20000001") })
             #expect(!links.contains { $0[1] == .int(9) })
         }
     }
 
-    @Test("an invalid record is refused with the field at fault, and nothing of its batch is written", arguments: TestEngine.enabled)
+    @Test(
+        "an invalid record is refused with the field at fault, and nothing of its batch is written",
+        arguments: TestEngine.enabled
+    )
     func invalidRecords(engine: TestEngine) async throws {
         try await engine.withStore { store in
             var wrongType = Sample.movie(1, at: 1_000)
@@ -162,7 +202,11 @@ struct StoreWriteTests {
 
     @Test("migrations apply on an empty store and do nothing on an up-to-date one", arguments: TestEngine.enabled)
     func migrations(engine: TestEngine) async throws {
-        let store = try Store.open(try await engine.freshLocation(), timeout: TestEngine.patientTimeout, logger: .marqueeTest)
+        let store = try Store.open(
+            try await engine.freshLocation(),
+            timeout: TestEngine.patientTimeout,
+            logger: .marqueeTest
+        )
         let first = try await store.migrate()
         #expect(first.applied == Schema.migrations.map(\.version))
         #expect(first.version == Schema.latestVersion)
@@ -176,7 +220,10 @@ struct StoreWriteTests {
         #expect(reportA.applied.isEmpty && reportB.applied.isEmpty)
         // A store from a newer Marquee is refused with a clear message.
         try await store.engine.transaction { session in
-            try await session.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)", [])
+            try await session.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)",
+                []
+            )
         }
         do {
             _ = try await store.migrate()
@@ -207,7 +254,11 @@ struct StoreWriteTests {
             }
             let rows = try await store.engine.read("SELECT DISTINCT popularity, fetched_at FROM movies", [])
             #expect(rows == [[.real(8_000), .int(8_000)]])
-            #expect(try await store.engine.read("SELECT COUNT(*) FROM movie_translations WHERE fetched_at = 8000", []) == [[.int(40)]])
+            #expect(
+                try await store.engine.read("SELECT COUNT(*) FROM movie_translations WHERE fetched_at = 8000", []) == [
+                    [.int(40)]
+                ]
+            )
             #expect(try await store.engine.read("SELECT DISTINCT genre_id FROM movie_genres", []) == [[.int(8)]])
         }
     }

@@ -35,7 +35,10 @@ enum TestEngine: String, CustomTestStringConvertible, Sendable, CaseIterable {
         case .postgres:
             let name = "marquee_test_\(UUID().uuidString.prefix(8).lowercased())"
             let admin = try Store.open(
-                try StoreLocation(parsing: Self.postgresURL), maximumConnections: 1, timeout: Self.patientTimeout, logger: .marqueeTest
+                try StoreLocation(parsing: Self.postgresURL),
+                maximumConnections: 1,
+                timeout: Self.patientTimeout,
+                logger: .marqueeTest
             )
             _ = try await admin.engine.read("CREATE DATABASE \(name)", [])
             await admin.close()

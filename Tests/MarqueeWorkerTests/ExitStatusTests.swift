@@ -6,9 +6,11 @@ import Testing
 @Suite struct ExitStatusTests {
     /// docs/operating.md holds the table of exit statuses as ``MarqueeWorker/ExitStatus`` declares them.
     @Test func theDocumentedExitStatusesAreTheDeclarations() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent("docs/operating.md"), encoding: .utf8)
-        let begin = "<!-- exit statuses: generated from ExitStatus; swift test --filter theDocumentedExitStatusesAreTheDeclarations -->\n"
+        let begin =
+            "<!-- exit statuses: generated from ExitStatus; swift test --filter theDocumentedExitStatusesAreTheDeclarations -->\n"
         let end = "\n<!-- end of the exit statuses -->"
         let start = try #require(text.range(of: begin), "docs/operating.md has the table's opening marker")
         let stop = try #require(text.range(of: end, range: start.upperBound..<text.endIndex))

@@ -1,8 +1,9 @@
 import Logging
-@testable import MarqueeWorker
 import MarqueeKafka
 import MarqueePipeline
 import Testing
+
+@testable import MarqueeWorker
 
 @Suite struct ShutdownWatchdogTests {
     @Test func aWorkerStillRunningPastItsExitDeadlineExitsWithStatus70() async {

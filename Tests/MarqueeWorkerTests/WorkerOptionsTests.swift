@@ -59,12 +59,21 @@ extension WorkerOptions {
             "--metrics-address", "0.0.0.0:9101", "--metrics-advertised-address", "10.0.0.5:9101",
         ])
         #expect(try advertised.alone.metricsAddress(defaultPort: 1).announced?.description == "10.0.0.5:9101")
-        let environment = try WorkerOptions.parse([]).resolved(environment: ["MARQUEE_METRICS_ADVERTISED_ADDRESS": "[fd00::5]:9101"])
+        let environment = try WorkerOptions.parse([]).resolved(environment: [
+            "MARQUEE_METRICS_ADVERTISED_ADDRESS": "[fd00::5]:9101"
+        ])
         #expect(environment.metricsAddress(defaultPort: 9101).announced?.description == "[fd00::5]:9101")
-        #expect(try WorkerOptions.parse([]).alone.metricsAddress(defaultPort: 9102).announced?.description == "127.0.0.1:9102")
-        let freePort = try WorkerOptions.parse(["--metrics-address", "127.0.0.1:0"]).alone.metricsAddress(defaultPort: 1)
+        #expect(
+            try WorkerOptions.parse([]).alone.metricsAddress(defaultPort: 9102).announced?.description
+                == "127.0.0.1:9102"
+        )
+        let freePort = try WorkerOptions.parse(["--metrics-address", "127.0.0.1:0"]).alone.metricsAddress(
+            defaultPort: 1
+        )
         #expect(freePort.announced == nil, "port 0 is chosen after the client id is set")
-        let everywhere = try WorkerOptions.parse(["--metrics-address", "0.0.0.0:9101"]).alone.metricsAddress(defaultPort: 1)
+        let everywhere = try WorkerOptions.parse(["--metrics-address", "0.0.0.0:9101"]).alone.metricsAddress(
+            defaultPort: 1
+        )
         #expect(everywhere.announced?.host == AnnouncedAddress.hostName(), "bound to every interface: the host name")
     }
 
@@ -91,18 +100,39 @@ extension WorkerOptions {
     }
 
     @Test(arguments: [
-        (["--retry-delays", "10s,soon"], "MARQUEE_RETRY_DELAYS (--retry-delays) '10s,soon' from the command line: expected 1 to 10 durations"),
-        (["--shutdown-timeout=-3s"], "MARQUEE_SHUTDOWN_TIMEOUT (--shutdown-timeout) '-3s' from the command line: expected a duration"),
-        (["--metrics-address", "localhost"], "MARQUEE_METRICS_ADDRESS (--metrics-address) 'localhost' from the command line: expected host:port"),
+        (
+            ["--retry-delays", "10s,soon"],
+            "MARQUEE_RETRY_DELAYS (--retry-delays) '10s,soon' from the command line: expected 1 to 10 durations"
+        ),
+        (
+            ["--shutdown-timeout=-3s"],
+            "MARQUEE_SHUTDOWN_TIMEOUT (--shutdown-timeout) '-3s' from the command line: expected a duration"
+        ),
+        (
+            ["--metrics-address", "localhost"],
+            "MARQUEE_METRICS_ADDRESS (--metrics-address) 'localhost' from the command line: expected host:port"
+        ),
         (["--metrics-address", "127.0.0.1:70000"], "expected host:port"),
-        (["--metrics-advertised-address", "10.0.0.5"], "MARQUEE_METRICS_ADVERTISED_ADDRESS (--metrics-advertised-address) '10.0.0.5' from the command line: expected host:port"),
-        (["--metrics-advertised-address", "10.0.0.5:0"], "expected host:port or [host]:port (brackets needed for IPv6), port 1 to 65535"),
+        (
+            ["--metrics-advertised-address", "10.0.0.5"],
+            "MARQUEE_METRICS_ADVERTISED_ADDRESS (--metrics-advertised-address) '10.0.0.5' from the command line: expected host:port"
+        ),
+        (
+            ["--metrics-advertised-address", "10.0.0.5:0"],
+            "expected host:port or [host]:port (brackets needed for IPv6), port 1 to 65535"
+        ),
         (["--metrics-advertised-address", "fd00::1:9101"], "expected host:port or [host]:port"),
         (["-X", "novalue"], "--kafka-property: 'novalue' is not key=value"),
-        (["--log-level", "loud"], "MARQUEE_LOG_LEVEL (--log-level) 'loud' from the command line: expected one of trace, debug"),
+        (
+            ["--log-level", "loud"],
+            "MARQUEE_LOG_LEVEL (--log-level) 'loud' from the command line: expected one of trace, debug"
+        ),
         (["--session-timeout", "500ms"], "expected a duration from 1s to 1h"),
         (["--concurrency=-1"], "expected a whole number from 0 to 100000"),
-        (["--store-timeout", "0"], "MARQUEE_STORE_TIMEOUT (--store-timeout) '0' from the command line: expected a whole number of seconds from 1 to 3600"),
+        (
+            ["--store-timeout", "0"],
+            "MARQUEE_STORE_TIMEOUT (--store-timeout) '0' from the command line: expected a whole number of seconds from 1 to 3600"
+        ),
     ])
     func badOptionsSayWhatIsWrong(arguments: [String], message: String) {
         #expect {
@@ -115,14 +145,20 @@ extension WorkerOptions {
     @Test func aBadAllowedHostIsRefusedWithTheSetting() throws {
         let options = try WorkerOptions.parse(["--metrics-allowed-host", "metrics.example:9101"])
         let error = #expect(throws: SettingError.self) { try options.alone }
-        #expect(error?.description.hasPrefix("MARQUEE_METRICS_ALLOWED_HOSTS (--metrics-allowed-host) from the command line: 'metrics.example:9101' has a port") == true)
+        #expect(
+            error?.description.hasPrefix(
+                "MARQUEE_METRICS_ALLOWED_HOSTS (--metrics-allowed-host) from the command line: 'metrics.example:9101' has a port"
+            ) == true
+        )
     }
 
     @Test func theEnvironmentAndTheSettingsFileFillWhatNoFlagGives() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("worker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let path = folder.appendingPathComponent("marquee.env").path
-        try Data("MARQUEE_BROKERS=file:9092\nMARQUEE_TOPIC_PREFIX=file.\nMARQUEE_SESSION_TIMEOUT=20s\n".utf8).write(to: URL(fileURLWithPath: path))
+        try Data("MARQUEE_BROKERS=file:9092\nMARQUEE_TOPIC_PREFIX=file.\nMARQUEE_SESSION_TIMEOUT=20s\n".utf8).write(
+            to: URL(fileURLWithPath: path)
+        )
         let options = try WorkerOptions.parse(["--config", path, "--topic-prefix", "flag.", "-X", "debug=cgrp,topic"])
         let settings = try options.resolved(environment: [
             "MARQUEE_BROKERS": "env:9092", "MARQUEE_KAFKA_PROPERTIES": "debug=all,client.rack=a",
@@ -131,11 +167,19 @@ extension WorkerOptions {
         #expect(configuration.kafka.bootstrapServers == ["env:9092"])
         #expect(configuration.topics.main == "flag.fetch")
         #expect(settings.sessionTimeout == .seconds(20))
-        #expect(configuration.kafka.additionalProperties == ["debug": "cgrp,topic", "client.rack": "a"], "-X wins, and keeps its commas")
+        #expect(
+            configuration.kafka.additionalProperties == ["debug": "cgrp,topic", "client.rack": "a"],
+            "-X wins, and keeps its commas"
+        )
 
         let malformed = try WorkerOptions.parse([])
-        let error = #expect(throws: SettingError.self) { try malformed.resolved(environment: ["MARQUEE_CONCURRENCY": "lots"]) }
-        #expect(error?.description == "MARQUEE_CONCURRENCY (--concurrency) 'lots' from the environment: expected a whole number from 0 to 100000")
+        let error = #expect(throws: SettingError.self) {
+            try malformed.resolved(environment: ["MARQUEE_CONCURRENCY": "lots"])
+        }
+        #expect(
+            error?.description
+                == "MARQUEE_CONCURRENCY (--concurrency) 'lots' from the environment: expected a whole number from 0 to 100000"
+        )
     }
 
     @Test func theStoreDeadlineIsEveryWorkers() throws {

@@ -52,7 +52,9 @@ final class CurlEasyHandle {
 
     /// Sets a string option; libcurl copies the string.
     func set(_ option: CURLoption, _ value: String) throws(HTTPFetchError) {
-        let code = value.withCString { CMarqueeCurl_easy_setopt_ptr(self.raw, option, UnsafeMutableRawPointer(mutating: $0)) }
+        let code = value.withCString {
+            CMarqueeCurl_easy_setopt_ptr(self.raw, option, UnsafeMutableRawPointer(mutating: $0))
+        }
         try self.check(code, option)
     }
 
@@ -72,7 +74,11 @@ final class CurlEasyHandle {
             return
         }
         let code = body.withUnsafeBytes { bytes in
-            CMarqueeCurl_easy_setopt_ptr(self.raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+            CMarqueeCurl_easy_setopt_ptr(
+                self.raw,
+                CURLOPT_COPYPOSTFIELDS,
+                UnsafeMutableRawPointer(mutating: bytes.baseAddress)
+            )
         }
         try self.check(code, CURLOPT_COPYPOSTFIELDS)
     }

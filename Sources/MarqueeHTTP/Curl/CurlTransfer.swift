@@ -133,7 +133,9 @@ final class CurlTransfer {
             let start = index
             while index < bytes.count, bytes[index] != 0x20 { index += 1 }
             guard index > start else { return .status(0) }
-            return .status(Int(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)) ?? 0)
+            return .status(
+                Int(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)) ?? 0
+            )
         }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return .other }
         var valueStart = colon + 1
@@ -192,7 +194,8 @@ final class CurlTransfer {
 
     /// Whether the current status has a body that is kept (so its `Content-Length` counts against the cap).
     private var announcesBody: Bool {
-        !self.isHead && !(100..<200).contains(self.status) && self.status != 204 && self.status != 304 && !self.isRedirect
+        !self.isHead && !(100..<200).contains(self.status) && self.status != 204 && self.status != 304
+            && !self.isRedirect
     }
 
     /// Checks an address libcurl is about to connect to (or has connected to) against the policy.

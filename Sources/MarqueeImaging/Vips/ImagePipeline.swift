@@ -34,7 +34,8 @@ struct ImagePipeline: Sendable {
         guard bytes.count <= self.configuration.maxBytes else {
             throw ImagingError(
                 code: .tooLarge,
-                reason: "refused: \(bytes.count) bytes is over the cap of \(self.configuration.maxBytes) bytes")
+                reason: "refused: \(bytes.count) bytes is over the cap of \(self.configuration.maxBytes) bytes"
+            )
         }
         let format = try ImageSniffer.format(of: bytes)
         vips_error_clear()
@@ -48,7 +49,8 @@ struct ImagePipeline: Sendable {
         if let loader = header.string("vips-loader"), loader != expected {
             throw ImagingError(
                 code: .unsupportedType,
-                reason: "refused: looks like \(format) but libvips reads it with \(loader), not \(expected)")
+                reason: "refused: looks like \(format) but libvips reads it with \(loader), not \(expected)"
+            )
         }
         let width = header.width
         let height = header.height
@@ -58,12 +60,18 @@ struct ImagePipeline: Sendable {
         guard width.multipliedReportingOverflow(by: height).partialValue <= self.configuration.maxPixels else {
             throw ImagingError(
                 code: .tooManyPixels,
-                reason: "refused: \(width)×\(height) pixels is over the cap of \(self.configuration.maxPixels)")
+                reason: "refused: \(width)×\(height) pixels is over the cap of \(self.configuration.maxPixels)"
+            )
         }
         let orientation = header.int("orientation").flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
         return ImageProbe(
-            format: format, width: width, height: height, bytes: bytes.count, hasAlpha: header.hasAlpha,
-            orientation: orientation)
+            format: format,
+            width: width,
+            height: height,
+            bytes: bytes.count,
+            hasAlpha: header.hasAlpha,
+            orientation: orientation
+        )
     }
 
     /// Probes, decodes once at the largest output width, and makes every variant and the placeholder from that.
@@ -112,13 +120,17 @@ struct ImagePipeline: Sendable {
             if smallest == nil {
                 // Rendered once here, then read by the encoders and the placeholder (a lazy resize would run twice).
                 if image !== decoded {
-                    image = try image.copiedToMemory(code: .internal, what: "rendering the \(width)-wide variant failed")
+                    image = try image.copiedToMemory(
+                        code: .internal,
+                        what: "rendering the \(width)-wide variant failed"
+                    )
                 }
                 smallest = image
             }
             let quality = Int32(self.configuration.webpQuality)
             let webp = WebPMetadata.stripped(
-                try image.encoded("vips_webpsave_buffer") { CMarqueeVips_webpsave_buffer($0, &$1, &$2, quality, 1) })
+                try image.encoded("vips_webpsave_buffer") { CMarqueeVips_webpsave_buffer($0, &$1, &$2, quality, 1) }
+            )
             variants.append(ImageVariant(width: image.width, height: image.height, encoding: .webp, data: webp))
             if self.configuration.writesJPEGFallback {
                 let jpegQuality = Int32(self.configuration.jpegQuality)
@@ -134,7 +146,8 @@ struct ImagePipeline: Sendable {
     }
 
     private static func loaded(
-        _ format: ImageFormat, _ load: () -> (Int32, UnsafeMutablePointer<VipsImage>?)
+        _ format: ImageFormat,
+        _ load: () -> (Int32, UnsafeMutablePointer<VipsImage>?)
     ) throws(ImagingError) -> VipsImageRef {
         let (result, out) = load()
         guard result == 0, let out else {
@@ -171,7 +184,8 @@ struct ImagePipeline: Sendable {
         let colour = encoded.averageColor
         return ImagePlaceholder(
             dominantColor: "#" + [colour.red, colour.green, colour.blue].map(Self.hex).joined(),
-            blurHash: encoded.hash)
+            blurHash: encoded.hash
+        )
     }
 
     private static func hex(_ byte: UInt8) -> String {

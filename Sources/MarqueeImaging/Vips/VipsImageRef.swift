@@ -163,7 +163,9 @@ extension VipsImageRef {
             guard result.width >= width, result.height >= height else {
                 throw ImagingError(
                     code: .internal,
-                    reason: "\(reduces ? "vips_reduce" : "vips_resize") made \(result.width)×\(result.height), wanted \(width)×\(height)")
+                    reason:
+                        "\(reduces ? "vips_reduce" : "vips_resize") made \(result.width)×\(result.height), wanted \(width)×\(height)"
+                )
             }
             result = try result.apply("vips_extract_area") {
                 CMarqueeVips_extract_area($0, &$1, 0, 0, Int32(width), Int32(height))

@@ -46,7 +46,9 @@ final class KafkaMockCluster: Sendable {
     /// Takes a broker down (its connections are closed and refused) or brings it back.
     func setBroker(_ id: Int32, isUp: Bool) {
         let code = RDKafkaCode(
-            isUp ? rd_kafka_mock_broker_set_up(self.cluster.pointer, id) : rd_kafka_mock_broker_set_down(self.cluster.pointer, id)
+            isUp
+                ? rd_kafka_mock_broker_set_up(self.cluster.pointer, id)
+                : rd_kafka_mock_broker_set_down(self.cluster.pointer, id)
         )
         precondition(code == .noError, "mock broker \(id): \(code.message)")
     }

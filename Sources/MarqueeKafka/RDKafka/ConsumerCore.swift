@@ -85,11 +85,15 @@ final class ConsumerCore: Sendable {
         self.queue = queue
         // Called on a librdkafka thread (holding the queue's own lock) when an element lands in the empty queue;
         // it only wakes the reader.
-        rd_kafka_queue_cb_event_enable(queue, { _, opaque in
-            guard let opaque else { return }
-            let core = Unmanaged<ConsumerCore>.fromOpaque(opaque).takeUnretainedValue()
-            core.state.withLock { $0.wakeReader() }?.resume()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        rd_kafka_queue_cb_event_enable(
+            queue,
+            { _, opaque in
+                guard let opaque else { return }
+                let core = Unmanaged<ConsumerCore>.fromOpaque(opaque).takeUnretainedValue()
+                core.state.withLock { $0.wakeReader() }?.resume()
+            },
+            Unmanaged.passUnretained(self).toOpaque()
+        )
     }
 
     var assignment: [KafkaTopicPartition] { self.state.withLock { $0.assignment } }
@@ -187,12 +191,16 @@ final class ConsumerCore: Sendable {
             }
             if run == nil || run!.rkt != raw.pointee.rkt || run!.partition != raw.pointee.partition {
                 run = (raw.pointee.rkt, raw.pointee.partition)
-                let key = KafkaTopicPartition(topic: buffers.decoder.topicName(raw.pointee.rkt), partition: raw.pointee.partition)
+                let key = KafkaTopicPartition(
+                    topic: buffers.decoder.topicName(raw.pointee.rkt),
+                    partition: raw.pointee.partition
+                )
                 buffers.runs.append((key, buffers.offsets.count..<buffers.offsets.count))
             }
             buffers.offsets.append(raw.pointee.offset)
             buffers.indices.append(index)
-            buffers.runs[buffers.runs.count - 1].1 = buffers.runs[buffers.runs.count - 1].1.lowerBound..<buffers.offsets.count
+            buffers.runs[buffers.runs.count - 1].1 =
+                buffers.runs[buffers.runs.count - 1].1.lowerBound..<buffers.offsets.count
         }
 
         if !buffers.runs.isEmpty {
@@ -205,7 +213,9 @@ final class ConsumerCore: Sendable {
                 guard let owner = buffers.owners[runIndex] else { continue }
                 buffers.keep.append(owner.takeUnretainedValue())
                 for position in range.reversed() {
-                    buffers.decoded.append(buffers.decoder.decode(raws[buffers.indices[position]]!, partitionState: owner))
+                    buffers.decoded.append(
+                        buffers.decoder.decode(raws[buffers.indices[position]]!, partitionState: owner)
+                    )
                 }
             }
             self.state.withLock { $0.deliver(&buffers.decoded, partitions: buffers.keep) }
@@ -217,7 +227,10 @@ final class ConsumerCore: Sendable {
                 let error = KafkaError(code: .consumer, reason: "fatal consumer error: \(text)", rdKafkaCode: code)
                 self.state.withLock { $0.finish(.failed(error)) }?.resume()
             } else {
-                self.logger.warning("consumer error: \(text)", metadata: [MarqueeKafkaLoggingKeys.error: "\(code.name)"])
+                self.logger.warning(
+                    "consumer error: \(text)",
+                    metadata: [MarqueeKafkaLoggingKeys.error: "\(code.name)"]
+                )
             }
         }
         return true
@@ -260,7 +273,9 @@ final class ConsumerCore: Sendable {
                 // Asynchronous (timeout 0): fetching restarts there.
                 let list = RDKafkaTopicPartitionList(offsets.map { ($0.0, Optional($0.1)) })
                 if let error = rd_kafka_seek_partitions(self.rk, list.pointer, 0) {
-                    self.logger.error("could not rewind paused partitions: \(String(cString: rd_kafka_error_string(error)))")
+                    self.logger.error(
+                        "could not rewind paused partitions: \(String(cString: rd_kafka_error_string(error)))"
+                    )
                     rd_kafka_error_destroy(error)
                 }
             }
@@ -427,7 +442,9 @@ private struct MessageDecoder {
     @inline(__always)
     private static func bytes(_ pointer: UnsafeRawPointer, _ count: Int) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            if count > 0 { buffer.baseAddress!.initialize(from: pointer.assumingMemoryBound(to: UInt8.self), count: count) }
+            if count > 0 {
+                buffer.baseAddress!.initialize(from: pointer.assumingMemoryBound(to: UInt8.self), count: count)
+            }
             initialized = count
         }
     }

@@ -150,7 +150,8 @@ struct ConsumerStateMachine {
     /// has (not suspended, not closing, less than a batch buffered), and if so, access to read one message: the
     /// calls to make first, then the read.
     mutating func serveWhileBusy(batchSize: Int) -> Calls? {
-        let isBusy = !self.isReaderIdle && self.lifecycle == .running && !self.isStopped && self.termination == nil
+        let isBusy =
+            !self.isReaderIdle && self.lifecycle == .running && !self.isStopped && self.termination == nil
             && self.buffer.count < batchSize
         guard isBusy, case .free = self.access else { return nil }
         self.access = .reader
@@ -341,7 +342,8 @@ struct ConsumerStateMachine {
             guard let partition = self.partitions[key] else { continue }
             if partition.isUserPaused {
                 // Already paused: a handed-back message moves the restart point back to it.
-                if let message, message.partitionState === partition, message.offset < (partition.rewindOffset ?? .max) {
+                if let message, message.partitionState === partition, message.offset < (partition.rewindOffset ?? .max)
+                {
                     partition.tracker.dropFetched(from: message.offset)
                     partition.rewind(to: message.offset)
                     rewinds.append((key, message.offset))

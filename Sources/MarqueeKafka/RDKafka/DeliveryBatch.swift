@@ -43,7 +43,9 @@ final class DeliveryBatch: Sendable {
         self.slots = .allocate(capacity: count)
         let unmanaged = Unmanaged.passUnretained(self)
         for index in 0..<count {
-            (self.slots + index).initialize(to: Slot(batch: unmanaged, outcome: Outcome(code: 0, partition: -1, offset: -1)))
+            (self.slots + index).initialize(
+                to: Slot(batch: unmanaged, outcome: Outcome(code: 0, partition: -1, offset: -1))
+            )
         }
     }
 
@@ -55,7 +57,12 @@ final class DeliveryBatch: Sendable {
     func slot(_ index: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(self.slots + index) }
 
     /// Called from the delivery-report callback.
-    static func deliver(slot pointer: UnsafeMutableRawPointer, code: rd_kafka_resp_err_t, partition: Int32, offset: Int64) {
+    static func deliver(
+        slot pointer: UnsafeMutableRawPointer,
+        code: rd_kafka_resp_err_t,
+        partition: Int32,
+        offset: Int64
+    ) {
         let slot = pointer.assumingMemoryBound(to: Slot.self)
         slot.pointee.outcome = Outcome(code: code.rawValue, partition: partition, offset: offset)
         slot.pointee.batch.takeUnretainedValue().countDown()

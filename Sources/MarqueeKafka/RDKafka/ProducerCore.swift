@@ -34,10 +34,14 @@ final class ProducerCore: Sendable {
         }
         self.reports = SendableOpaquePointer(reports)
         // Called on a librdkafka thread (holding the queue's own lock) when a report lands in the empty queue.
-        rd_kafka_queue_cb_event_enable(reports, { _, opaque in
-            guard let opaque else { return }
-            Unmanaged<ProducerCore>.fromOpaque(opaque).takeUnretainedValue().reportsArrived()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        rd_kafka_queue_cb_event_enable(
+            reports,
+            { _, opaque in
+                guard let opaque else { return }
+                Unmanaged<ProducerCore>.fromOpaque(opaque).takeUnretainedValue().reportsArrived()
+            },
+            Unmanaged.passUnretained(self).toOpaque()
+        )
         // The callback only says when the queue *becomes* non-empty: what librdkafka queued before it was on (a
         // broker refusing the connection at once, say) would otherwise wait for ever, and hold back the reports
         // queued behind it. One pass serves it.

@@ -18,17 +18,21 @@ final class RDKafkaClientContext: Sendable {
     let statisticsUpdates: AsyncStream<String>
     private let statisticsContinuation: AsyncStream<String>.Continuation
     /// Called on the consumer's poll thread for assign/revoke events; `nil` for producers.
-    let rebalance: (@Sendable (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
+    let rebalance:
+        (@Sendable (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void)?
 
     init(
         logger: Logger,
         rebalance: (
-            @Sendable (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void
+            @Sendable (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) ->
+                Void
         )? = nil
     ) {
         self.logger = logger
         self.rebalance = rebalance
-        (self.statisticsUpdates, self.statisticsContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (self.statisticsUpdates, self.statisticsContinuation) = AsyncStream.makeStream(
+            bufferingPolicy: .bufferingNewest(1)
+        )
     }
 
     deinit {
@@ -106,7 +110,9 @@ final class RDKafkaClient: @unchecked Sendable {
             if facility == "FAIL" {
                 // "[thrd:host:port/bootstrap]: host:port/bootstrap: Connect to … failed: …": keep what follows
                 // the thread tag.
-                let reason = text.hasPrefix("[thrd:") ? text.split(separator: "]: ", maxSplits: 1).last.map(String.init) ?? text : text
+                let reason =
+                    text.hasPrefix("[thrd:")
+                    ? text.split(separator: "]: ", maxSplits: 1).last.map(String.init) ?? text : text
                 context.lastError.withLock { $0 = (.transport, reason) }
             }
             context.logger.log(

@@ -49,8 +49,13 @@ public struct KOFICAdapter: SourceAdapter {
 
     private func request(path: [String], query: [QueryItem]) throws(SourceError) -> SourceRequest {
         try .json(
-            .kofic, key: self.configuration.koficAPIKey, as: "key", base: self.configuration.koficBaseURL, path: path,
-            query: query, userAgent: self.configuration.userAgent
+            .kofic,
+            key: self.configuration.koficAPIKey,
+            as: "key",
+            base: self.configuration.koficBaseURL,
+            path: path,
+            query: query,
+            userAgent: self.configuration.userAgent
         )
     }
 

@@ -30,10 +30,14 @@ enum ISODate {
             }
             guard valid else { return nil }
             let zero = UInt8(ascii: "0")
-            let year = Int(digits.0 - zero) * 1000 + Int(digits.1 - zero) * 100 + Int(digits.2 - zero) * 10 + Int(digits.3 - zero)
+            let year =
+                Int(digits.0 - zero) * 1000 + Int(digits.1 - zero) * 100 + Int(digits.2 - zero) * 10
+                + Int(digits.3 - zero)
             let month = Int(digits.4 - zero) * 10 + Int(digits.5 - zero)
             let day = Int(digits.6 - zero) * 10 + Int(digits.7 - zero)
-            guard year >= 1800, (1...12).contains(month), day >= 1, day <= Self.days(in: month, of: year) else { return nil }
+            guard year >= 1800, (1...12).contains(month), day >= 1, day <= Self.days(in: month, of: year) else {
+                return nil
+            }
             return withUnsafeBytes(of: digits) { digits in
                 String(unsafeUninitializedCapacity: 10) { output in
                     for index in 0..<4 { output[index] = digits[index] }

@@ -162,7 +162,8 @@ extension JSONDocument.Value: LenientJSON {
     func writeText(_ key: StaticString, trimmed: Bool, to writer: inout JSONWriter) {
         let visible: ClosedRange<UInt8> = 0x21...0x7E
         let written = self.withUnescapedBytes { bytes -> Bool in
-            guard let first = bytes.first, let last = bytes.last, visible.contains(first), !trimmed || visible.contains(last)
+            guard let first = bytes.first, let last = bytes.last, visible.contains(first),
+                !trimmed || visible.contains(last)
             else { return false }
             writer.write(key, unescapedString: bytes)
             return true

@@ -68,8 +68,13 @@ public struct TMDBAdapter: SourceAdapter {
 
     private func request(path: [String], query: [QueryItem]) throws(SourceError) -> SourceRequest {
         try .json(
-            .tmdb, key: self.configuration.tmdbAPIKey, as: "api_key", base: self.configuration.tmdbBaseURL, path: path,
-            query: query, userAgent: self.configuration.userAgent
+            .tmdb,
+            key: self.configuration.tmdbAPIKey,
+            as: "api_key",
+            base: self.configuration.tmdbBaseURL,
+            path: path,
+            query: query,
+            userAgent: self.configuration.userAgent
         )
     }
 

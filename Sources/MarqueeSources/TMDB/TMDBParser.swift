@@ -160,7 +160,12 @@ struct TMDBParser {
         if fromDetails { localized.writeText("tagline", item["tagline"]) }
         localized.writeTrimmedText("title", item["title"])
         self.result.records.append(
-            Record(kind: .movieLocalized, key: "tmdb:movie:\(id):\(language)", fetchedAt: self.fetchedAt, writtenData: localized)
+            Record(
+                kind: .movieLocalized,
+                key: "tmdb:movie:\(id):\(language)",
+                fetchedAt: self.fetchedAt,
+                writtenData: localized
+            )
         )
     }
 

@@ -84,7 +84,10 @@ struct StageWorker {
             consumer.commitInterval = .milliseconds(100)
         }
         if deaf {
-            try await Self.run(Stage(configuration: configuration, handler: DeafHandler(started: StartedFlag()), logger: logger), logger: logger)
+            try await Self.run(
+                Stage(configuration: configuration, handler: DeafHandler(started: StartedFlag()), logger: logger),
+                logger: logger
+            )
         } else {
             let handler = EchoHandler(work: .milliseconds(work), started: StartedFlag())
             try await Self.run(Stage(configuration: configuration, handler: handler, logger: logger), logger: logger)
