@@ -283,6 +283,19 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             }
             return
         }
+        /// Sends the job to a retry tier or the dead-letter topic, as `error` says.
+        func routeFailure(_ error: StageError) async throws {
+            context.enter("routing the failure")
+            try await self.route(
+                message,
+                envelope: envelope,
+                error: error,
+                consumer: consumer,
+                producer: producer,
+                logger: logger,
+                started: started
+            )
+        }
         let outputs: [StageOutput]
         switch result {
         case .success(let produced):
@@ -307,45 +320,18 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             await self.dependencyDown(message, error: error, consumer: consumer, logger: logger)
             return
         case .failure(let error as StageError):
-            context.enter("routing the failure")
-            try await self.route(
-                message,
-                envelope: envelope,
-                error: error,
-                consumer: consumer,
-                producer: producer,
-                logger: logger,
-                started: started
-            )
+            try await routeFailure(error)
             return
         case .failure(is CancellationError):
             logger.warning("job cancelled at shutdown; handed back uncommitted")
             return
         case .failure(let error as any RetriableError):
             // A module's error says itself whether a retry can help.
-            context.enter("routing the failure")
             let reason = error.description
-            try await self.route(
-                message,
-                envelope: envelope,
-                error: error.isRetriable ? .transient(reason) : .permanent(reason),
-                consumer: consumer,
-                producer: producer,
-                logger: logger,
-                started: started
-            )
+            try await routeFailure(error.isRetriable ? .transient(reason) : .permanent(reason))
             return
         case .failure(let error):
-            context.enter("routing the failure")
-            try await self.route(
-                message,
-                envelope: envelope,
-                error: .transient(String(describing: error)),
-                consumer: consumer,
-                producer: producer,
-                logger: logger,
-                started: started
-            )
+            try await routeFailure(.transient(String(describing: error)))
             return
         }
         context.enter("delivering outputs")
@@ -397,16 +383,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             let size = MessageSize.of(messages[index])
             let reason =
                 "an output for '\(messages[index].topic)' is \(MessageSize.text(size)), over the \(MessageSize.text(self.messageLimit)) limit of a message (--max-message-bytes)"
-            context.enter("routing the failure")
-            try await self.route(
-                message,
-                envelope: envelope,
-                error: .permanent(reason),
-                consumer: consumer,
-                producer: producer,
-                logger: logger,
-                started: started
-            )
+            try await routeFailure(.permanent(reason))
             return
         }
         // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted). Except an
@@ -414,16 +391,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         if let refused = try await Self.deliver(messages, producer: producer) {
             let reason =
                 "the broker refused an output as too large for its topic (the topic's max.message.bytes is below --max-message-bytes): \(refused.reason)"
-            context.enter("routing the failure")
-            try await self.route(
-                message,
-                envelope: envelope,
-                error: .permanent(reason),
-                consumer: consumer,
-                producer: producer,
-                logger: logger,
-                started: started
-            )
+            try await routeFailure(.permanent(reason))
             return
         }
         context.enter("after delivery")
