@@ -96,6 +96,8 @@ final class Batcher: Sendable {
         /// Set while a timer waits to write a partial batch.
         var timerArmed = false
         var migrated = false
+        /// Actions decided and not yet taken by ``run()``.
+        var pending: [Action] = []
         /// Graceful shutdown began: the actions end once nothing waits and nothing is being written.
         var stopping = false
         /// ``run()`` ended: a record submitted now fails at once.
@@ -109,14 +111,15 @@ final class Batcher: Sendable {
     private let settings: IndexSettings
     private let logger: Logger
     private let state = Mutex(State())
-    private let actions: AsyncStream<Action>
-    private let actionInput: AsyncStream<Action>.Continuation
+    /// Wakes ``run()`` when actions are pending.
+    private let wakeups: AsyncStream<Void>
+    private let wakeupInput: AsyncStream<Void>.Continuation
 
     init(store: Store, settings: IndexSettings, logger: Logger) {
         self.store = store
         self.settings = settings
         self.logger = logger
-        (self.actions, self.actionInput) = AsyncStream.makeStream()
+        (self.wakeups, self.wakeupInput) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     var totals: (batches: Int, rowsWritten: Int, rowsUnchanged: Int) {
@@ -150,14 +153,23 @@ final class Batcher: Sendable {
     func run() async {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                for await action in self.actions {
-                    switch action {
-                    case .none: break
-                    case .write(let batch): group.addTask { await self.write(batch) }
-                    case .armTimer(let deadline): group.addTask { await self.timer(deadline) }
+                for await _ in self.wakeups {
+                    let actions = self.state.withLock { state in
+                        defer { state.pending.removeAll() }
+                        return state.pending
                     }
+                    for action in actions {
+                        switch action {
+                        case .none: break
+                        case .write(let batch): group.addTask { await self.write(batch) }
+                        case .armTimer(let deadline): group.addTask { await self.timer(deadline) }
+                        }
+                    }
+                    self.finishIfIdle()
                 }
-                group.cancelAll()  // nothing is being written: only timers of partial batches are left
+                // Graceful: nothing is being written, only timers of partial batches are left. Cancelled: the
+                // writes are cancelled too, and their records fail.
+                group.cancelAll()
             }
         } onGracefulShutdown: {
             // Partial batches are written now rather than at their timers.
@@ -168,10 +180,14 @@ final class Batcher: Sendable {
             self.perform(action)
             self.finishIfIdle()
         }
+        // Every child has ended, so nothing but a submission decides an action now, and it sees `stopped`.
         let left = self.state.withLock { state -> [Waiting] in
             state.stopped = true
-            defer { state.waiting.removeAll() }
-            return state.waiting
+            var left = state.waiting
+            for case .write(let batch) in state.pending { left += batch }
+            state.waiting.removeAll()
+            state.pending.removeAll()
+            return left
         }
         for waiting in left { waiting.continuation.resume(throwing: Self.stoppedError) }
     }
@@ -196,9 +212,15 @@ final class Batcher: Sendable {
     /// Hands `action` to ``run()``; a batch it can no longer take fails (its loop ended).
     private func perform(_ action: Action) {
         if case .none = action { return }
-        if case .terminated = self.actionInput.yield(action), case .write(let batch) = action {
+        let refused = self.state.withLock { state -> Bool in
+            guard !state.stopped else { return true }
+            state.pending.append(action)
+            return false
+        }
+        if refused, case .write(let batch) = action {
             for waiting in batch { waiting.continuation.resume(throwing: Self.stoppedError) }
         }
+        self.wakeupInput.yield()
     }
 
     private func timer(_ deadline: ContinuousClock.Instant) async {
@@ -208,6 +230,7 @@ final class Batcher: Sendable {
             return self.nextAction(&state)
         }
         self.perform(next)
+        self.finishIfIdle()
     }
 
     private func write(_ batch: [Waiting]) async {
@@ -222,8 +245,8 @@ final class Batcher: Sendable {
 
     /// Ends ``run()``'s actions once shutdown began and nothing waits or is being written.
     private func finishIfIdle() {
-        let idle = self.state.withLock { $0.stopping && $0.waiting.isEmpty && $0.writing == 0 }
-        if idle { self.actionInput.finish() }
+        let idle = self.state.withLock { $0.stopping && $0.waiting.isEmpty && $0.pending.isEmpty && $0.writing == 0 }
+        if idle { self.wakeupInput.finish() }
     }
 
     private func writeBatch(_ batch: [Waiting]) async {

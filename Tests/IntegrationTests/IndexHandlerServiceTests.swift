@@ -70,6 +70,39 @@ struct IndexHandlerServiceTests {
         }
     }
 
+    /// Cancelled (not a graceful shutdown), the service ends at once and the records waiting for a batch fail as
+    /// transient: none is left waiting.
+    @Test func cancellingTheServiceFailsTheWaitingRecords() async throws {
+        try await Self.withStore { store in
+            var settings = IndexSettings()
+            settings.maxWait = .seconds(60)
+            let handler = IndexHandler(store: store, settings: settings, logger: .marqueeTest)
+            let running = Task { try await handler.run() }
+            let jobs = Task {
+                await withTaskGroup(of: (any Error)?.self) { group in
+                    for id in Int64(1)...3 {
+                        group.addTask {
+                            do {
+                                _ = try await handler.handle(Self.movie(id))
+                                return nil
+                            } catch {
+                                return error
+                            }
+                        }
+                    }
+                    return await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            while handler.waitingRecords < 3 { try await Task.sleep(for: .milliseconds(10)) }
+            running.cancel()
+            try await running.value
+            let errors = await jobs.value
+            #expect(errors.count == 3)
+            #expect(errors.allSatisfy { ($0 as? StageError)?.kind == .transient }, "\(errors)")
+            #expect(try await store.counts().movies == 0)
+        }
+    }
+
     /// Once the service ended, a record is refused at once as transient (its job goes to a retry tier), never
     /// left waiting for a batch nobody writes.
     @Test func aRecordSubmittedAfterTheServiceEndedFailsAsTransient() async throws {
