@@ -43,10 +43,19 @@ public final class WindowProducer: Service, Sendable {
         var nextWaiter = 0
         /// Winning claims so far (for ``WindowProducerConfiguration/crashPoint``).
         var wins = 0
-        var term: Task<Void, Never>?
-        /// The leader's sleep until its next window, cut short by shutdown.
-        var sleeper: Task<Void, any Error>?
+        /// The current term, while this replica leads.
+        var term: Term?
+        /// Set by ``stop()``: no term starts any more.
+        var isStopping = false
         var failure: (any Error)?
+    }
+
+    /// One term of leadership: from the state partition's assignment to its revocation or shutdown.
+    private final class Term: Sendable {
+        /// Fired when the partition is revoked: the term ends at once, with no window half-sent.
+        let ended = OneShotSignal()
+        /// Fired when the term's leader loop has returned.
+        let finished = OneShotSignal()
     }
 
     /// - Parameters:
@@ -108,12 +117,24 @@ public final class WindowProducer: Service, Sendable {
 
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
+                let (terms, starts) = AsyncStream.makeStream(of: Term.self)
                 group.addTask { await self.readState(consumer) }
-                group.addTask { await self.follow(consumer.rebalances, producer: producer, consumer: consumer) }
-                await group.waitForAll()
+                group.addTask { await self.runTerms(terms, producer: producer) }
+                group.addTask {
+                    await self.follow(consumer.rebalances, starts: starts)
+                    starts.finish()
+                    // No more rebalances: the consumer has closed, so there is nothing left to lead.
+                    self.stop()
+                }
+                // Graceful shutdown or a failure: the window in progress is finished, then the group is left
+                // (a standby takes over at once).
+                await self.stopping.waitUnlessCancelled()
+                let term = self.state.withLock { $0.term }
+                await term?.finished.waitUnlessCancelled()
+                await consumer.close()
             }
         } onGracefulShutdown: {
-            self.stop(consumer)
+            self.stop()
         }
         await producer.close()
         if let failure = self.state.withLock({ $0.failure }) { throw failure }
@@ -160,15 +181,11 @@ public final class WindowProducer: Service, Sendable {
         }
     }
 
-    /// Ends leadership after the window in progress and leaves the group.
-    private func stop(_ consumer: KafkaConsumer) {
+    /// Ends leadership after the window in progress; ``run()`` then leaves the group. Under the lock, so that no
+    /// term starts once ``run()`` has looked for the current one.
+    private func stop() {
+        self.state.withLock { $0.isStopping = true }
         self.stopping.fire()
-        let (term, sleeper) = self.state.withLock { ($0.term, $0.sleeper) }
-        sleeper?.cancel()
-        Task {
-            await term?.value
-            await consumer.close()
-        }
     }
 
     // MARK: - Reading the state topic
@@ -191,7 +208,7 @@ public final class WindowProducer: Service, Sendable {
                 for waiter in ready { waiter.continuation.resume() }
             }
         } catch {
-            self.fail(error, consumer: consumer)
+            self.fail(error)
         }
         // No more reads: nobody waiting on one may wait for ever.
         let waiters = self.state.withLock { state in
@@ -202,7 +219,9 @@ public final class WindowProducer: Service, Sendable {
     }
 
     /// Returns once the state topic was read through `offset`.
-    private func waitApplied(through offset: Int64) async throws {
+    ///
+    /// - Throws: `CancellationError` when `term` ends first (the partition is gone: nothing more is read).
+    private func waitApplied(through offset: Int64, term: Term) async throws {
         let id = self.state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
@@ -212,6 +231,7 @@ public final class WindowProducer: Service, Sendable {
                 let outcome: Bool? = self.state.withLock { state in
                     if state.cancelledWaiters.remove(id) != nil { return false }
                     if state.ledger.appliedOffset >= offset { return true }
+                    if state.term !== term { return false }
                     state.waiters.append(Waiter(id: id, offset: offset, continuation: continuation))
                     return nil
                 }
@@ -235,18 +255,15 @@ public final class WindowProducer: Service, Sendable {
 
     // MARK: - Leadership
 
-    private func follow(
-        _ rebalances: AsyncStream<KafkaRebalanceEvent>,
-        producer: KafkaProducer,
-        consumer: KafkaConsumer
-    ) async {
+    private func follow(_ rebalances: AsyncStream<KafkaRebalanceEvent>, starts: AsyncStream<Term>.Continuation) async {
         let partition = KafkaTopicPartition(topic: self.configuration.stateTopic, partition: 0)
         for await event in rebalances {
             switch event {
             case .assigned(let partitions):
                 self.state.withLock { $0.status.hasJoined = true }
                 if partitions.contains(partition) {
-                    await self.startTerm(producer: producer, consumer: consumer)
+                    await self.endTerm()
+                    if let term = self.beginTerm() { starts.yield(term) }
                 } else {
                     await self.endTerm()
                     self.logger.info("standing by: another replica leads")
@@ -259,25 +276,39 @@ public final class WindowProducer: Service, Sendable {
         await self.endTerm()
     }
 
-    private func startTerm(producer: KafkaProducer, consumer: KafkaConsumer) async {
-        await self.endTerm()
-        guard !self.stopping.isFired else { return }
+    /// Runs each term's leader loop, one after the other, in this task.
+    private func runTerms(_ terms: AsyncStream<Term>, producer: KafkaProducer) async {
+        for await term in terms {
+            await self.lead(term, producer: producer)
+            term.finished.fire()
+        }
+    }
+
+    /// The term that starts now, or `nil` once the producer is stopping.
+    private func beginTerm() -> Term? {
         self.state.withLock { state in
+            guard !state.isStopping else { return nil }
+            let term = Term()
+            state.term = term
             state.status.isLeader = true
-            state.term = Task { await self.lead(producer: producer, consumer: consumer) }
+            return term
         }
     }
 
     /// Ends the current term at once (the partition is gone: nothing can be read back any more). A window whose
     /// claim already won is still sent and confirmed.
     private func endTerm() async {
-        let term = self.state.withLock { state in
+        let (term, waiters): (Term?, [Waiter]) = self.state.withLock { state in
             defer { state.term = nil }
-            return state.term
+            guard state.term != nil else { return (nil, []) }
+            // Only the term's leader waits for reads: it is told that none will come.
+            defer { state.waiters = [] }
+            return (state.term, state.waiters)
         }
         guard let term else { return }
-        term.cancel()
-        await term.value
+        term.ended.fire()
+        for waiter in waiters { waiter.continuation.resume(throwing: CancellationError()) }
+        await term.finished.waitUnlessCancelled()
         self.state.withLock { state in
             state.status.isLeader = false
             state.status.isStateLoaded = false
@@ -286,7 +317,8 @@ public final class WindowProducer: Service, Sendable {
         self.logger.notice("no longer the leader")
     }
 
-    private func lead(producer: KafkaProducer, consumer: KafkaConsumer) async {
+    /// Leads until the term ends or the producer stops; the window in progress is always finished.
+    private func lead(_ term: Term, producer: KafkaProducer) async {
         do {
             self.metrics?.update(self.status)
             self.logger.notice("elected leader: reading the window state")
@@ -298,11 +330,11 @@ public final class WindowProducer: Service, Sendable {
                 at: self.clock.now()
             )
             let report = try await producer.send(self.stateMessage(probe))
-            try await self.waitApplied(through: report.offset)
+            try await self.waitApplied(through: report.offset, term: term)
             self.state.withLock { $0.status.isStateLoaded = true }
             self.metrics?.update(self.status)
             self.logStateLoaded()
-            while !Task.isCancelled, !self.stopping.isFired {
+            while !Task.isCancelled, !self.stopping.isFired, !term.ended.isFired {
                 let now = self.clock.now()
                 let claimTimeout = self.claimTimeoutMilliseconds
                 let action = self.state.withLock {
@@ -322,20 +354,21 @@ public final class WindowProducer: Service, Sendable {
                         )
                     }
                     // At most a minute at a time, so a stepped wall clock is noticed.
-                    try await self.sleep(until: min(until, now + 60_000))
+                    await self.sleep(until: min(until, now + 60_000), term: term)
                 case .fire(let schedule, let window, let supersedes, let skips):
                     try await self.fire(
                         schedule: schedule,
                         window: window,
                         supersedes: supersedes,
                         skips: skips,
-                        producer: producer
+                        producer: producer,
+                        term: term
                     )
                 }
             }
         } catch {
-            if !(error is CancellationError) && !Task.isCancelled && !self.stopping.isFired {
-                self.fail(error, consumer: consumer)
+            if !(error is CancellationError) && !Task.isCancelled && !self.stopping.isFired && !term.ended.isFired {
+                self.fail(error)
             }
         }
     }
@@ -345,25 +378,16 @@ public final class WindowProducer: Service, Sendable {
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
-    /// Sleeps until `instant`, or until shutdown begins (``stop(_:)`` cancels the sleep).
-    ///
-    /// - Throws: `CancellationError` when the leader's term ends meanwhile.
-    private func sleep(until instant: Int64) async throws {
+    /// Sleeps until `instant`, or until the producer stops or the term ends, whichever comes first.
+    private func sleep(until instant: Int64, term: Term) async {
         let clock = self.clock
-        let sleeper = Task { try await clock.sleep(until: instant) }
-        // Registered under the lock, then checked: a shutdown that began before it cancels it here.
-        let isStopping = self.state.withLock { state in
-            state.sleeper = sleeper
-            return self.stopping.isFired
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await clock.sleep(until: instant) }
+            group.addTask { await self.stopping.waitUnlessCancelled() }
+            group.addTask { await term.ended.waitUnlessCancelled() }
+            await group.next()
+            group.cancelAll()
         }
-        if isStopping { sleeper.cancel() }
-        await withTaskCancellationHandler {
-            _ = try? await sleeper.value
-        } onCancel: {
-            sleeper.cancel()
-        }
-        self.state.withLock { $0.sleeper = nil }
-        try Task.checkCancellation()
     }
 
     /// Claims a window; when the claim wins, sends its jobs (unless it skips the window) and confirms.
@@ -372,7 +396,8 @@ public final class WindowProducer: Service, Sendable {
         window: Int64,
         supersedes: Int64?,
         skips: Bool,
-        producer: KafkaProducer
+        producer: KafkaProducer,
+        term: Term
     ) async throws {
         guard let schedule = self.schedules.first(where: { $0.name == name }) else { return }
         var logger = self.logger
@@ -399,7 +424,7 @@ public final class WindowProducer: Service, Sendable {
             skips: skips
         )
         let claimed = try await producer.send(self.stateMessage(claim))
-        try await self.waitApplied(through: claimed.offset)
+        try await self.waitApplied(through: claimed.offset, term: term)
         guard self.state.withLock({ $0.ledger.isWinner(schedule: name, window: window, offset: claimed.offset) }) else {
             let winner = self.state.withLock { $0.ledger.state(schedule: name, window: window)?.winner?.owner }
             logger.notice("another replica claimed the window first", metadata: ["marquee.winner": "\(winner ?? "?")"])
@@ -448,11 +473,10 @@ public final class WindowProducer: Service, Sendable {
             skips: skips
         )
         let stateMessage = self.stateMessage(done)
-        let confirmed = try await Task {
-            if !messages.isEmpty { try await producer.deliver(messages) }
-            if crashAfterSending { Self.crash(logger, "after the jobs were acknowledged, before the confirmation") }
-            return try await producer.send(stateMessage).offset
-        }.value
+        // Neither the end of the term nor shutdown cancels this task, so the sends below always complete.
+        if !messages.isEmpty { try await producer.deliver(messages) }
+        if crashAfterSending { Self.crash(logger, "after the jobs were acknowledged, before the confirmation") }
+        let confirmed = try await producer.send(stateMessage).offset
         let outcome: ProducerMetrics.Outcome = skips ? .skipped : (supersedes == nil ? .fired : .resent)
         self.metrics?.record(schedule: name, window: window, outcome: outcome, jobs: jobs.count)
         logger.notice(
@@ -462,7 +486,7 @@ public final class WindowProducer: Service, Sendable {
                 "marquee.root.first": "\(jobs.isEmpty ? "" : schedule.jobID(window: window, index: 0).rawValue)",
             ]
         )
-        try await self.waitApplied(through: confirmed)
+        try await self.waitApplied(through: confirmed, term: term)
     }
 
     /// The test fault of ``WindowProducerConfiguration/crashPoint``.
@@ -493,12 +517,12 @@ public final class WindowProducer: Service, Sendable {
         )
     }
 
-    private func fail(_ error: any Error, consumer: KafkaConsumer) {
+    private func fail(_ error: any Error) {
         self.logger.error("the producer stops: \(error)")
         self.state.withLock { state in
             if state.failure == nil { state.failure = error }
         }
-        self.stop(consumer)
+        self.stop()
     }
 
     /// `2024-05-30T01:00:00Z`, or with milliseconds when the window has them.
