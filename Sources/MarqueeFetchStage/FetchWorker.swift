@@ -36,28 +36,6 @@ public struct FetchWorkerSettings: Sendable {
         self.http = http
         self.koficDailyBudget = koficDailyBudget
     }
-
-    /// Parses `tmdb=40,kofic=10,…` (0 = no limit).
-    public static func parseRateLimits(_ text: String) throws(SettingsError) -> [(Source, Double)] {
-        try text.split(separator: ",").map { (part) throws(SettingsError) -> (Source, Double) in
-            let pair = part.split(separator: "=", maxSplits: 1).map { String($0.filter { !$0.isWhitespace }) }
-            guard pair.count == 2, let source = Source(rawValue: pair[0]), let rate = Double(pair[1]), rate >= 0,
-                rate.isFinite
-            else {
-                throw SettingsError(
-                    "rate limit '\(part)' is not source=rate with source one of \(Source.allCases.map(\.rawValue).joined(separator: ", "))"
-                )
-            }
-            return (source, rate)
-        }
-        .filter { $0.1 > 0 }
-    }
-}
-
-/// A setting that cannot be used, with what is wrong.
-public struct SettingsError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
 }
 
 /// The fetch worker's parts: the HTTP client and the limits (services that stop after the stage, in
