@@ -38,9 +38,11 @@ public func answer<T: Sendable>(
 }
 
 /// An operation did not answer in time (``answer(within:_:)``).
-public struct NoAnswer: Error, CustomStringConvertible, Sendable {
+public struct NoAnswer: RetriableError, Sendable {
     public let timeout: Duration
     public var description: String { "no answer within \(self.timeout)" }
+    /// Whether asking again may help: yes, the answer may come in time then.
+    public var isRetriable: Bool { true }
 }
 
 /// The first of several possible answers, handed to one waiting continuation.

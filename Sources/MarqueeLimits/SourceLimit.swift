@@ -1,4 +1,5 @@
 import Crypto
+public import MarqueeCore
 import MarqueeStore
 
 /// One upstream source's limits, as a worker is configured with them.
@@ -102,7 +103,7 @@ extension Int64 {
 
 /// A source is paused, or its budget spent: the job waits (in a retry tier, spending no attempt) and runs again
 /// after `wait`.
-public struct SourceHeld: Error, CustomStringConvertible, Sendable {
+public struct SourceHeld: RetriableError, Sendable {
     public var source: String
     /// Why, for the job's error header and logs (never a secret).
     public var reason: String
@@ -116,6 +117,8 @@ public struct SourceHeld: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { self.reason }
+    /// Whether the job may succeed later: yes, once the source is released.
+    public var isRetriable: Bool { true }
 }
 
 extension SourceLimit {
