@@ -8,17 +8,17 @@ import MarqueeCore
 public struct BookSummary: Codable, Hashable, Sendable {
     /// `openlibrary:work:<OL…W>` or `openlibrary:edition:<OL…M>`.
     public var bookKey: String
-    public var workID: String?
-    public var editionID: String?
-    public var title: String?
+    @ExplicitNull public var workID: String?
+    @ExplicitNull public var editionID: String?
+    @ExplicitNull public var title: String?
     /// In Open Library's order.
     public var authors: [BookAuthor]
-    public var firstPublishYear: Int?
-    public var editionCount: Int?
+    @ExplicitNull public var firstPublishYear: Int?
+    @ExplicitNull public var editionCount: Int?
     /// Open Library's cover id.
-    public var coverID: Int64?
+    @ExplicitNull public var coverID: Int64?
     /// The stored cover and its variants, if the image worker stored one.
-    public var cover: StoredImage?
+    @ExplicitNull public var cover: StoredImage?
 
     enum CodingKeys: String, CodingKey {
         case bookKey = "book_key"
@@ -31,34 +31,17 @@ public struct BookSummary: Codable, Hashable, Sendable {
         case cover
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(self.bookKey, forKey: .bookKey)
-        try container.encode(self.workID, forKey: .workID)
-        try container.encode(self.editionID, forKey: .editionID)
-        try container.encode(self.title, forKey: .title)
-        try container.encode(self.authors, forKey: .authors)
-        try container.encode(self.firstPublishYear, forKey: .firstPublishYear)
-        try container.encode(self.editionCount, forKey: .editionCount)
-        try container.encode(self.coverID, forKey: .coverID)
-        try container.encode(self.cover, forKey: .cover)
-    }
 }
 
 /// An author of a book, as the search answer named them.
 public struct BookAuthor: Codable, Hashable, Sendable {
-    public var name: String?
+    @ExplicitNull public var name: String?
     /// `OL…A`.
-    public var authorKey: String?
+    @ExplicitNull public var authorKey: String?
 
     enum CodingKeys: String, CodingKey {
         case name
         case authorKey = "author_key"
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(self.name, forKey: .name)
-        try container.encode(self.authorKey, forKey: .authorKey)
-    }
 }

@@ -16,8 +16,8 @@ public struct BoxOfficeChart: Codable, Hashable, Sendable {
     /// The day as `yyyyMMdd` (daily) or KOFIC's `yearWeekTime` (`201922`).
     public var periodKey: String
     /// The first day the list covers, and the last (`YYYY-MM-DD`; the same day for a daily list).
-    public var showRangeStart: String?
-    public var showRangeEnd: String?
+    @ExplicitNull public var showRangeStart: String?
+    @ExplicitNull public var showRangeEnd: String?
     /// By rank.
     public var entries: [BoxOfficeEntry]
 
@@ -29,39 +29,31 @@ public struct BoxOfficeChart: Codable, Hashable, Sendable {
         case entries
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(self.period, forKey: .period)
-        try container.encode(self.periodKey, forKey: .periodKey)
-        try container.encode(self.showRangeStart, forKey: .showRangeStart)
-        try container.encode(self.showRangeEnd, forKey: .showRangeEnd)
-        try container.encode(self.entries, forKey: .entries)
-    }
 }
 
 /// One rank of a box-office list.
 public struct BoxOfficeEntry: Codable, Hashable, Sendable {
     public var rank: Int
     /// Places gained since the previous period (negative: lost).
-    public var rankChange: Int?
+    @ExplicitNull public var rankChange: Int?
     /// New in the list this period.
-    public var isNew: Bool?
-    public var movieCd: String?
-    public var movieName: String?
+    @ExplicitNull public var isNew: Bool?
+    @ExplicitNull public var movieCd: String?
+    @ExplicitNull public var movieName: String?
     /// `YYYY-MM-DD`.
-    public var openDate: String?
-    public var audienceCount: Int?
-    public var audienceAccumulated: Int?
+    @ExplicitNull public var openDate: String?
+    @ExplicitNull public var audienceCount: Int?
+    @ExplicitNull public var audienceAccumulated: Int?
     /// KRW.
-    public var salesAmount: Int?
+    @ExplicitNull public var salesAmount: Int?
     /// Percent of the period's sales.
-    public var salesShare: Double?
-    public var screenCount: Int?
-    public var showCount: Int?
+    @ExplicitNull public var salesShare: Double?
+    @ExplicitNull public var screenCount: Int?
+    @ExplicitNull public var showCount: Int?
     /// The TMDB movie linked to the KOFIC movie (the most popular one when several are), if any.
-    public var tmdbMovieID: Int64?
+    @ExplicitNull public var tmdbMovieID: Int64?
     /// Its title, in the requested language when the store has it.
-    public var tmdbTitle: String?
+    @ExplicitNull public var tmdbTitle: String?
 
     enum CodingKeys: String, CodingKey {
         case rank
@@ -80,21 +72,4 @@ public struct BoxOfficeEntry: Codable, Hashable, Sendable {
         case tmdbTitle = "tmdb_title"
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(self.rank, forKey: .rank)
-        try container.encode(self.rankChange, forKey: .rankChange)
-        try container.encode(self.isNew, forKey: .isNew)
-        try container.encode(self.movieCd, forKey: .movieCd)
-        try container.encode(self.movieName, forKey: .movieName)
-        try container.encode(self.openDate, forKey: .openDate)
-        try container.encode(self.audienceCount, forKey: .audienceCount)
-        try container.encode(self.audienceAccumulated, forKey: .audienceAccumulated)
-        try container.encode(self.salesAmount, forKey: .salesAmount)
-        try container.encode(self.salesShare, forKey: .salesShare)
-        try container.encode(self.screenCount, forKey: .screenCount)
-        try container.encode(self.showCount, forKey: .showCount)
-        try container.encode(self.tmdbMovieID, forKey: .tmdbMovieID)
-        try container.encode(self.tmdbTitle, forKey: .tmdbTitle)
-    }
 }

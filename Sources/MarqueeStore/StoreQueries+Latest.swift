@@ -7,11 +7,11 @@ public struct IngestedItem: Codable, Hashable, Sendable {
     /// The entity's key: `tmdb:movie:<id>` or the book key (`openlibrary:work:OL…W`).
     public var key: String
     /// The display title (a localized title for movies, as ``MovieSummary/title``).
-    public var title: String?
+    @ExplicitNull public var title: String?
     /// When the stored row was fetched (epoch ms).
     public var fetchedAt: Int64
     /// The entity's poster (movies) or cover (books), when one was stored.
-    public var image: StoredImage?
+    @ExplicitNull public var image: StoredImage?
 
     enum CodingKeys: String, CodingKey {
         case kind, key, title
@@ -28,14 +28,6 @@ public struct IngestedItem: Codable, Hashable, Sendable {
         self.image = image
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(self.kind, forKey: .kind)
-        try container.encode(self.key, forKey: .key)
-        try container.encode(self.title, forKey: .title)
-        try container.encode(self.fetchedAt, forKey: .fetchedAt)
-        try container.encode(self.image, forKey: .image)
-    }
 }
 
 extension Store {

@@ -611,6 +611,9 @@ struct StoreQueryTests {
         )
         #expect(object["title"] is NSNull)
         #expect(try JSONDecoder().decode(MovieSummary.self, from: JSONEncoder().encode(summary)) == summary)
+        // A document that leaves the absent fields out reads the same.
+        let terse = try JSONDecoder().decode(MovieSummary.self, from: Data(#"{"movie_id":1,"languages":[]}"#.utf8))
+        #expect(terse.movieID == 1 && terse.title == nil && terse.voteAverage == nil)
         let counts = try #require(
             try JSONSerialization.jsonObject(with: JSONEncoder().encode(StoreCounts())) as? [String: Any]
         )
