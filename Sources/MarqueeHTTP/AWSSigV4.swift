@@ -1,3 +1,5 @@
+import MarqueeCore
+
 /// AWS Signature Version 4 credentials for a request, signed by libcurl (`CURLOPT_AWS_SIGV4`).
 ///
 /// libcurl adds `Authorization: AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…` and `X-Amz-Date`
@@ -32,24 +34,20 @@ public struct AWSSigV4: Sendable, Hashable, CustomStringConvertible, CustomDebug
     }
 
     /// The provider and access key ID; never the secret or the token.
-    public var description: String {
-        "AWSSigV4(provider: \(self.provider), accessKeyID: \(self.accessKeyID), secretAccessKey: REDACTED"
-            + (self.sessionToken == nil ? ")" : ", sessionToken: REDACTED)")
-    }
+    public var description: String { self.redacted.description }
 
     /// Same as ``description``.
     public var debugDescription: String { self.description }
 
     /// A mirror without the secret and the token, so `dump` and `String(reflecting:)` of containing values
     /// do not show them.
-    public var customMirror: Mirror {
-        Mirror(
-            self,
-            children: [
-                "provider": self.provider, "accessKeyID": self.accessKeyID, "secretAccessKey": "REDACTED",
-                "sessionToken": self.sessionToken == nil ? "nil" : "REDACTED",
-            ],
-            displayStyle: .struct
+    public var customMirror: Mirror { self.redacted.mirror(of: self) }
+
+    private var redacted: RedactedFields {
+        RedactedFields(
+            "AWSSigV4",
+            shown: [("provider", self.provider), ("accessKeyID", self.accessKeyID)],
+            secrets: [("secretAccessKey", true), ("sessionToken", self.sessionToken != nil)]
         )
     }
 

@@ -1,3 +1,5 @@
+import MarqueeCore
+
 import struct Foundation.Data
 import class Foundation.FileManager
 
@@ -60,23 +62,19 @@ public struct S3Credentials: Sendable, CustomStringConvertible, CustomDebugStrin
     }
 
     /// The access key ID; the secret and token are hidden.
-    public var description: String {
-        "S3Credentials(accessKeyID: \(self.accessKeyID), secretAccessKey: REDACTED"
-            + (self.sessionToken == nil ? ")" : ", sessionToken: REDACTED)")
-    }
+    public var description: String { self.redacted.description }
 
     /// Same as ``description``.
     public var debugDescription: String { self.description }
 
     /// A mirror without the secret and the token.
-    public var customMirror: Mirror {
-        Mirror(
-            self,
-            children: [
-                "accessKeyID": self.accessKeyID, "secretAccessKey": "REDACTED",
-                "sessionToken": self.sessionToken == nil ? "nil" : "REDACTED",
-            ],
-            displayStyle: .struct
+    public var customMirror: Mirror { self.redacted.mirror(of: self) }
+
+    private var redacted: RedactedFields {
+        RedactedFields(
+            "S3Credentials",
+            shown: [("accessKeyID", self.accessKeyID)],
+            secrets: [("secretAccessKey", true), ("sessionToken", self.sessionToken != nil)]
         )
     }
 }
