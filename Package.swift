@@ -105,6 +105,7 @@ let package = Package(
             name: "MarqueeObservability",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeKafka",
                 "MarqueePipeline",
                 .product(name: "Hummingbird", package: "hummingbird"),
