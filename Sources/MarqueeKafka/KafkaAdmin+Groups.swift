@@ -185,13 +185,7 @@ extension KafkaAdmin {
                     )
                 )
                 guard code == .noError else {
-                    if code == .timedOut || code == .transport || code == .allBrokersDown {
-                        throw KafkaError(
-                            code: .brokerUnreachable,
-                            reason: "no broker answered within \(timeout)\(client.context.lastErrorSuffix)",
-                            rdKafkaCode: code
-                        )
-                    }
+                    if code.meansNoBrokerAnswered { throw .unanswered(within: timeout, client.context, code: code) }
                     throw .rdKafka(.admin, code, context: "could not read the end offset of \(partition)")
                 }
                 offsets[partition] = KafkaWatermarks(start: low, end: high)
@@ -267,8 +261,8 @@ public struct KafkaConsumerGroupMember: Sendable, Hashable {
     }
 }
 
-/// A consumer group as ``KafkaAdmin/listGroups()`` reports it.
-public struct KafkaConsumerGroupListing: Sendable, Hashable {
+/// A consumer group as ``KafkaAdmin/listGroups()`` reports it; its JSON form is `{"group", "state", "simple"}`.
+public struct KafkaConsumerGroupListing: Sendable, Hashable, Encodable {
     /// The group id.
     public var group: String
     /// The state the listing reports.
@@ -281,5 +275,17 @@ public struct KafkaConsumerGroupListing: Sendable, Hashable {
         self.group = group
         self.state = state
         self.isSimple = isSimple
+    }
+
+    private enum Keys: String, CodingKey {
+        case group, state
+        case isSimple = "simple"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(self.group, forKey: .group)
+        try container.encode(self.state.rawValue, forKey: .state)
+        try container.encode(self.isSimple, forKey: .isSimple)
     }
 }

@@ -37,13 +37,7 @@ extension KafkaAdmin {
                 rd_kafka_offsets_for_times(client.handle, list.pointer, Int32(timeout.milliseconds))
             )
             guard code == .noError else {
-                if code == .timedOut || code == .transport || code == .allBrokersDown {
-                    throw KafkaError(
-                        code: .brokerUnreachable,
-                        reason: "no broker answered within \(timeout)\(client.context.lastErrorSuffix)",
-                        rdKafkaCode: code
-                    )
-                }
+                if code.meansNoBrokerAnswered { throw .unanswered(within: timeout, client.context, code: code) }
                 throw .rdKafka(.admin, code, context: "could not look up offsets for a time")
             }
             var offsets: [KafkaTopicPartition: Int64?] = [:]

@@ -300,22 +300,13 @@ extension RDKafkaClient {
         send(options, queue)
         // The request times out on its own; the extra second lets its timeout event arrive first.
         guard let event = rd_kafka_queue_poll(queue, Int32(timeout.milliseconds) + 1000) else {
-            throw KafkaError(
-                code: .brokerUnreachable,
-                reason: "no broker answered within \(timeout)\(self.context.lastErrorSuffix)"
-            )
+            throw KafkaError.unanswered(within: timeout, self.context)
         }
         let code = RDKafkaCode(rd_kafka_event_error(event))
         guard code == .noError, rd_kafka_event_type(event) == type else {
             let text = rd_kafka_event_error_string(event).map { String(cString: $0) } ?? code.message
             rd_kafka_event_destroy(event)
-            if code == .timedOut || code == .transport {
-                throw KafkaError(
-                    code: .brokerUnreachable,
-                    reason: "no broker answered within \(timeout)\(self.context.lastErrorSuffix)",
-                    rdKafkaCode: code
-                )
-            }
+            if code.meansNoBrokerAnswered { throw .unanswered(within: timeout, self.context, code: code) }
             throw KafkaError(code: .admin, reason: text, rdKafkaCode: code)
         }
         return event

@@ -137,6 +137,24 @@ extension KafkaError {
             line: line
         )
     }
+
+    /// `brokerUnreachable`: a blocking request got no answer within `timeout` (`code`, if any, says how:
+    /// ``RDKafkaCode/meansNoBrokerAnswered``).
+    static func unanswered(
+        within timeout: Duration,
+        _ context: RDKafkaClientContext,
+        code: RDKafkaCode? = nil,
+        file: String = #fileID,
+        line: Int = #line
+    ) -> KafkaError {
+        KafkaError(
+            code: .brokerUnreachable,
+            reason: "no broker answered within \(timeout)\(context.lastErrorSuffix)",
+            rdKafkaCode: code,
+            file: file,
+            line: line
+        )
+    }
 }
 
 /// A librdkafka error code (`rd_kafka_resp_err_t`) with named constants for the codes Marquee handles.
@@ -183,4 +201,9 @@ public struct RDKafkaCode: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { self.name }
+}
+
+extension RDKafkaCode {
+    /// The request timed out, the connection failed, or every broker is down: no broker answered.
+    var meansNoBrokerAnswered: Bool { self == .timedOut || self == .transport || self == .allBrokersDown }
 }

@@ -1,42 +1,13 @@
 public import MarqueeKafka
 
-/// A consumer group as `marquee groups list` shows it.
-public struct GroupListing: Sendable, Hashable, Encodable {
-    /// The group id.
-    public var group: String
-    /// The state the broker's listing reports.
-    public var state: KafkaConsumerGroupState
-    /// Whether the group only stores offsets and never had members (a "simple" group, such as one that operator
-    /// tools commit for).
-    public var isSimple: Bool
+/// A consumer group as `marquee groups list` shows it: the broker's listing as it is.
+public typealias GroupListing = KafkaConsumerGroupListing
 
-    /// A listing, e.g. for tests of code that prints one.
-    public init(group: String, state: KafkaConsumerGroupState, isSimple: Bool) {
-        self.group = group
-        self.state = state
-        self.isSimple = isSimple
-    }
-
+extension GroupListing {
     /// The broker's listings, each group once, in name order.
     public static func listings(_ groups: [KafkaConsumerGroupListing]) -> [GroupListing] {
         var seen: Set<String> = []
-        return groups.sorted { $0.group < $1.group }.compactMap { listing in
-            guard seen.insert(listing.group).inserted else { return nil }
-            return GroupListing(group: listing.group, state: listing.state, isSimple: listing.isSimple)
-        }
-    }
-
-    private enum Keys: String, CodingKey {
-        case group, state
-        case isSimple = "simple"
-    }
-
-    /// `{"group", "state", "simple"}`.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(self.group, forKey: .group)
-        try container.encode(self.state.rawValue, forKey: .state)
-        try container.encode(self.isSimple, forKey: .isSimple)
+        return groups.sorted { $0.group < $1.group }.filter { seen.insert($0.group).inserted }
     }
 }
 

@@ -187,13 +187,7 @@ final class RDKafkaClient: @unchecked Sendable {
             rd_kafka_metadata(self.handle, localOnly ? 0 : 1, nil, &metadata, Int32(timeout.milliseconds))
         )
         guard code == .noError, let metadata else {
-            if code == .timedOut || code == .transport || code == .allBrokersDown {
-                throw KafkaError(
-                    code: .brokerUnreachable,
-                    reason: "no broker answered within \(timeout)\(self.context.lastErrorSuffix)",
-                    rdKafkaCode: code
-                )
-            }
+            if code.meansNoBrokerAnswered { throw .unanswered(within: timeout, self.context, code: code) }
             throw .rdKafka(.admin, code, context: "metadata request failed")
         }
         defer { rd_kafka_metadata_destroy(metadata) }
