@@ -379,6 +379,7 @@ let package = Package(
             dependencies: [
                 "MarqueeKafka",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -657,7 +658,7 @@ let package = Package(
             dependencies: [
                 "MarqueeJSON",
                 "MarqueeCore", "MarqueeDashboard", "MarqueeKafka", "MarqueeObservability", "MarqueeOperations",
-                "MarqueeStore",
+                "MarqueeStore", "MarqueeTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -670,6 +671,7 @@ let package = Package(
             name: "MarqueeObservabilityTests",
             dependencies: [
                 "MarqueeObservability",
+                "MarqueeTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

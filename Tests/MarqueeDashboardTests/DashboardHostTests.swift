@@ -5,6 +5,7 @@ import MarqueeDashboard
 import MarqueeKafka
 import MarqueeObservability
 import MarqueeOperations
+import MarqueeTestSupport
 import NIOCore
 import ServiceLifecycle
 import Testing
@@ -29,17 +30,11 @@ struct DashboardHostTests {
     func serve(_ dashboard: Dashboard, on address: String, _ body: (Int) async throws -> Void) async throws {
         let ports = AsyncStream<Int>.makeStream()
         let application = dashboard.application(host: address, port: 0) { ports.continuation.yield($0) }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await application.run() }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        try await withRunningService(application, logger: logger) {
             var iterator = ports.stream.makeAsyncIterator()
-            let port = try #require(await iterator.next())
-            do {
-                try await body(port)
-            } catch {
-                group.cancelAll()
-                throw error
-            }
-            group.cancelAll()
+            try await body(try #require(await iterator.next()))
         }
         await dashboard.close()
     }

@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import MarqueeObservability
+import MarqueeTestSupport
 import NIOCore
 import Synchronization
 import Testing
@@ -26,17 +27,9 @@ struct ObservabilityServerTests {
             readiness: readiness,
             logger: logger
         ) { ports.continuation.yield($0) }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.run() }
+        try await withRunningService(server, logger: logger) {
             var iterator = ports.stream.makeAsyncIterator()
-            let port = try #require(await iterator.next())
-            do {
-                try await body(port)
-            } catch {
-                group.cancelAll()
-                throw error
-            }
-            group.cancelAll()
+            try await body(try #require(await iterator.next()))
         }
     }
 
