@@ -1,4 +1,5 @@
-/// A calendar day (proleptic Gregorian) without a time zone: what "yesterday" means in a schedule's zone.
+/// A calendar day (proleptic Gregorian) without a time zone: what "yesterday" means in a schedule's zone, the
+/// day of a KOFIC budget, a day an operator names.
 ///
 /// Stored as days since 1970-01-01, so adding days and finding the weekday are plain arithmetic (the civil-date
 /// conversions of Howard Hinnant's "chrono-compatible low-level date algorithms").
@@ -34,6 +35,16 @@ public struct LocalDate: Hashable, Sendable, Comparable, CustomStringConvertible
         return (Int(year), Int(month), Int(day))
     }
 
+    /// The day `YYYY-MM-DD` names (a year from 1 to 9999; `2024-2-9` is read too); `nil` when the text is not
+    /// of that form or the day does not exist.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: "-")
+        guard parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+            (1...9999).contains(year)
+        else { return nil }
+        self.init(year: year, month: month, day: day)
+    }
+
     /// The ISO weekday.
     public var weekday: Weekday {
         // 1970-01-01 was a Thursday (ISO 4).
@@ -61,14 +72,43 @@ public struct LocalDate: Hashable, Sendable, Comparable, CustomStringConvertible
 
     public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool { lhs.dayNumber < rhs.dayNumber }
 
-    static func days(in month: Int, of year: Int) -> Int {
+    /// The days of `month` (1 to 12) in `year`: 28 to 31.
+    public static func days(in month: Int, of year: Int) -> Int {
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
     }
 
-    static func padded(_ value: Int, _ width: Int) -> String {
+    /// `value` in decimal with leading zeros up to `width` digits.
+    public static func padded(_ value: Int, _ width: Int) -> String {
         let text = String(value)
         return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+}
+
+/// An instant in UTC as a calendar day and a time of day, to the millisecond.
+public struct UTCInstant: Hashable, Sendable {
+    public let date: LocalDate
+    /// Milliseconds since the day's midnight, 0 to 86,399,999.
+    public let millisecondOfDay: Int64
+
+    /// The instant `milliseconds` after 1970-01-01T00:00:00Z (before it when negative).
+    public init(milliseconds: Int64) {
+        let day = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds + 1) / 86_400_000 - 1
+        self.date = LocalDate(dayNumber: day)
+        self.millisecondOfDay = milliseconds - day * 86_400_000
+    }
+
+    /// `HH:mm:ss`, the milliseconds left out.
+    public var time: String {
+        let seconds = Int(self.millisecondOfDay / 1000)
+        return
+            "\(LocalDate.padded(seconds / 3600, 2)):\(LocalDate.padded(seconds / 60 % 60, 2)):\(LocalDate.padded(seconds % 60, 2))"
+    }
+
+    /// `2024-05-30T01:00:00Z`, with `.123` before the `Z` when the instant is not a whole second.
+    public var iso8601: String {
+        let milliseconds = Int(self.millisecondOfDay % 1000)
+        return "\(self.date)T\(self.time)" + (milliseconds == 0 ? "" : "." + LocalDate.padded(milliseconds, 3)) + "Z"
     }
 }
 

@@ -75,23 +75,9 @@ public struct SourceLimit: Sendable {
         let offset = MarqueeLimits.microseconds(self.budgetUTCOffset)
         let days = (microseconds + offset).floorDivided(by: 86_400_000_000)
         let resetAt = (days + 1) * 86_400_000_000 - offset
-        return (Self.civilDate(daysSinceEpoch: days), resetAt)
+        return (LocalDate(dayNumber: days).description, resetAt)
     }
 
-    /// `YYYY-MM-DD` of a day counted from 1970-01-01 (Howard Hinnant's days-to-civil algorithm).
-    static func civilDate(daysSinceEpoch days: Int64) -> String {
-        let z = days + 719_468
-        let era = z.floorDivided(by: 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)-\(two(month))-\(two(day))"
-    }
 }
 
 extension Int64 {

@@ -1,3 +1,4 @@
+import MarqueeCore
 import MarqueeStore
 
 /// What `marquee query` checks in its arguments before it opens the store, so a mistake is a usage error rather
@@ -23,7 +24,7 @@ public enum CatalogueQuery {
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
             parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } })
         else { return false }
-        return CalendarDay(text) != nil
+        return LocalDate(parsing: text) != nil
     }
 
     /// Whether `text` is a KOFIC week number: `YYYYWW`, six ASCII digits, the week from 01 to 53.

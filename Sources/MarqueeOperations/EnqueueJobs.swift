@@ -113,7 +113,7 @@ public enum EnqueueJobs {
     /// KOFIC's daily box office: a job per day from `from` to `to` (default: `from`), `YYYY-MM-DD`.
     public static func koficDaily(from: String, to: String?, follow: Follow) throws(OperationsError) -> [FetchJob] {
         try self.checked(
-            try CalendarDay.range(from: from, to: to, step: 1).map {
+            try LocalDate.range(from: from, to: to, step: 1).map {
                 FetchJob.koficDailyBoxOffice(date: $0.compact, follow: follow)
             }
         )
@@ -135,7 +135,7 @@ public enum EnqueueJobs {
         default: throw OperationsError(.enqueue, "--period must be week, weekend or weekdays, not '\(period)'")
         }
         return try self.checked(
-            try CalendarDay.range(from: from, to: to, step: 7).map {
+            try LocalDate.range(from: from, to: to, step: 7).map {
                 FetchJob.koficWeeklyBoxOffice(date: $0.compact, week: week, follow: follow)
             }
         )

@@ -1,3 +1,5 @@
+public import MarqueeCore
+
 /// A date placeholder in a job template, relative to the window's day in the schedule's zone.
 ///
 /// Written `${BASE}`, `${BASE-N<unit>}` or `${BASE+N<unit>}`, optionally followed by `:iso`:

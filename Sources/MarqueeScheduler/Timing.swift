@@ -1,3 +1,5 @@
+public import MarqueeCore
+
 /// When a schedule fires: the instants that start its windows.
 ///
 /// A window is named by the instant it starts (epoch milliseconds); the schedule's jobs for it are enqueued

@@ -526,13 +526,6 @@ public final class WindowProducer: Service, Sendable {
     }
 
     /// `2024-05-30T01:00:00Z`, or with milliseconds when the window has them.
-    static func iso(_ window: Int64) -> String {
-        let date = LocalDate(dayNumber: ZonedCalendar.floorDiv(window, 86_400_000))
-        let milliseconds = window - date.dayNumber * 86_400_000
-        let seconds = Int(milliseconds / 1000)
-        let time =
-            "\(LocalDate.padded(seconds / 3600, 2)):\(LocalDate.padded(seconds / 60 % 60, 2)):\(LocalDate.padded(seconds % 60, 2))"
-        let fraction = milliseconds % 1000 == 0 ? "" : "." + LocalDate.padded(Int(milliseconds % 1000), 3)
-        return "\(date)T\(time)\(fraction)Z"
-    }
+    static func iso(_ window: Int64) -> String { UTCInstant(milliseconds: window).iso8601 }
+
 }

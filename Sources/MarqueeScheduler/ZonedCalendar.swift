@@ -1,3 +1,5 @@
+public import MarqueeCore
+
 public import struct Foundation.Date
 public import struct Foundation.TimeZone
 

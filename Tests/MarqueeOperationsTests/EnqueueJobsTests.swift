@@ -137,15 +137,25 @@ import Testing
     }
 }
 
-@Suite struct CalendarDayTests {
+@Suite struct DayRangeTests {
     @Test func daysAreRealAndFollowOneAnother() throws {
-        #expect(CalendarDay("2024-02-30") == nil)
-        #expect(CalendarDay("10000-01-01") == nil)
-        let day = try #require(CalendarDay("2023-12-31"))
-        #expect(day.next.compact == "20240101")
-        #expect(try #require(CalendarDay("2024-2-28")).next.compact == "20240229")
-        #expect(try #require(CalendarDay("0099-01-01")).compact == "00990101")
-        #expect(try CalendarDay.range(from: "2024-01-01", to: nil, step: 7).map(\.compact) == ["20240101"])
+        #expect(LocalDate(parsing: "2024-02-30") == nil)
+        #expect(LocalDate(parsing: "10000-01-01") == nil)
+        #expect(LocalDate(parsing: "0000-01-01") == nil)
+        let day = try #require(LocalDate(parsing: "2023-12-31"))
+        #expect(day.adding(days: 1).compact == "20240101")
+        #expect(try #require(LocalDate(parsing: "2024-2-28")).adding(days: 1).compact == "20240229")
+        #expect(try #require(LocalDate(parsing: "0099-01-01")).compact == "00990101")
+        #expect(try LocalDate.range(from: "2024-01-01", to: nil, step: 7).map(\.compact) == ["20240101"])
+        #expect(try LocalDate.range(from: "2024-02-27", to: "2024-03-01", step: 1).map(\.compact).count == 4)
+    }
+
+    @Test func utcInstantsAreWrittenToTheSecondOrTheMillisecond() {
+        #expect(UTCInstant(milliseconds: 0).iso8601 == "1970-01-01T00:00:00Z")
+        #expect(UTCInstant(milliseconds: -1).iso8601 == "1969-12-31T23:59:59.999Z")
+        #expect(UTCInstant(milliseconds: 1_709_164_800_123).iso8601 == "2024-02-29T00:00:00.123Z")
+        #expect(LocalDate(dayNumber: 19_782).description == "2024-02-29")
+        #expect(UTCInstant(milliseconds: 1_764_226_862_000).time == "07:01:02")
     }
 }
 

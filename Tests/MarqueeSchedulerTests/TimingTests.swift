@@ -1,3 +1,4 @@
+import MarqueeCore
 import MarqueeScheduler
 import Testing
 
