@@ -93,7 +93,7 @@ public struct UTCInstant: Hashable, Sendable {
 
     /// The instant `milliseconds` after 1970-01-01T00:00:00Z (before it when negative).
     public init(milliseconds: Int64) {
-        let day = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds + 1) / 86_400_000 - 1
+        let day = milliseconds.floorDivided(by: 86_400_000)
         self.date = LocalDate(dayNumber: day)
         self.millisecondOfDay = milliseconds - day * 86_400_000
     }
@@ -171,4 +171,13 @@ public enum Weekday: Int, Hashable, Sendable, CaseIterable, Comparable, CustomSt
     }
 
     public static func < (lhs: Weekday, rhs: Weekday) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+extension Int64 {
+    /// The quotient rounded towards negative infinity (`-1` for `-1 / 86_400`, where `/` gives 0): the day of an
+    /// instant before 1970, the window an instant falls in.
+    public func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
 }

@@ -77,14 +77,6 @@ public struct SourceLimit: Sendable {
         let resetAt = (days + 1) * 86_400_000_000 - offset
         return (LocalDate(dayNumber: days).description, resetAt)
     }
-
-}
-
-extension Int64 {
-    func floorDivided(by divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
-    }
 }
 
 /// A source is paused, or its budget spent: the job waits (in a retry tier, spending no attempt) and runs again

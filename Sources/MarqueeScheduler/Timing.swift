@@ -34,7 +34,7 @@ public enum Timing: Hashable, Sendable, CustomStringConvertible {
                 date = date.adding(days: -1)
                 start = calendar.startOfDay(date)
             }
-            let next = start + (ZonedCalendar.floorDiv(instant - start, period) + 1) * period
+            let next = start + ((instant - start).floorDivided(by: period) + 1) * period
             let nextDay = calendar.startOfDay(date.adding(days: 1))
             return next < nextDay ? next : nextDay
         case .daily, .weekly:
@@ -59,7 +59,7 @@ public enum Timing: Hashable, Sendable, CustomStringConvertible {
                 date = date.adding(days: -1)
                 start = calendar.startOfDay(date)
             }
-            return start + ZonedCalendar.floorDiv(instant - start, period) * period
+            return start + (instant - start).floorDivided(by: period) * period
         case .daily, .weekly:
             let today = calendar.localDate(at: instant)
             for offset in stride(from: Int64(1), through: -8, by: -1) {

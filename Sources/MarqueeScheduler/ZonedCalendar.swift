@@ -18,19 +18,19 @@ public struct ZonedCalendar: Sendable {
 
     /// The zone's offset from UTC at `instant`, in seconds.
     public func offset(at instant: Int64) -> Int64 {
-        Int64(self.zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(Self.floorDiv(instant, 1000)))))
+        Int64(self.zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(instant.floorDivided(by: 1000)))))
     }
 
     /// The wall-clock day at `instant`.
     public func localDate(at instant: Int64) -> LocalDate {
-        let local = Self.floorDiv(instant, 1000) + self.offset(at: instant)
-        return LocalDate(dayNumber: Self.floorDiv(local, 86_400))
+        let local = instant.floorDivided(by: 1000) + self.offset(at: instant)
+        return LocalDate(dayNumber: local.floorDivided(by: 86_400))
     }
 
     /// The wall-clock second of the day at `instant`.
     public func localTime(at instant: Int64) -> LocalTime {
-        let local = Self.floorDiv(instant, 1000) + self.offset(at: instant)
-        let second = Int(local - Self.floorDiv(local, 86_400) * 86_400)
+        let local = instant.floorDivided(by: 1000) + self.offset(at: instant)
+        let second = Int(local - local.floorDivided(by: 86_400) * 86_400)
         return LocalTime(hour: second / 3600, minute: second / 60 % 60, second: second % 60)!
     }
 
@@ -50,10 +50,5 @@ public struct ZonedCalendar: Sendable {
     /// The instant the wall-clock day `date` begins.
     public func startOfDay(_ date: LocalDate) -> Int64 {
         self.instant(of: date, at: LocalTime(hour: 0, minute: 0)!)
-    }
-
-    static func floorDiv(_ value: Int64, _ divisor: Int64) -> Int64 {
-        let quotient = value / divisor
-        return (value % divisor != 0 && (value < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
 }
