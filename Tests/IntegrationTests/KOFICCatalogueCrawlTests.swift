@@ -101,4 +101,52 @@ struct KOFICCatalogueCrawlTests {
         #expect(await fetcher.waitForExit() == 0)
         for indexer in indexers { await indexer.stop() }
     }
+
+    /// A crawl with details against a daily budget of 4 calls: page 1 and three more calls are made, and every
+    /// other job the crawl queued is held (no attempt spent, none dead-lettered), waiting for the next day.
+    @Test func aCrawlThatOutrunsTheDailyBudgetHoldsTheRestAndLosesNothing() async throws {
+        let key = "kofic-key-13"
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: [
+            "--seed", "12", "--movies", "100", "--kofic-key", key,
+        ])
+        defer { emulator.terminate() }
+        let (prefix, fetch, records) = try await pipelineTopics("mqkb", fetchTiers: 3, recordsTiers: 1)
+        let path = "/tmp/\(TestEnvironment.uniqueName("marquee-kofic-budget")).db"
+        defer { removeSQLiteFiles(path) }
+        let sqlite = try StoreLocation(parsing: "sqlite:\(path)")
+        let (fetcher, _) = try await startFetchWorker(
+            emulator: emulator,
+            prefix: prefix,
+            environment: [
+                "KOFIC_API_KEY": key, "MARQUEE_STORE": sqlite.connectionString, "KOFIC_DAILY_BUDGET": "4",
+                "MARQUEE_FETCH_RATE_LIMITS": "kofic=50",
+            ]
+        )
+        try await withOutcomes(of: records.main) { outcomes in
+            let root = try await enqueue(
+                .koficMovies(query: .init(perPage: 5), page: 1, follow: Follow(details: true)),
+                to: fetch
+            )
+            // Four jobs done; every other job the crawl queued (pages, infos) has been held.
+            try await outcomes.wait("four calls done and the rest held") { log in
+                log.done.count == 4
+                    && log.spawned.union([root.id]).subtracting(log.done).allSatisfy { log.holds[$0] != nil }
+            }
+            let log = outcomes.snapshot
+            #expect(log.done.contains(root.id), "page 1 is the first call")
+            // Page 1 alone queued the further pages and its five movies' infos.
+            #expect(log.spawned.count >= 2 + 5, "\(log)")
+            #expect(Set(log.holds.keys) == log.spawned.union([root.id]).subtracting(log.done), "\(log)")
+            #expect(log.deadLettered.isEmpty, "\(log)")
+            #expect(log.retried.isEmpty, "no attempt was spent: \(log)")
+            #expect(log.holdReasons.allSatisfy { $0.hasPrefix("held: ") && $0.contains("daily budget of 4") }, "\(log)")
+        }
+        let stats = try await emulator.stats()
+        #expect(statistic(stats, "routes", "kofic.movieList") + statistic(stats, "routes", "kofic.movieInfo") == 4)
+        let limits = try Store.open(sqlite, logger: .marqueeTest)
+        #expect(try await limits.engine.read("SELECT SUM(spent) FROM coord_budgets", []) == [[.int(4)]])
+        await limits.close()
+        fetcher.signal(SIGTERM)
+        #expect(await fetcher.waitForExit() == 0)
+    }
 }
