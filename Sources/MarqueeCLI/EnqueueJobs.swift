@@ -300,7 +300,7 @@ struct KOFICCatalogueJobs: AsyncParsableCommand {
     var perPage: Int64 = FetchJob.KOFICMovieQuery.maxPerPage
 
     @Option(help: "The last page to fetch (1–1000; default: the end of the list).")
-    var pages: Int64 = FetchJob.KOFICMovieQuery.maxPage
+    var pages: Int64?
 
     func run() async throws {
         let query = FetchJob.KOFICMovieQuery(
@@ -311,7 +311,7 @@ struct KOFICCatalogueJobs: AsyncParsableCommand {
             title: self.title,
             director: self.director,
             perPage: self.perPage,
-            lastPage: self.pages
+            lastPage: self.pages ?? FetchJob.KOFICMovieQuery.maxPage
         )
         try await self.sending.send(
             try buildJobs { try EnqueueJobs.koficCatalogue(query, follow: self.following.follow) }
