@@ -180,6 +180,11 @@ import Testing
             five.fetchJobs.map(\.dedupeKey)
                 == (2...5).map { FetchJob.koficMovies(query: bounded, page: $0, follow: .none).dedupeKey }
         )
+        // A hostile count as large as KOFIC's numbers can be still stops at the bound.
+        let hostile = try Self.parse(
+            response(200, #"{"movieListResult":{"totCnt":"9223372036854775807","movieList":[]}}"#)
+        )
+        #expect(hostile.fetchJobs.count == 999)
         // Every page it queues is one the fetch stage accepts.
         for job in whole.fetchJobs { #expect(try FetchJob.decode(job.encoded()) == job) }
     }

@@ -115,7 +115,8 @@ public struct KOFICAdapter: SourceAdapter {
                 throw self.check.malformed(response, "movieListResult with totCnt and movieList")
             }
             parser.movieList(list, follow: follow)
-            let totalPages = (total + query.perPage - 1) / query.perPage
+            // Divided before rounding up, so a hostile totCnt near Int64.max cannot overflow.
+            let totalPages = total / query.perPage + (total % query.perPage == 0 ? 0 : 1)
             for next in FanOut.pages(
                 page: page,
                 lastPage: query.lastPage,
