@@ -24,6 +24,7 @@ struct Enqueue: AsyncParsableCommand {
               marquee enqueue tmdb-movie 496243 27205 --language ko-KR,en-US --reviews --images
               marquee enqueue kofic-daily --from 2024-01-01 --to 2024-01-31 --details
               marquee enqueue kofic-weekly --from 2024-01-01 --to 2024-03-31 --period weekend
+              marquee enqueue kofic-movies --open-from 2020 --open-to 2024 --details --images
               marquee enqueue openlibrary-work OL45804W --images
               marquee enqueue openlibrary-search "swift programming" --details --images
               marquee enqueue --file jobs.jsonl
@@ -33,7 +34,8 @@ struct Enqueue: AsyncParsableCommand {
             """,
         subcommands: [
             TMDBListJobs.self, TMDBSearchJobs.self, TMDBMovieJobs.self, TMDBReviewsJobs.self, TMDBGenresJobs.self,
-            KOFICDailyJobs.self, KOFICWeeklyJobs.self, KOFICMovieJobs.self, KakaoPosterJobs.self,
+            KOFICDailyJobs.self, KOFICWeeklyJobs.self, KOFICMovieJobs.self, KOFICCatalogueJobs.self,
+            KakaoPosterJobs.self,
             OpenLibrarySearchJobs.self, OpenLibraryWorkJobs.self,
         ]
     )

@@ -262,6 +262,63 @@ struct KOFICMovieJobs: AsyncParsableCommand {
     }
 }
 
+struct KOFICCatalogueJobs: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kofic-movies",
+        abstract: "KOFIC's catalogue: its movie list, every page to the end (not only movies that charted).",
+        discussion: """
+            One job: page 1 of KOFIC's movie list with the filters; it queues every further page up to the end of \
+            the list (at most 1,000 pages). Each page and each movie's info (--details) is one call of the KOFIC \
+            key's daily budget: when the budget is spent, the jobs wait until midnight in Korea (docs/limits.md).
+
+            Example: marquee enqueue kofic-movies --open-from 2020 --open-to 2024 --details --images
+            """
+    )
+
+    @OptionGroup var sending: EnqueueOptions
+    @OptionGroup var following: FollowOptions
+
+    @Option(help: "First opening year, e.g. 2020.")
+    var openFrom: Int64?
+
+    @Option(help: "Last opening year.")
+    var openTo: Int64?
+
+    @Option(help: "First production year.")
+    var productionFrom: Int64?
+
+    @Option(help: "Last production year.")
+    var productionTo: Int64?
+
+    @Option(help: "Part of the Korean title.")
+    var title: String?
+
+    @Option(help: "Part of a director's name.")
+    var director: String?
+
+    @Option(help: "Movies per page (1–100).")
+    var perPage: Int64 = FetchJob.KOFICMovieQuery.maxPerPage
+
+    @Option(help: "The last page to fetch (1–1000; default: the end of the list).")
+    var pages: Int64?
+
+    func run() async throws {
+        let query = FetchJob.KOFICMovieQuery(
+            openFrom: self.openFrom,
+            openTo: self.openTo,
+            productionFrom: self.productionFrom,
+            productionTo: self.productionTo,
+            title: self.title,
+            director: self.director,
+            perPage: self.perPage,
+            lastPage: self.pages ?? FetchJob.KOFICMovieQuery.maxPage
+        )
+        try await self.sending.send(
+            try buildJobs { try EnqueueJobs.koficCatalogue(query, follow: self.following.follow) }
+        )
+    }
+}
+
 struct KakaoPosterJobs: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kakao-poster",

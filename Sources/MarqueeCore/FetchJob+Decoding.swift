@@ -83,10 +83,12 @@ extension FetchJob {
                     "movie_cd",
                     maxLength: 8,
                     check: Validate.koficCode,
-                    expected: "an 8-digit KOFIC movie code"
+                    expected: "an 8-character KOFIC movie code such as 20183782"
                 ),
                 follow: try Follow(reading: reader.optionalObject("follow"))
             )
+        case "kofic.movies":
+            job = try Self.koficMovies(reading: &reader)
         case "kakao.poster":
             job = .kakaoPoster(
                 query: try reader.string("query", maxLength: 500),
@@ -94,7 +96,7 @@ extension FetchJob {
                     "movie_cd",
                     maxLength: 8,
                     check: Validate.koficCode,
-                    expected: "an 8-digit KOFIC movie code"
+                    expected: "an 8-character KOFIC movie code such as 20183782"
                 )
             )
         case "openlibrary.search":

@@ -41,6 +41,10 @@ extension FetchJob {
         case .koficMovie(let code, let f):
             fields["movie_cd"] = .string(code)
             follow(f)
+        case .koficMovies(let query, let page, let f):
+            fields["page"] = .integer(page)
+            query.write(into: &fields)
+            follow(f)
         case .kakaoPoster(let query, let movieCode):
             fields["query"] = .string(query)
             if let movieCode { fields["movie_cd"] = .string(movieCode) }

@@ -29,6 +29,8 @@ public enum FetchJob: Hashable, Sendable {
     /// `date` is any day of the week, `yyyyMMdd`.
     case koficWeeklyBoxOffice(date: String, week: KOFICWeek, follow: Follow)
     case koficMovie(code: String, follow: Follow)
+    /// A page of KOFIC's catalogue (`movie/searchMovieList.json`); page 1 queues the rest of the list.
+    case koficMovies(query: KOFICMovieQuery, page: Int64, follow: Follow)
     /// Find a poster for a KOFIC movie by title (and year).
     case kakaoPoster(query: String, movieCode: String?)
     case openLibrarySearch(query: String, page: Int64, limit: Int64, follow: Follow)
@@ -41,7 +43,8 @@ public enum FetchJob: Hashable, Sendable {
     /// Every `kind` string, in the order docs/design.md, "Payloads" lists them.
     public static let kinds = [
         "tmdb.list", "tmdb.search", "tmdb.movie", "tmdb.reviews", "tmdb.genres", "kofic.boxoffice.daily",
-        "kofic.boxoffice.weekly", "kofic.movie", "kakao.poster", "openlibrary.search", "openlibrary.work",
+        "kofic.boxoffice.weekly", "kofic.movie", "kofic.movies", "kakao.poster", "openlibrary.search",
+        "openlibrary.work",
     ]
 
     /// The payload's `kind`.
@@ -55,6 +58,7 @@ public enum FetchJob: Hashable, Sendable {
         case .koficDailyBoxOffice: "kofic.boxoffice.daily"
         case .koficWeeklyBoxOffice: "kofic.boxoffice.weekly"
         case .koficMovie: "kofic.movie"
+        case .koficMovies: "kofic.movies"
         case .kakaoPoster: "kakao.poster"
         case .openLibrarySearch: "openlibrary.search"
         case .openLibraryWork: "openlibrary.work"
@@ -74,6 +78,7 @@ public enum FetchJob: Hashable, Sendable {
         case .koficDailyBoxOffice(let date, _): "kofic:daily:\(date)"
         case .koficWeeklyBoxOffice(let date, let week, _): "kofic:weekly:\(week.rawValue):\(date)"
         case .koficMovie(let code, _): "kofic:movie:\(code)"
+        case .koficMovies(let query, let page, _): "kofic:movies:\(page):\(query.keyPart)"
         case .kakaoPoster(let query, let movieCode): "kakao:poster:\(movieCode ?? query)"
         case .openLibrarySearch(let query, let page, let limit, _): "openlibrary:search:\(limit):\(page):\(query)"
         case .openLibraryWork(let id, _): "openlibrary:work:\(id)"

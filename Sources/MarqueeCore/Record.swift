@@ -13,6 +13,8 @@ public struct Record: Hashable, Sendable {
         case review
         case boxOfficeEntry = "boxoffice.entry"
         case koficMovie = "kofic.movie"
+        /// A movie as KOFIC's movie list shows it (the catalogue), without the details of ``koficMovie``.
+        case koficCatalogue = "kofic.catalogue"
         case book
         case image
         /// What became of one job (``JobOutcome``): lineage, not an entity.

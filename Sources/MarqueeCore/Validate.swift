@@ -33,8 +33,10 @@ enum Validate {
         return (1...days).contains(day)
     }
 
+    /// Eight ASCII digits or capital letters: KOFIC's codes are mostly `YYYY` and four digits, but its catalogue
+    /// also lists codes with a letter (`2023C165`, films released online only).
     static func koficCode(_ value: String) -> Bool {
-        value.count == 8 && value.allSatisfy { $0.isASCII && $0.isNumber }
+        value.utf8.count == 8 && value.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) }
     }
 
     static func openLibraryWork(_ value: String) -> Bool {

@@ -313,17 +313,21 @@ struct KOFIC: Sendable {
         return (TextGenerator.koreanWord(&random, syllables: 2...2) + " " + TextGenerator.koreanWord(&random), english)
     }
 
-    /// `movie/searchMovieInfo.json`.
-    func movieInfo(_ request: EmulatorRequest) -> EmulatorResponse {
-        guard let text = request.query["movieCd"], let code = Int(text), let position = self.pool.byCode[code] else {
-            return Self.badParameter("movieCd")
-        }
-        let entry = self.pool.entries[position]
-        let movie = self.catalogue.movie(at: entry.movieIndex)
+    /// What a movie's info draws from its seeded stream before the fields that only the info shows: the movie
+    /// list shows the same director and distributor as the movie's info.
+    private struct Credits {
+        var director: (name: String, english: String)
+        var actors: [JSON]
+        var staffs: [JSON]
+        var distributor: String
+        var runtime: Int
+        /// The stream, where the info's remaining fields continue it.
+        var random: SeededRandom
+    }
+
+    private func credits(_ entry: KoficPool.Entry) -> Credits {
         var random = SeededRandom(self.catalogue.seed, 0x1AF0, UInt64(entry.code))
         let korean = entry.isKorean
-        let nation = Self.nations[movie.core.originalLanguage] ?? "미국"
-        let genres = movie.genreIDs.compactMap { id in Genres.all.first { $0.id == id } }
         let director = self.person(&random, korean: korean)
         let actors: [JSON] = (0..<random.int(0...12)).map { _ in
             let actor = self.person(&random, korean: korean)
@@ -341,6 +345,43 @@ struct KOFIC: Sendable {
             ])
         }
         let distributor = "\(TextGenerator.koreanWord(&random))엔터테인먼트(주)"
+        let runtime = random.int(80...170)
+        // Drawn for the stream's sake: the production year is ``productionYear(_:)``, which the list filters on.
+        _ = random.chance(0.2)
+        return Credits(
+            director: director,
+            actors: actors,
+            staffs: staffs,
+            distributor: distributor,
+            runtime: runtime,
+            random: random
+        )
+    }
+
+    /// The production year: the opening year, or the year before for one movie in five.
+    private func productionYear(_ entry: KoficPool.Entry) -> Int {
+        entry.open.year - (StableHash.unit(self.catalogue.seed, 0x9D7E, UInt64(entry.code)) < 0.2 ? 1 : 0)
+    }
+
+    /// The distributor's company code.
+    private static func companyCode(_ entry: KoficPool.Entry) -> String { String(20_100_000 + entry.code % 90_000) }
+
+    /// `movie/searchMovieInfo.json`.
+    func movieInfo(_ request: EmulatorRequest) -> EmulatorResponse {
+        guard let text = request.query["movieCd"], let code = Int(text), let position = self.pool.byCode[code] else {
+            return Self.badParameter("movieCd")
+        }
+        let entry = self.pool.entries[position]
+        let movie = self.catalogue.movie(at: entry.movieIndex)
+        let credits = self.credits(entry)
+        var random = credits.random
+        let korean = entry.isKorean
+        let nation = Self.nations[movie.core.originalLanguage] ?? "미국"
+        let genres = movie.genreIDs.compactMap { id in Genres.all.first { $0.id == id } }
+        let director = credits.director
+        let actors = credits.actors
+        let staffs = credits.staffs
+        let distributor = credits.distributor
         let grades = ["전체관람가", "12세이상관람가", "15세이상관람가", "청소년관람불가"]
         let released = entry.open <= self.catalogue.referenceDay
         let info: JSON = .object([
@@ -348,8 +389,8 @@ struct KOFIC: Sendable {
             ("movieNm", .string(movie.title(.ko))),
             ("movieNmEn", .string(movie.title(.en))),
             ("movieNmOg", .string(korean || movie.core.originalLanguage == "en" ? "" : movie.originalTitle)),
-            ("showTm", .string(String(random.int(80...170)))),
-            ("prdtYear", .string(String(entry.open.year - (random.chance(0.2) ? 1 : 0)))),
+            ("showTm", .string(String(credits.runtime))),
+            ("prdtYear", .string(String(self.productionYear(entry)))),
             ("openDt", .string(entry.open.compact)),
             ("prdtStatNm", .string(released ? "개봉" : "개봉예정")),
             ("typeNm", .string("장편")),
@@ -365,7 +406,7 @@ struct KOFIC: Sendable {
                 "companys",
                 .array([
                     .object([
-                        ("companyCd", .string(String(20_100_000 + entry.code % 90_000))),
+                        ("companyCd", .string(Self.companyCode(entry))),
                         ("companyNm", .string(distributor)),
                         (
                             "companyNmEn",
@@ -392,50 +433,90 @@ struct KOFIC: Sendable {
         )
     }
 
-    /// `movie/searchMovieList.json` (`curPage`, `itemPerPage`, `movieNm`, `openStartDt`/`openEndDt`,
-    /// `prdtStartYear`/`prdtEndYear`), newest first.
+    /// `movie/searchMovieList.json`: the catalogue, newest opening first, filtered by `openStartDt`/`openEndDt`
+    /// (opening years), `prdtStartYear`/`prdtEndYear` (production years), `movieNm` (part of the Korean title) and
+    /// `directorNm` (part of the director's name), `itemPerPage` (1…100, default 10) movies from page `curPage`.
+    /// A parameter that is not a number (or a year) where one is expected is KOFIC's parameter fault.
     func movieList(_ request: EmulatorRequest) -> EmulatorResponse {
-        let page = max(request.int("curPage") ?? 1, 1)
-        let perPage = min(max(request.int("itemPerPage") ?? 10, 1), 100)
-        let name = request.query["movieNm"].map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
-        let openStart = request.int("openStartDt")
-        let openEnd = request.int("openEndDt")
-        let productionStart = request.int("prdtStartYear")
-        let productionEnd = request.int("prdtEndYear")
+        func number(_ name: String, in range: ClosedRange<Int>) -> (value: Int?, isValid: Bool) {
+            guard let text = request.query[name], !text.trimmingSpaces.isEmpty else { return (nil, true) }
+            guard let value = Int(text.trimmingSpaces), range.contains(value) else { return (nil, false) }
+            return (value, true)
+        }
+        let page = number("curPage", in: 1...Int(Int32.max))
+        let perPage = number("itemPerPage", in: 1...100)
+        let openStart = number("openStartDt", in: 1000...9999)
+        let openEnd = number("openEndDt", in: 1000...9999)
+        let productionStart = number("prdtStartYear", in: 1000...9999)
+        let productionEnd = number("prdtEndYear", in: 1000...9999)
+        for (name, parsed) in [
+            ("curPage", page), ("itemPerPage", perPage), ("openStartDt", openStart), ("openEndDt", openEnd),
+            ("prdtStartYear", productionStart), ("prdtEndYear", productionEnd),
+        ] where !parsed.isValid {
+            return Self.badParameter(name)
+        }
+        func text(_ name: String) -> String? {
+            request.query[name].map { $0.trimmingSpaces.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        let name = text("movieNm")
+        let directorName = text("directorNm")
         var matches: [KoficPool.Entry] = []
         for entry in self.pool.entries.reversed() {
             let year = entry.open.year
-            if let openStart, year < openStart { continue }
-            if let openEnd, year > openEnd { continue }
-            if let productionStart, year < productionStart { continue }
-            if let productionEnd, year > productionEnd { continue }
+            if let start = openStart.value, year < start { continue }
+            if let end = openEnd.value, year > end { continue }
+            if productionStart.value != nil || productionEnd.value != nil {
+                let production = self.productionYear(entry)
+                if let start = productionStart.value, production < start { continue }
+                if let end = productionEnd.value, production > end { continue }
+            }
             if let name, !self.catalogue.movie(at: entry.movieIndex).title(.ko).lowercased().contains(name) {
                 continue
             }
+            if let directorName {
+                // The director is the first draw of the movie's stream (``credits(_:)``).
+                var random = SeededRandom(self.catalogue.seed, 0x1AF0, UInt64(entry.code))
+                guard self.person(&random, korean: entry.isKorean).name.lowercased().contains(directorName) else {
+                    continue
+                }
+            }
             matches.append(entry)
         }
-        let start = (page - 1) * perPage
-        let slice = start < matches.count ? matches[start..<min(matches.count, start + perPage)] : []
+        let size = perPage.value ?? 10
+        let start = ((page.value ?? 1) - 1) * size
+        let slice = start < matches.count ? matches[start..<min(matches.count, start + size)] : []
         let list: [JSON] = slice.map { entry in
             let movie = self.catalogue.movie(at: entry.movieIndex)
-            var random = SeededRandom(self.catalogue.seed, 0x1AF0, UInt64(entry.code))
-            let director = self.person(&random, korean: entry.isKorean)
+            let credits = self.credits(entry)
             let genres = movie.genreIDs.compactMap { id in Genres.all.first { $0.id == id }?.kofic }
             let nation = Self.nations[movie.core.originalLanguage] ?? "미국"
+            let released = entry.open <= self.catalogue.referenceDay
             return .object([
                 ("movieCd", .string(String(entry.code))),
                 ("movieNm", .string(movie.title(.ko))),
                 ("movieNmEn", .string(movie.title(.en))),
-                ("prdtYear", .string(String(entry.open.year))),
+                ("prdtYear", .string(String(self.productionYear(entry)))),
                 ("openDt", .string(entry.open.compact)),
                 ("typeNm", .string("장편")),
-                ("prdtStatNm", .string(entry.open <= self.catalogue.referenceDay ? "개봉" : "개봉예정")),
+                ("prdtStatNm", .string(released ? "개봉" : "개봉예정")),
                 ("nationAlt", .string(nation)),
                 ("genreAlt", .string(genres.joined(separator: ","))),
                 ("repNationNm", .string(nation)),
                 ("repGenreNm", .string(genres.first ?? "")),
-                ("directors", .array([.object([("peopleNm", .string(director.name))])])),
-                ("companys", .array([])),
+                ("directors", .array([.object([("peopleNm", .string(credits.director.name))])])),
+                (
+                    "companys",
+                    // KOFIC lists a film's companies once its distributor is known: the released ones here.
+                    .array(
+                        released
+                            ? [
+                                .object([
+                                    ("companyCd", .string(Self.companyCode(entry))),
+                                    ("companyNm", .string(credits.distributor)),
+                                ])
+                            ] : []
+                    )
+                ),
             ])
         }
         return .json(

@@ -147,6 +147,42 @@ public enum EnqueueJobs {
         return try self.checked(codes.map { .koficMovie(code: $0, follow: follow) })
     }
 
+    /// KOFIC's catalogue (`kofic.movies`): page 1 of the movie list with the filters, which queues the rest of the
+    /// list (to its end, or to `query.lastPage`).
+    ///
+    /// - Throws: An ``OperationsError`` naming the flag (`--open-from`, `--open-to`, `--production-from`,
+    ///   `--production-to`, `--per-page`, `--pages`) whose value the fetch stage would refuse.
+    public static func koficCatalogue(
+        _ query: FetchJob.KOFICMovieQuery,
+        follow: Follow
+    ) throws(OperationsError) -> [FetchJob] {
+        let years: ClosedRange<Int64> = 1870...2200
+        func year(_ value: Int64?, _ flag: String) throws(OperationsError) {
+            guard let value, !years.contains(value) else { return }
+            throw OperationsError(.enqueue, "\(flag) must be a year from 1870 to 2200, not \(value)")
+        }
+        func span(_ from: Int64?, _ to: Int64?, _ name: String) throws(OperationsError) {
+            try year(from, "--\(name)-from")
+            try year(to, "--\(name)-to")
+            if let from, let to, to < from {
+                throw OperationsError(.enqueue, "--\(name)-to \(to) is before --\(name)-from \(from)")
+            }
+        }
+        try span(query.openFrom, query.openTo, "open")
+        try span(query.productionFrom, query.productionTo, "production")
+        let maxPerPage = FetchJob.KOFICMovieQuery.maxPerPage
+        guard (1...maxPerPage).contains(query.perPage) else {
+            throw OperationsError(.enqueue, "--per-page must be from 1 to \(maxPerPage), not \(query.perPage)")
+        }
+        let maxPage = FetchJob.KOFICMovieQuery.maxPage
+        guard (1...maxPage).contains(query.lastPage) else {
+            throw OperationsError(.enqueue, "--pages must be from 1 to \(maxPage), not \(query.lastPage)")
+        }
+        var follow = follow
+        follow.pages = 1
+        return try self.checked([.koficMovies(query: query, page: 1, follow: follow)])
+    }
+
     /// A Kakao image search for a poster.
     public static func kakaoPoster(_ query: String, movieCode: String?) throws(OperationsError) -> [FetchJob] {
         try self.checked([.kakaoPoster(query: query, movieCode: movieCode)])

@@ -39,7 +39,7 @@ public struct SourceAdapters: Sendable {
     public static func source(of job: FetchJob) -> Source {
         switch job {
         case .tmdbList, .tmdbSearch, .tmdbMovie, .tmdbReviews, .tmdbGenres: .tmdb
-        case .koficDailyBoxOffice, .koficWeeklyBoxOffice, .koficMovie: .kofic
+        case .koficDailyBoxOffice, .koficWeeklyBoxOffice, .koficMovie, .koficMovies: .kofic
         case .kakaoPoster: .kakao
         case .openLibrarySearch, .openLibraryWork: .openLibrary
         }

@@ -46,6 +46,7 @@ enum RecordRows {
         case .review: return try self.review(fields)
         case .boxOfficeEntry: return try self.boxOffice(fields)
         case .koficMovie: return try self.koficMovie(fields)
+        case .koficCatalogue: return try self.koficCatalogue(fields)
         case .book: return try self.book(fields)
         case .image: return try self.image(fields)
         case .jobOutcome: return try self.jobOutcome(fields)
@@ -215,6 +216,25 @@ enum RecordRows {
             values[name] = try f.array(name)
         }
         return [f.row(Tables.koficMovies, values)]
+    }
+
+    private static func koficCatalogue(_ f: Fields) throws(StoreError) -> [RowWrite] {
+        let code = try f.requiredText("movie_cd")
+        try f.expectKey("kofic:catalogue:\(code)")
+        let title = try f.text("title")
+        let openDate = try f.date("open_date")
+        let productionYear = try f.int("production_year")
+        var values: [String: JSONValue] = [
+            "movie_cd": .string(code), "title": title.json, "title_norm": TitleMatching.fold(title).json,
+            "title_en": try f.text("title_en").json, "production_year": productionYear.json,
+            "open_date": openDate.json, "year": (Fields.year(of: openDate) ?? productionYear).json,
+            "type": try f.text("type").json, "production_status": try f.text("production_status").json,
+            "nation": try f.text("nation").json, "genre": try f.text("genre").json,
+        ]
+        for name in ["nations", "genres", "directors", "companies"] {
+            values[name] = try f.array(name)
+        }
+        return [f.row(Tables.koficCatalogue, values)]
     }
 
     private static func book(_ f: Fields) throws(StoreError) -> [RowWrite] {

@@ -15,6 +15,7 @@ enum Schema {
     static let migrations: [Migration] = [
         Migration(version: 1, name: "catalogue", sql: catalogue),
         Migration(version: 2, name: "coordination", sql: coordination),
+        Migration(version: 3, name: "kofic catalogue", sql: koficCatalogue),
     ]
 
     /// The latest version (what an up-to-date store reports).
@@ -359,5 +360,33 @@ enum Schema {
             probe_at {int} NOT NULL,
             probes {int} NOT NULL
         );
+        """
+
+    /// Version 3: KOFIC's catalogue, one row per movie its movie list shows (`kofic.catalogue` records).
+    ///
+    /// A table of its own rather than rows of `kofic_movies`: a list entry has none of the info's actors, audits
+    /// or runtime, so a later list page must never erase what a movie's info wrote, and a movie listed without
+    /// details is still in the store. `nation` and `genre` are KOFIC's representative ones.
+    private static let koficCatalogue = """
+        CREATE TABLE kofic_catalogue (
+            movie_cd {text} PRIMARY KEY,
+            title {text},
+            title_norm {text},
+            title_en {text},
+            production_year {int},
+            open_date {date},
+            year {int},
+            type {text},
+            production_status {text},
+            nation {text},
+            genre {text},
+            nations {json} NOT NULL,
+            genres {json} NOT NULL,
+            directors {json} NOT NULL,
+            companies {json} NOT NULL,
+            fetched_at {int} NOT NULL
+        );
+        CREATE INDEX kofic_catalogue_title_norm ON kofic_catalogue (title_norm);
+        CREATE INDEX kofic_catalogue_year ON kofic_catalogue (year);
         """
 }

@@ -12,6 +12,8 @@ public struct StoreCounts: Codable, Hashable, Sendable {
     public var genres = 0
     public var reviews = 0
     public var koficMovies = 0
+    /// Movies of KOFIC's catalogue (its movie list), with or without their info.
+    public var koficCatalogue = 0
     /// Box-office lists: distinct periods and days or weeks.
     public var boxOfficeCharts = 0
     public var boxOfficeEntries = 0
@@ -30,6 +32,7 @@ public struct StoreCounts: Codable, Hashable, Sendable {
         case movieTranslations = "movie_translations"
         case genres, reviews
         case koficMovies = "kofic_movies"
+        case koficCatalogue = "kofic_catalogue"
         case boxOfficeCharts = "box_office_charts"
         case boxOfficeEntries = "box_office_entries"
         case books, authors, images
@@ -51,6 +54,7 @@ public struct StoreCounts: Codable, Hashable, Sendable {
             case .genres: self.genres
             case .reviews: self.reviews
             case .koficMovies: self.koficMovies
+            case .koficCatalogue: self.koficCatalogue
             case .boxOfficeCharts: self.boxOfficeCharts
             case .boxOfficeEntries: self.boxOfficeEntries
             case .books: self.books
@@ -68,6 +72,7 @@ public struct StoreCounts: Codable, Hashable, Sendable {
             case .genres: self.genres = newValue
             case .reviews: self.reviews = newValue
             case .koficMovies: self.koficMovies = newValue
+            case .koficCatalogue: self.koficCatalogue = newValue
             case .boxOfficeCharts: self.boxOfficeCharts = newValue
             case .boxOfficeEntries: self.boxOfficeEntries = newValue
             case .books: self.books = newValue

@@ -174,6 +174,15 @@ enum Tables {
             ("show_types", .json), ("companies", .json), ("audits", .json),
         ]
     )
+    static let koficCatalogue = Table(
+        "kofic_catalogue",
+        key: [("movie_cd", .text)],
+        values: [
+            ("title", .text), ("title_norm", .text), ("title_en", .text), ("production_year", .int),
+            ("open_date", .date), ("year", .int), ("type", .text), ("production_status", .text), ("nation", .text),
+            ("genre", .text), ("nations", .json), ("genres", .json), ("directors", .json), ("companies", .json),
+        ]
+    )
     static let boxOffice = Table(
         "box_office",
         key: [("period", .text), ("period_key", .text), ("rank", .int)],
@@ -254,7 +263,8 @@ enum Tables {
 
     /// Gated tables in write order (parents before the tables that name them).
     static let gated: [Table] = [
-        movies, movieDetails, movieTranslations, movieTranslationDetails, genres, reviews, koficMovies, boxOffice,
+        movies, movieDetails, movieTranslations, movieTranslationDetails, genres, reviews, koficMovies, koficCatalogue,
+        boxOffice,
         books, bookSearchFacts, bookWorkFacts, authors, images, entityImages, jobOutcomes,
     ]
 }

@@ -414,12 +414,15 @@ struct OutcomeLog: Sendable, CustomStringConvertible {
     var retried: [JobID: String] = [:]
     /// Dead-lettered jobs, with the error.
     var deadLettered: [JobID: String] = [:]
+    /// The jobs the done ones queued.
+    var spawned: Set<JobID> = []
 
     mutating func add(_ outcome: JobOutcome) {
         switch outcome.outcome {
         case .done:
             self.done.insert(outcome.jobID)
             self.doneAttempt[outcome.jobID] = outcome.attempt
+            self.spawned.formUnion(outcome.spawned)
         case .retried(_, let error) where error.hasPrefix("held:"):
             self.holds[outcome.jobID, default: 0] += 1
             self.holdReasons.insert(error)
@@ -438,7 +441,7 @@ struct OutcomeLog: Sendable, CustomStringConvertible {
 }
 
 /// Reads the `job.outcome` records of `topic` into a log while `body` runs.
-private func withOutcomes<T>(of topic: String, _ body: (Observed<OutcomeLog>) async throws -> T) async throws -> T {
+func withOutcomes<T>(of topic: String, _ body: (Observed<OutcomeLog>) async throws -> T) async throws -> T {
     let log = Observed(OutcomeLog())
     let consumer = try KafkaConsumer(
         configuration: TestEnvironment.consumer(group: TestEnvironment.uniqueName("outcomes"), topics: [topic]),

@@ -18,6 +18,11 @@ import Testing
         .koficDailyBoxOffice(date: "20240229", follow: Follow(details: true)),
         .koficWeeklyBoxOffice(date: "20240107", week: .weekend, follow: .none),
         .koficMovie(code: "20124079", follow: .none),
+        .koficMovies(
+            query: .init(openFrom: 2020, openTo: 2024, director: "봉준호", perPage: 50, lastPage: 30),
+            page: 2,
+            follow: Follow(details: true, images: true)
+        ),
         .kakaoPoster(query: "광해, 왕이 된 남자 2012", movieCode: "20124079"),
         .openLibrarySearch(query: "swift programming", page: 1, limit: 50, follow: Follow(details: true)),
         .openLibraryWork(id: "OL45804W", follow: Follow(images: true)),
@@ -147,7 +152,11 @@ import Testing
         (#"{"v":1,"kind":"kofic.boxoffice.daily","date":"20230230"}"#, .invalidField, "date"),
         (#"{"v":1,"kind":"kofic.boxoffice.daily","date":"2023-01-01"}"#, .invalidField, "date"),
         (#"{"v":1,"kind":"kofic.boxoffice.weekly","date":"20230101","week":3}"#, .invalidField, "week"),
-        (#"{"v":1,"kind":"kofic.movie","movie_cd":"2012407X"}"#, .invalidField, "movie_cd"),
+        (#"{"v":1,"kind":"kofic.movie","movie_cd":"2012407x"}"#, .invalidField, "movie_cd"),
+        (#"{"v":1,"kind":"kofic.movies","open_from":2024,"open_to":2020}"#, .invalidField, "open_to"),
+        (#"{"v":1,"kind":"kofic.movies","per_page":101}"#, .invalidField, "per_page"),
+        (#"{"v":1,"kind":"kofic.movies","page":1001}"#, .invalidField, "page"),
+        (#"{"v":1,"kind":"kofic.movies","follow":{"pages":3}}"#, .invalidField, "follow.pages"),
         (#"{"v":1,"kind":"openlibrary.work","id":"OL45804M"}"#, .invalidField, "id"),
         (#"{"v":1,"kind":"netflix.list"}"#, .unknownKind, "kind"),
         (#"{"v":2,"kind":"tmdb.genres"}"#, .unsupportedVersion, "v"),
@@ -186,7 +195,7 @@ import Testing
         ),
         (
             #"{"v":1,"kind":"kofic.movie","movie_cd":"201240791"}"#,
-            "field 'movie_cd': longer than 8 characters (expected an 8-digit KOFIC movie code)"
+            "field 'movie_cd': longer than 8 characters (expected an 8-character KOFIC movie code such as 20183782)"
         ),
     ])
     func stringErrorsNameTheExpectedForm(payload: String, message: String) throws {

@@ -209,6 +209,7 @@ extension FetchJob {
         case .koficDailyBoxOffice(let date, _): .koficDailyBoxOffice(date: date, follow: follow)
         case .koficWeeklyBoxOffice(let date, let week, _): .koficWeeklyBoxOffice(date: date, week: week, follow: follow)
         case .koficMovie(let code, _): .koficMovie(code: code, follow: follow)
+        case .koficMovies(let query, let page, _): .koficMovies(query: query, page: page, follow: follow)
         case .openLibrarySearch(let query, let page, let limit, _):
             .openLibrarySearch(query: query, page: page, limit: limit, follow: follow)
         case .openLibraryWork(let id, _): .openLibraryWork(id: id, follow: follow)

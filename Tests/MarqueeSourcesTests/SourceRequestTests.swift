@@ -54,6 +54,10 @@ import Testing
             "https://www.kobis.or.kr/kobisopenapi/webservice/rest/movie/searchMovieInfo.json?key=REDACTED&movieCd=20124079"
         ),
         (
+            .koficMovies(query: .init(openFrom: 2020, openTo: 2024), page: 2, follow: .none),
+            "https://www.kobis.or.kr/kobisopenapi/webservice/rest/movie/searchMovieList.json?key=REDACTED&curPage=2&itemPerPage=100&openStartDt=2020&openEndDt=2024"
+        ),
+        (
             .kakaoPoster(query: "밀수 영화 포스터", movieCode: "20218541"),
             "https://dapi.kakao.com/v2/search/image?query=%EB%B0%80%EC%88%98%20%EC%98%81%ED%99%94%20%ED%8F%AC%EC%8A%A4%ED%84%B0&sort=accuracy&page=1&size=10"
         ),

@@ -1,7 +1,8 @@
 public import MarqueeCore
 import MarqueeJSON
 
-/// The adapter for KOFIC's open API (kobis): daily and weekly box office, and movie information.
+/// The adapter for KOFIC's open API (kobis): daily and weekly box office, movie information and the movie list
+/// (the catalogue, paged).
 ///
 /// Requests authenticate with the `key` query parameter. KOFIC answers errors with HTTP 200 and a `faultInfo`
 /// body; numbers arrive as strings. See docs/records.md for the records and follow-ups.
@@ -42,6 +43,18 @@ public struct KOFICAdapter: SourceAdapter {
             )
         case .koficMovie(let code, _):
             return try self.request(path: ["movie", "searchMovieInfo.json"], query: [QueryItem("movieCd", code)])
+        case .koficMovies(let filter, let page, _):
+            var query = [QueryItem("curPage", String(page)), QueryItem("itemPerPage", String(filter.perPage))]
+            func add(_ name: String, _ value: (some CustomStringConvertible)?) {
+                if let value { query.append(QueryItem(name, value.description)) }
+            }
+            add("openStartDt", filter.openFrom)
+            add("openEndDt", filter.openTo)
+            add("prdtStartYear", filter.productionFrom)
+            add("prdtEndYear", filter.productionTo)
+            add("movieNm", filter.title)
+            add("directorNm", filter.director)
+            return try self.request(path: ["movie", "searchMovieList.json"], query: query)
         default:
             throw SourceError(.invalidConfiguration, source: .kofic, "a \(job.kind) job is not a KOFIC job")
         }
@@ -63,7 +76,8 @@ public struct KOFICAdapter: SourceAdapter {
     ///
     /// - Throws: A ``SourceError``: 429 rate limited, 5xx unavailable; `faultInfo` 320010 unauthorized, 320011 (or a
     ///   message saying 초과, "exceeded") quota exhausted until the next midnight in Korea, any other fault bad
-    ///   request; an empty `movieInfo` not found; a success body of another shape malformed.
+    ///   request; an empty `movieInfo` not found; a success body of another shape (a movie list without `totCnt`
+    ///   or `movieList`) malformed.
     public func parse(
         _ response: SourceResponse,
         for job: FetchJob,
@@ -94,6 +108,23 @@ public struct KOFICAdapter: SourceAdapter {
                 throw SourceError(.notFound, source: .kofic, "no movie \(code)", status: response.status)
             }
             parser.movie(info, code: movieCode, follow: follow)
+        case .koficMovies(let query, let page, let follow):
+            guard let result = json["movieListResult"], let list = result["movieList"]?.arrayValue,
+                let total = result["totCnt"]?.int, total >= 0
+            else {
+                throw self.check.malformed(response, "movieListResult with totCnt and movieList")
+            }
+            parser.movieList(list, follow: follow)
+            // Divided before rounding up, so a hostile totCnt near Int64.max cannot overflow.
+            let totalPages = total / query.perPage + (total % query.perPage == 0 ? 0 : 1)
+            for next in FanOut.pages(
+                page: page,
+                lastPage: query.lastPage,
+                totalPages: totalPages,
+                maxPage: FetchJob.KOFICMovieQuery.maxPage
+            ) {
+                parser.result.add(.koficMovies(query: query, page: next, follow: follow))
+            }
         default:
             throw SourceError(.invalidConfiguration, source: .kofic, "a \(job.kind) job is not a KOFIC job")
         }

@@ -74,12 +74,64 @@ struct KOFICParser {
                 )
             )
             guard let movieCode else { continue }
-            if follow.details {
-                self.result.add(.koficMovie(code: movieCode, follow: FanOut.detailFollow(follow)))
-            } else if follow.images, let movieName {
-                self.result.add(.kakaoPoster(query: Self.posterQuery(movieName), movieCode: movieCode))
-            }
+            self.followListed(movieCode, name: movieName, follow: follow)
         }
+    }
+
+    /// A listed movie's follow-ups: its info (which then finds the poster) when details are asked for, else its
+    /// poster search when images are.
+    private mutating func followListed(_ movieCode: String, name: String?, follow: Follow) {
+        if follow.details {
+            self.result.add(.koficMovie(code: movieCode, follow: FanOut.detailFollow(follow)))
+        } else if follow.images, let name {
+            self.result.add(.kakaoPoster(query: Self.posterQuery(name), movieCode: movieCode))
+        }
+    }
+
+    /// `kofic.catalogue` records of a page of KOFIC's movie list, and each movie's follow-ups. Entries without a
+    /// `movieCd` are left out (noted in ``SourceResult/skipped``).
+    mutating func movieList(_ list: [JSONValue], follow: Follow) {
+        for entry in list {
+            guard let code = entry["movieCd"]?.trimmedText else {
+                self.result.skipped.append("a kofic.movies entry without movieCd")
+                continue
+            }
+            let name = entry["movieNm"]?.trimmedText
+            let data: JSONObject = [
+                "movie_cd": .string(code),
+                "title": .of(name),
+                "title_en": .of(entry["movieNmEn"]?.trimmedText),
+                "production_year": .of(entry["prdtYear"]?.int),
+                "open_date": .of(entry["openDt"]?.isoDate),
+                "type": .of(entry["typeNm"]?.trimmedText),
+                "production_status": .of(entry["prdtStatNm"]?.trimmedText),
+                "nation": .of(entry["repNationNm"]?.trimmedText),
+                "genre": .of(entry["repGenreNm"]?.trimmedText),
+                "nations": .of(Self.commaList(entry["nationAlt"])),
+                "genres": .of(Self.commaList(entry["genreAlt"])),
+                "directors": .array(
+                    (entry["directors"]?.arrayValue ?? []).compactMap { person in
+                        person["peopleNm"]?.trimmedText.map { .object(["name": .string($0)]) }
+                    }
+                ),
+                "companies": .array(
+                    (entry["companys"]?.arrayValue ?? []).compactMap { company in
+                        guard let name = company["companyNm"]?.trimmedText else { return nil }
+                        return .object(["company_cd": .of(company["companyCd"]?.trimmedText), "name": .string(name)])
+                    }
+                ),
+            ]
+            self.result.records.append(
+                Record(kind: .koficCatalogue, key: "kofic:catalogue:\(code)", fetchedAt: self.fetchedAt, data: data)
+            )
+            self.followListed(code, name: name, follow: follow)
+        }
+    }
+
+    /// KOFIC's `…Alt` fields: names joined by commas (`"인도,프랑스,미국"`), blank parts dropped.
+    static func commaList(_ value: JSONValue?) -> [String] {
+        guard let text = value?.trimmedText else { return [] }
+        return text.split(separator: ",").map { String($0).trimmingASCIIWhitespace() }.filter { !$0.isEmpty }
     }
 
     /// The `kofic.movie` record of a `movieInfo`, and its poster search.
