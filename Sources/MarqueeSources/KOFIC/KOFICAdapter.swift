@@ -168,10 +168,3 @@ public struct KOFICAdapter: SourceAdapter {
         return .milliseconds(next - local)
     }
 }
-
-extension Int64 {
-    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
-    }
-}
