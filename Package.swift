@@ -281,6 +281,7 @@ let package = Package(
                 "MarqueeImaging",
                 "MarqueeLimits",
                 "MarqueePipeline",
+                "MarqueeStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -310,6 +311,7 @@ let package = Package(
             name: "MarqueeStore",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeHTTP",
                 "MarqueeJSON",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -377,6 +379,8 @@ let package = Package(
         .target(
             name: "MarqueeTestSupport",
             dependencies: [
+                "MarqueeCore",
+                "MarqueeJSON",
                 "MarqueeKafka",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -393,6 +397,7 @@ let package = Package(
                 "MarqueeJSON",
                 "MarqueeSettings",
                 "MarqueeHTTP",
+                "MarqueeImageStore",
                 "MarqueeKafka",
                 "MarqueePipeline",
                 "MarqueeStore",
@@ -430,6 +435,7 @@ let package = Package(
                 "MarqueeLimits",
                 "MarqueeDashboard",
                 "MarqueeHTTP",
+                "MarqueeImageStore",
                 "MarqueeKafka",
                 "MarqueeObservability",
                 "MarqueeOperations",
@@ -599,7 +605,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeImageStageTests",
-            dependencies: ["MarqueeImageStage", "MarqueeLimits"],
+            dependencies: ["MarqueeHTTP", "MarqueeImageStage", "MarqueeImaging", "MarqueeLimits"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -25,7 +25,7 @@ struct Marquee: AsyncParsableCommand {
             """,
         subcommands: [
             Enqueue.self, Topics.self, Lag.self, DLQ.self, Status.self, Drain.self, Dashboard.self, Query.self,
-            Groups.self, Job.self, Sources.self, RoundTrip.self,
+            Groups.self, Job.self, Sources.self, RoundTrip.self, Images.self,
         ]
     )
 }

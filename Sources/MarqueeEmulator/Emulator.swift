@@ -138,6 +138,13 @@ public final class Emulator: Sendable {
                     }
                 }
                 self.state.answered(route: route.name, status: body.status)
+                if body.kind == .image {
+                    self.state.imageAnswered(
+                        route.upstream,
+                        status: body.status,
+                        bodyBytes: truncatedTo ?? body.body.count
+                    )
+                }
                 return .send(body, truncatedTo: truncatedTo)
             }
         }
@@ -276,7 +283,13 @@ public final class Emulator: Sendable {
             guard parts.count == 5, parts[1] == "t", parts[2] == "p",
                 let spec = self.tmdbImage(size: parts[3], file: parts[4])
             else { return immediate("tmdb.image", .tmdbImages) { Self.imageNotFound } }
-            return self.imageRoute("tmdb.image", .tmdbImages, spec: spec, lastModified: nil)
+            return self.imageRoute(
+                "tmdb.image",
+                .tmdbImages,
+                spec: spec,
+                lastModified: nil,
+                imageName: "tmdb-images/" + parts[4]
+            )
         case "kofic":
             guard parts.count == 6, parts[1...3] == ["kobisopenapi", "webservice", "rest"] else { return notFound }
             let name: String
@@ -320,7 +333,8 @@ public final class Emulator: Sendable {
                 "kakao.image",
                 .kakaoImages,
                 spec: spec,
-                lastModified: self.catalogue.referenceDay.epochSeconds
+                lastModified: self.catalogue.referenceDay.epochSeconds,
+                imageName: "kakao-images/" + parts.dropFirst().joined(separator: "/")
             )
         case "openlibrary":
             if parts == ["openlibrary", "search.json"] {
@@ -342,7 +356,8 @@ public final class Emulator: Sendable {
                 "covers",
                 .covers,
                 spec: spec,
-                lastModified: 1_500_000_000 + Int(spec.seed % 100_000_000)
+                lastModified: 1_500_000_000 + Int(spec.seed % 100_000_000),
+                imageName: "covers/\(parts[2])/\(OpenLibrary.coverValue(parts[3]))"
             )
         default:
             return notFound
@@ -432,20 +447,33 @@ public final class Emulator: Sendable {
         }
     }
 
-    private func imageRoute(_ name: String, _ upstream: Upstream, spec: ImageSpec, lastModified: Int?) -> Route {
-        let lastModified = lastModified ?? (1_600_000_000 + Int(spec.seed % 60_000_000))
+    /// An image route; `imageName` names the image for `changeImages` (``ImageRevisions``): its current revision is
+    /// the one served.
+    private func imageRoute(
+        _ name: String,
+        _ upstream: Upstream,
+        spec: ImageSpec,
+        lastModified: Int?,
+        imageName: String
+    ) -> Route {
         let limitedUpstream = upstream == .covers
         return Route(name: name, upstream: upstream, key: "anonymous") { eventLoop in
             if limitedUpstream, let retryAfter = self.state.takeToken(upstream: upstream, key: "anonymous") {
                 return eventLoop.makeSucceededFuture(self.rateLimited(upstream, retryAfter: retryAfter))
             }
-            return self.renderer.image(spec, on: eventLoop).map { image in
+            let revision = self.state.imageRevision(imageName)
+            let revised = ImageRevisions.spec(spec, revision: revision)
+            let modified = ImageRevisions.lastModified(
+                lastModified ?? (1_600_000_000 + Int(spec.seed % 60_000_000)),
+                revision: revision
+            )
+            return self.renderer.image(revised, on: eventLoop).map { image in
                 EmulatorResponse(
                     status: 200,
                     contentType: image.contentType,
                     body: image.bytes,
                     kind: .image,
-                    lastModified: lastModified,
+                    lastModified: modified,
                     etag: image.etag
                 )
             }.recover { error in

@@ -63,7 +63,7 @@ public struct EmulatorSettings: Sendable, Equatable {
 
     /// Applies a `POST /_control` body: any subset of the fields above, keys as a string or an array of
     /// strings (`tmdbKey`/`tmdbKeys`, `koficKey`/`koficKeys`, `kakaoKey`/`kakaoKeys`). The actions
-    /// `resetQuota`, `resetRateLimits` and `outage` are left to the caller.
+    /// `resetQuota`, `resetRateLimits`, `outage` and `changeImages` are left to the caller.
     ///
     /// - Throws: ``ControlError`` naming the first field with a wrong type or value; nothing is changed then.
     public mutating func apply(_ object: [String: Any]) throws(ControlError) {
@@ -85,7 +85,7 @@ public struct EmulatorSettings: Sendable, Equatable {
             case "latencyMs": next.latencyMs = Int(try Self.number(name, value, 0...600_000))
             case "paddedMovie": next.paddedMovie = Int(try Self.number(name, value, 0...1_000_000_000))
             case "paddedOverviewBytes": next.paddedOverviewBytes = Int(try Self.number(name, value, 0...100_000_000))
-            case "resetQuota", "resetRateLimits", "outage": continue  // actions, handled by the state
+            case "resetQuota", "resetRateLimits", "outage", "changeImages": continue  // actions, handled by the state
             default: throw ControlError(reason: "unknown field \(name)")
             }
         }

@@ -67,6 +67,16 @@ final class EmulatorState: Sendable {
         var outages: [String: Int] = [:]
         /// Arrivals per upstream, for benchmarks: the achieved rate is `(requests - 1) / (last - first)`.
         var timing: [String: Timing] = [:]
+        /// What the image upstreams sent, per upstream.
+        var images: [String: ImageCounts] = [:]
+    }
+
+    /// One image upstream's answers: `200`s and the body bytes they sent (cut short by a truncation fault
+    /// included as sent), and `304`s (no body).
+    struct ImageCounts {
+        var sent = 0
+        var bytes = 0
+        var notModified = 0
     }
 
     struct State {
@@ -79,6 +89,8 @@ final class EmulatorState: Sendable {
         var requestNumber: UInt64 = 0
         /// The outage set with `POST /_control`, until it ends (cleared lazily once its deadline passed).
         var outage: UpstreamOutage?
+        /// The images changed upstream with `POST /_control {"changeImages": …}`.
+        var imageRevisions = ImageRevisions()
     }
 
     private let state: Mutex<State>
@@ -112,6 +124,9 @@ final class EmulatorState: Sendable {
     func control(_ object: [String: Any]) throws(ControlError) -> JSON {
         // Read before the settings change, so a bad outage leaves the settings as they were.
         let change = try object["outage"].map { value throws(ControlError) in try UpstreamOutage.change(value) }
+        let changedImages = try object["changeImages"].map { value throws(ControlError) in
+            try ImageRevisions.names(value)
+        }
         return try self.state.withLock { state throws(ControlError) in
             try state.settings.apply(object)
             if object["resetQuota"] as? Bool == true { state.quota = [:] }
@@ -125,6 +140,7 @@ final class EmulatorState: Sendable {
             case nil:
                 break
             }
+            if let changedImages { state.imageRevisions.change(changedImages) }
             return Self.controlJSON(&state, now: now)
         }
     }
@@ -138,7 +154,26 @@ final class EmulatorState: Sendable {
         if let outage = state.outage, outage.until <= now { state.outage = nil }
         guard case .object(var members) = state.settings.publicJSON else { return state.settings.publicJSON }
         members.append(("outage", state.outage?.json(at: now) ?? .null))
+        members.append(("changedImages", state.imageRevisions.json))
         return .object(members)
+    }
+
+    /// The revision of the image named `name` (``ImageRevisions``): 0 until `changeImages` names it.
+    func imageRevision(_ name: String) -> Int { self.state.withLock { $0.imageRevisions.revision(of: name) } }
+
+    /// Counts an image answer of `upstream`: a `200` and the body bytes sent, or a `304`.
+    func imageAnswered(_ upstream: Upstream, status: Int, bodyBytes: Int) {
+        self.state.withLock { state in
+            switch status {
+            case 200:
+                state.counters.images[upstream.rawValue, default: ImageCounts()].sent += 1
+                state.counters.images[upstream.rawValue, default: ImageCounts()].bytes += bodyBytes
+            case 304:
+                state.counters.images[upstream.rawValue, default: ImageCounts()].notModified += 1
+            default:
+                break
+            }
+        }
     }
 
     /// Whether `upstream` is in an outage now; when it is, counts the request as answered by the outage.
@@ -272,6 +307,20 @@ final class EmulatorState: Sendable {
                 ),
                 ("outage", counts(counters.outages)),
                 ("timing", .object(timing)),
+                (
+                    "images",
+                    .object(
+                        counters.images.sorted { $0.key < $1.key }.map { entry in
+                            (
+                                entry.key,
+                                .object([
+                                    ("sent", .int(entry.value.sent)), ("bytes", .int(entry.value.bytes)),
+                                    ("notModified", .int(entry.value.notModified)),
+                                ])
+                            )
+                        }
+                    )
+                ),
             ])
         }
     }

@@ -158,13 +158,22 @@ struct OpenLibrary: Sendable {
         "December",
     ]
 
-    /// `/b/{id|isbn|olid}/{value}-{S|M|L}.jpg` → the cover to render, or nil for an unknown cover.
-    func cover(kind: Substring, name: Substring) -> ImageSpec? {
+    /// `{value}-{S|M|L}.jpg` → `value` and the size letter; nil when the name is not of that shape.
+    static func coverName(_ name: Substring) -> (value: String, size: Substring)? {
         guard name.hasSuffix(".jpg") else { return nil }
         let stem = name.dropLast(4)
         guard let dash = stem.lastIndex(of: "-") else { return nil }
-        let value = String(stem[..<dash])
-        let size = stem[stem.index(after: dash)...]
+        return (String(stem[..<dash]), stem[stem.index(after: dash)...])
+    }
+
+    /// The value a cover's file name names, whatever its size (`123-L.jpg` → `123`): what ``ImageRevisions``
+    /// calls it by.
+    static func coverValue(_ name: String) -> String { Self.coverName(Substring(name))?.value ?? name }
+
+    /// `/b/{id|isbn|olid}/{value}-{S|M|L}.jpg` → the cover to render, or nil for an unknown cover.
+    func cover(kind: Substring, name: Substring) -> ImageSpec? {
+        guard let parsed = Self.coverName(name) else { return nil }
+        let (value, size) = (parsed.value, parsed.size)
         let width: Int
         switch size {
         case "S": width = 45

@@ -4,15 +4,20 @@ public struct HTTPValidators: Hashable, Sendable, Codable {
     public var etag: String?
     /// The `Last-Modified` field, as the server wrote it.
     public var lastModified: String?
+    /// What the response these validators came with was kept as, so a `304` can name it: the image stage keeps
+    /// the SHA-256 of the stored image here. `nil` where a `304` needs nothing (the fetch stage).
+    public var content: String?
 
     /// Creates validators.
     ///
     /// - Parameters:
     ///   - etag: The `ETag` value, if any.
     ///   - lastModified: The `Last-Modified` value, if any.
-    public init(etag: String? = nil, lastModified: String? = nil) {
+    ///   - content: What the validated response was kept as, if anything.
+    public init(etag: String? = nil, lastModified: String? = nil, content: String? = nil) {
         self.etag = etag
         self.lastModified = lastModified
+        self.content = content
     }
 
     /// Whether neither validator is present (nothing to revalidate with).

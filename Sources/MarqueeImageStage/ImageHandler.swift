@@ -25,6 +25,12 @@ import Synchronization
 /// The same bytes are processed and stored once: the variants and a manifest (what the record needs) live
 /// under the content hash, and a job whose bytes are already stored reads the manifest instead of decoding.
 /// Concurrent jobs for the same URL share one download and one processing.
+///
+/// A URL downloaded before is revalidated (``Revalidation``): its `ETag`/`Last-Modified`, kept in the
+/// ``ValidatorCache`` with the hash of the image they describe, go out as `If-None-Match`/`If-Modified-Since`
+/// while that image is still in the image store; a `304` downloads nothing and the job's record names the stored
+/// image again. A changed image is new bytes under a new hash: new variants, and the record points the entity at
+/// it (docs/image-store.md, "Revalidation").
 public struct ImageHandler: StageHandler {
     /// Settings of the image stage beyond the stage runtime's.
     public struct Configuration: Sendable {
@@ -45,9 +51,13 @@ public struct ImageHandler: StageHandler {
     private let store: any ImageStore
     private let inFlight: SharedWork<String, ImageOutcome>
     private let limits: SourceLimits?
+    private let validators: (any ValidatorCache)?
     private let logger: Logger
 
-    /// - Parameter limits: The image hosts' rate limits and pauses, by host name; `nil` for none.
+    /// - Parameters:
+    ///   - limits: The image hosts' rate limits and pauses, by host name; `nil` for none.
+    ///   - validators: Where each image URL's validators and the hash of its image are kept (the store's, shared
+    ///     by every image worker); `nil` downloads every image in full.
     public init(
         configuration: Configuration,
         fetcher: HTTPFetcher,
@@ -55,9 +65,11 @@ public struct ImageHandler: StageHandler {
         imaging: ImagingConfiguration,
         store: any ImageStore,
         limits: SourceLimits? = nil,
+        validators: (any ValidatorCache)? = nil,
         logger: Logger
     ) {
         self.configuration = configuration
+        self.validators = validators
         self.limits = limits
         self.fetcher = fetcher
         self.processor = processor
@@ -94,23 +106,55 @@ public struct ImageHandler: StageHandler {
         return [StageOutput(stage: "records", key: record.dedupeKey, payload: record.encoded())]
     }
 
-    /// Downloads `url`, and stores its variants unless these bytes are stored already; logs through `logger` (the
-    /// job's that does the work).
+    /// Downloads `url` (revalidating what is stored for it), and stores its variants unless these bytes are
+    /// stored already; logs through `logger` (the job's that does the work).
     private func stored(url: String, logger: Logger) async throws -> ImageOutcome {
-        let bytes = try await self.download(url)
-        let hash = ContentHash.sha256Hex(bytes)
-        let manifestKey = ImageKey.manifest(sha256: hash)
-        do {
-            if let manifest = try await self.store.get(manifestKey), let outcome = ImageOutcome(manifest: manifest) {
-                // The same bytes were processed before: nothing new to store.
+        let validatorKey = FetchRequest(url: url, purpose: .image).redactedURL
+        let kept = await self.validators?.validators(for: validatorKey)
+        var plan = Revalidation.full
+        if let hash = Revalidation.storedHash(of: kept) {
+            // Validators are trusted only while the image they validate is stored.
+            plan = Revalidation.plan(validators: kept, stored: try await self.storedOutcome(sha256: hash))
+            if plan == .full {
                 logger.debug(
-                    "image already stored",
+                    "the image the validators name is not stored: downloading in full",
                     metadata: ["marquee.image.sha256": "\(hash)", "marquee.url": "\(url)"]
                 )
-                return outcome
             }
+        }
+        switch try await self.download(url, plan: plan) {
+        case .notModified(let stored):
+            // The stored image and its variants stand.
+            return stored
+        case .body(let bytes, let validators):
+            let outcome = try await self.stored(bytes: bytes, url: url, logger: logger)
+            if let cache = self.validators, let validators = Revalidation.kept(validators, sha256: outcome.sha256) {
+                await cache.store(validators, for: validatorKey)
+            }
+            return outcome
+        }
+    }
+
+    /// The stored image `sha256` as its manifest describes it; `nil` when it is not stored.
+    private func storedOutcome(sha256: String) async throws -> ImageOutcome? {
+        do {
+            return try await self.store.get(ImageKey.manifest(sha256: sha256)).flatMap { ImageOutcome(manifest: $0) }
         } catch {
             throw Self.storeDown(error)
+        }
+    }
+
+    /// Stores the variants of `bytes` unless these bytes are stored already.
+    private func stored(bytes: [UInt8], url: String, logger: Logger) async throws -> ImageOutcome {
+        let hash = ContentHash.sha256Hex(bytes)
+        let manifestKey = ImageKey.manifest(sha256: hash)
+        if let outcome = try await self.storedOutcome(sha256: hash) {
+            // The same bytes were processed before: nothing new to store.
+            logger.debug(
+                "image already stored",
+                metadata: ["marquee.image.sha256": "\(hash)", "marquee.url": "\(url)"]
+            )
+            return outcome
         }
         let processed: ProcessedImage
         do {
@@ -155,10 +199,16 @@ public struct ImageHandler: StageHandler {
         }
     }
 
-    private func download(_ url: String) async throws -> [UInt8] {
-        var request = FetchRequest(url: url, purpose: .image)
+    /// A download's answer: the body with its validators, or (`304`) the stored image that stands.
+    private enum Download {
+        case body([UInt8], validators: HTTPValidators?)
+        case notModified(ImageOutcome)
+    }
+
+    private func download(_ url: String, plan: Revalidation) async throws -> Download {
+        var request = FetchRequest(url: url, headers: plan.headers, purpose: .image)
         request.maxBodyBytes = self.imaging.maxBytes
-        request.isConditional = false
+        request.isConditional = false  // the handler sends the validators itself
         var ticket: SourceTicket?
         if let limits = self.limits {
             do {
@@ -188,7 +238,13 @@ public struct ImageHandler: StageHandler {
         case 200..<300:
             try await report(.answered)
             self.configuration.onBytes?("in", response.body.count)
-            return response.body
+            return .body(response.body, validators: response.validators)
+        case 304:
+            try await report(.answered)
+            guard let stored = plan.notModified else {
+                throw StageError.permanent("HTTP 304 from \(response.effectiveURL) to a request without validators")
+            }
+            return .notModified(stored)
         case 429:
             try await report(.throttled(retryAfter: response.retryAfter))
             throw StageError.transient(

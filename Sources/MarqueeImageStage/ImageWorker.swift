@@ -18,6 +18,9 @@ public struct ImageWorkerSettings: Sendable {
     public var coordination: (any Coordination)? = nil
     /// The rest of the limits' settings (member expiry, probe interval).
     public var limitsTuning: (@Sendable (inout SourceLimitsConfiguration) -> Void)? = nil
+    /// Where each image URL's validators are kept for revalidation (``StoreValidatorCache``: shared by every image
+    /// worker on the store); `nil` downloads every image in full. Default: `nil`.
+    public var validatorCache: (any ValidatorCache)? = nil
 
     public init(imaging: ImagingConfiguration, http: HTTPFetcherConfiguration, storeLocation: String) {
         self.imaging = imaging
@@ -74,6 +77,7 @@ public final class ImageWorker: Service, Sendable {
             imaging: settings.imaging,
             store: store,
             limits: self.limits,
+            validators: settings.validatorCache,
             logger: logger
         )
     }

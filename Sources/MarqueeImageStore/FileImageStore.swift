@@ -76,6 +76,15 @@ public struct FileImageStore: ImageStore {
         return try await self.run(key) { () throws(ImageStoreError) in try POSIXFiles.read(path) }
     }
 
+    /// Unlinks the key's file (none is fine), then its hash folder and the fan-out folders above it once they
+    /// are empty.
+    public func delete(_ key: ImageKey) async throws(ImageStoreError) {
+        let root = self.root
+        let path = self.path(of: key)
+        try await self.run(key) { () throws(ImageStoreError) in try POSIXFiles.remove(path, upTo: root) }
+        self.logger.debug("image removed", metadata: [MarqueeImageStoreLoggingKeys.key: "\(key)"])
+    }
+
     private func path(of key: ImageKey) -> String { self.root + "/" + key.rawValue }
 
     /// Runs blocking file work on the thread pool; errors get the key attached.
@@ -243,6 +252,21 @@ enum POSIXFiles {
             unlink(temporary)
             throw error
         }
+    }
+
+    /// Unlinks the file at `path` (a missing one is fine), then removes its folders up to `root` while they are
+    /// empty (another key's file, or a writer's temporary file, keeps a folder: `rmdir` refuses it).
+    static func remove(_ path: String, upTo root: String) throws(ImageStoreError) {
+        if unlink(path) != 0 {
+            let code = errno
+            guard code == ENOENT || code == ENOTDIR else { throw self.error(code, "remove", path) }
+        }
+        var folder = path
+        while let slash = folder.utf8.lastIndex(of: UInt8(ascii: "/")) {
+            folder = String(folder[..<slash])
+            guard folder.utf8.count > root.utf8.count, rmdir(folder) == 0 else { break }
+        }
+        self.syncFolder(folder)
     }
 
     /// `fsync` of a folder, so a new entry survives a crash; best effort (some file systems refuse it).

@@ -107,6 +107,10 @@ public struct ImageKey: RawRepresentable, Codable, Hashable, Sendable, CustomStr
 
     // MARK: - Validation
 
+    /// Whether `text` is a SHA-256 as keys name it: 64 lowercase hex digits (a hash read back from a record or
+    /// the store is checked with this before it makes a key).
+    public static func isSHA256(_ text: String) -> Bool { Self.isSHA256(Substring(text)) }
+
     private static func checkedHash(_ sha256: String) -> String {
         let hash = sha256.lowercased()
         precondition(Self.isSHA256(Substring(hash)), "ImageKey: \"\(sha256)\" is not a SHA-256 in hex (64 digits)")

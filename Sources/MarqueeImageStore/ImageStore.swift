@@ -33,6 +33,15 @@ public protocol ImageStore: Sendable {
     /// - Throws: An ``ImageStoreError`` if the store cannot be read.
     func get(_ key: ImageKey) async throws(ImageStoreError) -> [UInt8]?
 
+    /// Removes the object under `key`; a key that is not stored is not an error.
+    ///
+    /// For the garbage collection of images nothing points to any more (docs/image-store.md, "Replaced images"):
+    /// content addressing means a key is only removed once no record names its hash.
+    ///
+    /// - Parameter key: The key.
+    /// - Throws: An ``ImageStoreError`` if the object could not be removed.
+    func delete(_ key: ImageKey) async throws(ImageStoreError)
+
     /// Where an app can read `key`: a `file://` URL, or the object's S3 (endpoint) URL.
     ///
     /// - Parameter key: The key.

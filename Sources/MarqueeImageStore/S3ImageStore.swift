@@ -99,6 +99,16 @@ public struct S3ImageStore: ImageStore {
         }
     }
 
+    /// `DELETE` of the object (S3 answers `204` whether or not it was there).
+    public func delete(_ key: ImageKey) async throws(ImageStoreError) {
+        let response = try await self.send(.delete, url: self.url(for: key), key: key)
+        switch response.status {
+        case 200, 204: return
+        case 404 where Self.errorCode(in: response) != "NoSuchBucket": return
+        default: throw self.error(for: response, operation: "DELETE", key: key)
+        }
+    }
+
     /// Creates the bucket (`PUT /<bucket>`); a bucket that exists and is ours is fine.
     ///
     /// For local stacks and tests (MinIO, moto); production buckets are provisioned outside the pipeline.

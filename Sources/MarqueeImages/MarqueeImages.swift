@@ -22,7 +22,9 @@ struct MarqueeImages: AsyncParsableCommand {
             The image store is MARQUEE_IMAGE_STORE: file://./var/images (default) or \
             s3://bucket/prefix?endpoint=…&region=… with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or *_FILE). \
             Unsafe inputs (SVG, HTML, unknown types, decompression bombs, truncated files) are refused before \
-            decoding and dead-lettered with the reason; an unreachable store pauses the stage.
+            decoding and dead-lettered with the reason; an unreachable store pauses the stage. A URL downloaded \
+            before is revalidated with its ETag/Last-Modified (a 304 downloads nothing); --validator-cache store \
+            keeps them in MARQUEE_STORE for every image worker.
 
             Examples:
               marquee-images
@@ -63,7 +65,15 @@ struct MarqueeImages: AsyncParsableCommand {
     @Option(help: ArgumentHelp(Catalogue.sharedLimits))
     var sharedLimits: String?
 
-    @Option(help: ArgumentHelp(Catalogue.store, more: "Read with --rate-limits and --shared-limits store."))
+    @Option(help: ArgumentHelp(Catalogue.validatorCache))
+    var validatorCache: String?
+
+    @Option(
+        help: ArgumentHelp(
+            Catalogue.store,
+            more: "Read with --rate-limits and --shared-limits store, or --validator-cache store."
+        )
+    )
     var store: String?
 
     /// This executable's own flags, by setting name.
@@ -76,7 +86,7 @@ struct MarqueeImages: AsyncParsableCommand {
             (Catalogue.imageHosts, self.imageHosts),
             (Catalogue.allowPrivateAddresses, self.allowPrivateAddresses.map { $0 ? "1" : "0" }),
             (Catalogue.imageRateLimits, self.rateLimits), (Catalogue.sharedLimits, self.sharedLimits),
-            (Catalogue.store, self.store),
+            (Catalogue.store, self.store), (Catalogue.validatorCache, self.validatorCache),
         ])
     }
 
@@ -92,38 +102,49 @@ struct MarqueeImages: AsyncParsableCommand {
         )
         let logger = WorkerRunner.bootstrapLogging(label: "marquee.images", level: common.logLevel)
         let read = common.settings
-        var (settings, sharedLimits, location, environment) = try ConfigFileOptions.exitingOnSettingError(
-            executable: "marquee-images"
-        ) { () throws(SettingError) in
-            var imaging = ImagingConfiguration()
-            imaging.widths = try read.value(Catalogue.imageWidths)
-            imaging.webpQuality = try read.value(Catalogue.webpQuality)
-            imaging.maxBytes = try read.value(Catalogue.imageMaxBytes)
-            imaging.maxPixels = try read.value(Catalogue.imageMaxPixels)
-            var http = HTTPFetcherConfiguration()
-            http.allowsPrivateAddresses = try read.value(Catalogue.allowPrivateAddresses)
-            let hosts = try read.value(Catalogue.imageHosts)
-            if !hosts.isEmpty { http.imageHostAllowlist = hosts }
-            var settings = ImageWorkerSettings(
-                imaging: imaging,
-                http: http,
-                storeLocation: try read.value(Catalogue.imageStore)
-            )
-            settings.handler.prefersOriginals = try read.value(Catalogue.imageOriginals)
-            settings.rateLimits = try read.value(Catalogue.imageRateLimits) { rates in
-                rates.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { (host: $0.key, rate: $0.value) }
+        var (settings, sharedLimits, validatorCache, location, environment) =
+            try ConfigFileOptions.exitingOnSettingError(
+                executable: "marquee-images"
+            ) { () throws(SettingError) in
+                var imaging = ImagingConfiguration()
+                imaging.widths = try read.value(Catalogue.imageWidths)
+                imaging.webpQuality = try read.value(Catalogue.webpQuality)
+                imaging.maxBytes = try read.value(Catalogue.imageMaxBytes)
+                imaging.maxPixels = try read.value(Catalogue.imageMaxPixels)
+                var http = HTTPFetcherConfiguration()
+                http.allowsPrivateAddresses = try read.value(Catalogue.allowPrivateAddresses)
+                let hosts = try read.value(Catalogue.imageHosts)
+                if !hosts.isEmpty { http.imageHostAllowlist = hosts }
+                var settings = ImageWorkerSettings(
+                    imaging: imaging,
+                    http: http,
+                    storeLocation: try read.value(Catalogue.imageStore)
+                )
+                settings.handler.prefersOriginals = try read.value(Catalogue.imageOriginals)
+                settings.rateLimits = try read.value(Catalogue.imageRateLimits) { rates in
+                    rates.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { (host: $0.key, rate: $0.value) }
+                }
+                return (
+                    settings, try read.value(Catalogue.sharedLimits), try read.value(Catalogue.validatorCache),
+                    try read.value(Catalogue.store) { try StoreLocation(parsing: $0) },
+                    try read.texts(Catalogue.aws)
+                )
             }
-            return (
-                settings, try read.value(Catalogue.sharedLimits),
-                try read.value(Catalogue.store) { try StoreLocation(parsing: $0) },
-                try read.texts(Catalogue.aws)
+        var coordinationStore: Store?
+        let sharesLimits = !settings.rateLimits.isEmpty && sharedLimits == "store"
+        if sharesLimits || validatorCache == "store" {
+            coordinationStore = try Store.open(
+                location,
+                maximumConnections: 2,
+                timeout: common.storeDeadline,
+                logger: logger
             )
         }
-        var coordinationStore: Store?
-        if !settings.rateLimits.isEmpty, sharedLimits == "store" {
-            let opened = try Store.open(location, maximumConnections: 2, timeout: common.storeDeadline, logger: logger)
-            settings.coordination = StoreCoordination(store: opened)
-            coordinationStore = opened
+        if sharesLimits, let store = coordinationStore { settings.coordination = StoreCoordination(store: store) }
+        if validatorCache == "store", let store = coordinationStore {
+            settings.validatorCache = StoreValidatorCache(store: store, logger: logger)
+        } else {
+            settings.validatorCache = InMemoryValidatorCache()
         }
         let sessionTimeout = common.sessionTimeout
         settings.limitsTuning = { $0.memberExpiry = sessionTimeout }
@@ -136,7 +157,7 @@ struct MarqueeImages: AsyncParsableCommand {
             configuration: configuration,
             handler: worker.handler,
             metricsAddress: common.metricsAddress(defaultPort: 9102),
-            // The store the limits share stops last, after the worker's services.
+            // The store the limits and validators share stops last, after the worker's services.
             services: (coordinationStore.map { [$0] } ?? []) + worker.services,
             metrics: metrics,
             logger: logger

@@ -94,7 +94,7 @@ extension Catalogue {
     public static let validatorCache = Setting<String>(
         "MARQUEE_VALIDATOR_CACHE",
         flag: "validator-cache",
-        readers: "marquee-fetch",
+        readers: "marquee-fetch, marquee-images",
         summary:
             "Where ETag/Last-Modified validators are kept: memory (this process) or store (shared in MARQUEE_STORE, kept across restarts).",
         expected: "memory or store",
@@ -188,7 +188,7 @@ extension Catalogue {
     public static let imageStore = Setting<String>(
         "MARQUEE_IMAGE_STORE",
         flag: "image-store",
-        readers: "marquee-images, marquee dashboard",
+        readers: "marquee-images, marquee dashboard, marquee images gc",
         summary: "Where image variants are stored.",
         expected: "file://PATH or s3://bucket/prefix?endpoint=…&region=…",
         default: "file://./var/images",
@@ -345,7 +345,7 @@ extension Catalogue {
     public static let imageWorker: [any AnySetting] =
         [
             store, sharedLimits, imageStore, imageWidths, webpQuality, imageMaxBytes, imageMaxPixels, imageOriginals,
-            imageRateLimits, imageHosts, allowPrivateAddresses,
+            imageRateLimits, imageHosts, allowPrivateAddresses, validatorCache,
         ] + aws
 
     public static let indexWorker: [any AnySetting] = [

@@ -16,6 +16,7 @@ enum Schema {
         Migration(version: 1, name: "catalogue", sql: catalogue),
         Migration(version: 2, name: "coordination", sql: coordination),
         Migration(version: 3, name: "kofic catalogue", sql: koficCatalogue),
+        Migration(version: 4, name: "image validators", sql: imageValidators),
     ]
 
     /// The latest version (what an up-to-date store reports).
@@ -297,6 +298,14 @@ enum Schema {
         );
         CREATE INDEX job_outcomes_root ON job_outcomes (root_id);
         CREATE INDEX job_outcomes_parent ON job_outcomes (parent_id);
+        """
+
+    /// Version 4: the image stage keeps validators per image URL in `http_validators` too, each with the
+    /// SHA-256 of the stored image it validates (`content`; `NULL` for API URLs), so a `304` names the image that
+    /// stands (docs/image-store.md, "Revalidation").
+    private static let imageValidators = """
+        ALTER TABLE http_validators ADD COLUMN content {text};
+        CREATE INDEX http_validators_content ON http_validators (content);
         """
 
     /// Version 2: what the workers of one pipeline share to hold the upstreams' limits together (docs/limits.md).

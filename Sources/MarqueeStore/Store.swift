@@ -290,29 +290,39 @@ public final class Store: Service, Sendable {
 
     // MARK: - HTTP validator cache
 
-    /// The validators (`ETag`, `Last-Modified`) stored for a URL (redacted: no keys), if any.
-    public func validators(for url: String) async throws -> (etag: String?, lastModified: String?)? {
+    /// The validators (`ETag`, `Last-Modified`) stored for a URL (redacted: no keys), if any, and what the
+    /// validated response was kept as (an image's SHA-256; `nil` for API responses).
+    public func validators(
+        for url: String
+    ) async throws -> (etag: String?, lastModified: String?, content: String?)? {
         let rows = try await self.engine.read(
-            self.engine.dialect.placeholders("SELECT etag, last_modified FROM http_validators WHERE url = ?"),
+            self.engine.dialect.placeholders(
+                "SELECT etag, last_modified, content FROM http_validators WHERE url = ?"
+            ),
             [.text(url)]
         )
         guard let row = rows.first else { return nil }
-        return (row[0].text, row[1].text)
+        return (row[0].text, row[1].text, row[2].text)
     }
 
-    /// Stores (replaces) a URL's validators.
-    public func storeValidators(etag: String?, lastModified: String?, for url: String) async throws {
+    /// Stores (replaces) a URL's validators, with what the validated response was kept as.
+    public func storeValidators(
+        etag: String?,
+        lastModified: String?,
+        content: String? = nil,
+        for url: String
+    ) async throws {
         let dialect = self.engine.dialect
         let sql = dialect.placeholders(
             """
-            INSERT INTO http_validators (url, etag, last_modified, updated_at) VALUES (?, ?, ?, ?)
+            INSERT INTO http_validators (url, etag, last_modified, content, updated_at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified,
-            updated_at = excluded.updated_at
+            content = excluded.content, updated_at = excluded.updated_at
             """
         )
         let binds: [SQLValue] = [
             .text(url), etag.map { .text($0) } ?? .null, lastModified.map { .text($0) } ?? .null,
-            .int(Int64(JobID.nowMilliseconds())),
+            content.map { .text($0) } ?? .null, .int(Int64(JobID.nowMilliseconds())),
         ]
         try await self.engine.transaction { session in try await session.execute(sql, binds) }
     }

@@ -362,7 +362,9 @@ struct DashboardPipeline {
         }
         rows.append(bookRecord("OL1W", "Swift Programming", fetchedAt: now - 60_000))
         rows.append(bookRecord("OL2W", "Café Society", fetchedAt: now - 59_000))
-        rows.append(posterRecord(owner: "tmdb:movie:1", sha256: sha256, key: posterKey, fetchedAt: now - 80_000))
+        rows.append(
+            TestRecords.poster(owner: "tmdb:movie:1", sha256: sha256, variantKey: posterKey.rawValue, fetchedAt: now - 80_000)
+        )
         _ = try await store.write(rows)
         await store.close()
         let posterBytes = try SyntheticImage.render(
@@ -426,30 +428,6 @@ func bookRecord(_ work: String, _ title: String, fetchedAt: Int64) -> Record {
             "work_id": .string(work), "edition_id": .null, "title": .string(title), "authors": .array([]),
             "first_publish_year": .integer(2020), "isbn": .array([]), "cover_id": .null, "subjects": .array([]),
             "languages": .array([]), "edition_count": .integer(1),
-        ]
-    )
-}
-
-/// The `image` record of a poster with one 92 px WebP variant.
-func posterRecord(owner: String, sha256: String, key: ImageKey, fetchedAt: Int64) -> Record {
-    Record(
-        kind: .image,
-        key: "\(owner):poster",
-        fetchedAt: fetchedAt,
-        data: [
-            "owner": .string(owner), "role": .string("poster"), "sha256": .string(sha256),
-            "source_url": .string("https://image.tmdb.org/t/p/w500/poster.jpg"),
-            "downloaded_url": .string("https://image.tmdb.org/t/p/w500/poster.jpg"), "rendition": .string("w500"),
-            "original": .object([
-                "format": .string("jpeg"), "width": .integer(500), "height": .integer(750), "bytes": .integer(80_000),
-            ]),
-            "variants": .array([
-                .object([
-                    "width": .integer(92), "height": .integer(138), "format": .string("webp"), "bytes": .integer(1_000),
-                    "key": .string(key.rawValue), "url": .null,
-                ])
-            ]),
-            "dominant_color": .string("#c83c28"), "blurhash": .null,
         ]
     )
 }

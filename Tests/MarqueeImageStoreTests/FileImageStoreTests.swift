@@ -48,6 +48,30 @@ func modificationTime(of path: String) -> timespec {
 struct FileImageStoreTests {
     static let poster: [UInt8] = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
 
+    /// Deleting removes the file, then its folders once they are empty; a missing key is no error.
+    @Test func deleteRemovesTheFileAndEmptyFolders() async throws {
+        try await withTemporaryFolder { folder in
+            let store = try FileImageStore(root: "\(folder)/images", logger: .imageStoreTest)
+            let hash = ContentHash.sha256Hex(Self.poster)
+            let other = ContentHash.sha256Hex(Array(Self.poster.dropFirst()))
+            let variant = ImageKey.variant(sha256: hash, width: 92, format: "webp")
+            let manifest = ImageKey.manifest(sha256: hash)
+            try await store.put(variant, Self.poster, contentType: "image/webp")
+            try await store.put(manifest, [1], contentType: "application/json")
+            try await store.put(ImageKey.manifest(sha256: other), [2], contentType: "application/json")
+
+            try await store.delete(variant)
+            #expect(try await store.exists(variant) == false)
+            #expect(try await store.exists(manifest), "the other file of the image stays")
+            try await store.delete(manifest)
+            try await store.delete(manifest)  // already gone: fine
+            let imageFolder = "\(folder)/images/\(hash.prefix(2))/\(hash.dropFirst(2).prefix(2))/\(hash)"
+            #expect(!FileManager.default.fileExists(atPath: imageFolder), "the empty hash folder went too")
+            #expect(FileManager.default.fileExists(atPath: "\(folder)/images"), "the root stays")
+            #expect(try await store.exists(ImageKey.manifest(sha256: other)), "another image is untouched")
+        }
+    }
+
     @Test func putExistsGetRoundTrip() async throws {
         try await withTemporaryFolder { folder in
             let store = try ImageStores.make(

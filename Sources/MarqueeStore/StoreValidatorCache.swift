@@ -1,11 +1,11 @@
 public import Logging
 import MarqueeCore
 public import MarqueeHTTP
-public import MarqueeStore
 import Synchronization
 
-/// The fetch worker's validators in the store's `http_validators` table: kept across restarts and shared by
-/// every fetch worker using the same store.
+/// Validators in the store's `http_validators` table: kept across restarts and shared by every worker using the
+/// same store — the fetch workers' (API URLs) and the image workers' (image URLs, each with the hash of the
+/// image its validators describe in ``HTTPValidators/content``).
 ///
 /// The cache is lossy by contract (``ValidatorCache``), so a job never waits long for it: a call the store does not
 /// answer within ``answerTimeout`` (or that the job's cancellation interrupts) counts as "none" (a full download)
@@ -52,14 +52,19 @@ public final class StoreValidatorCache: ValidatorCache {
     public func validators(for key: String) async -> HTTPValidators? {
         await self.attempt { catalogue in
             try await catalogue.validators(for: key).map {
-                HTTPValidators(etag: $0.etag, lastModified: $0.lastModified)
+                HTTPValidators(etag: $0.etag, lastModified: $0.lastModified, content: $0.content)
             }
         } ?? nil
     }
 
     public func store(_ validators: HTTPValidators, for key: String) async {
         await self.attempt { catalogue in
-            try await catalogue.storeValidators(etag: validators.etag, lastModified: validators.lastModified, for: key)
+            try await catalogue.storeValidators(
+                etag: validators.etag,
+                lastModified: validators.lastModified,
+                content: validators.content,
+                for: key
+            )
         }
     }
 
