@@ -363,7 +363,12 @@ struct DashboardPipeline {
         rows.append(bookRecord("OL1W", "Swift Programming", fetchedAt: now - 60_000))
         rows.append(bookRecord("OL2W", "Café Society", fetchedAt: now - 59_000))
         rows.append(
-            TestRecords.poster(owner: "tmdb:movie:1", sha256: sha256, variantKey: posterKey.rawValue, fetchedAt: now - 80_000)
+            TestRecords.poster(
+                owner: "tmdb:movie:1",
+                sha256: sha256,
+                variantKey: posterKey.rawValue,
+                fetchedAt: now - 80_000
+            )
         )
         _ = try await store.write(rows)
         await store.close()

@@ -28,9 +28,18 @@ struct ImagesCLITests {
         }
         let old = ContentHash.sha256Hex([1, 2, 3])
         let new = ContentHash.sha256Hex([4, 5, 6])
-        let images = try ImageStores.make(location: "file://" + folder, environment: [:], fetcher: nil, logger: .marqueeTest)
+        let images = try ImageStores.make(
+            location: "file://" + folder,
+            environment: [:],
+            fetcher: nil,
+            logger: .marqueeTest
+        )
         for hash in [old, new] {
-            try await images.put(ImageKey.variant(sha256: hash, width: 92, format: "webp"), [7], contentType: "image/webp")
+            try await images.put(
+                ImageKey.variant(sha256: hash, width: 92, format: "webp"),
+                [7],
+                contentType: "image/webp"
+            )
             try await images.put(ImageKey.manifest(sha256: hash), [8], contentType: "application/json")
         }
         let store = try Store.open(try StoreLocation(parsing: "sqlite:\(path)"), logger: .marqueeTest)

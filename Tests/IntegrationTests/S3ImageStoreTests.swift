@@ -99,6 +99,12 @@ struct S3ImageStoreTests {
             try await store.put(largeKey, large, contentType: "image/png")
             #expect(try await store.get(largeKey) == large)
 
+            // Delete (the collection of replaced images): gone, and a second delete is no error.
+            try await store.delete(largeKey)
+            #expect(try await store.exists(largeKey) == false)
+            try await store.delete(largeKey)
+            #expect(try await store.exists(key), "another key stays")
+
             // Variants beside the original; an empty object is fine.
             let variant = ImageKey.variant(sha256: key.sha256, width: 342, format: "webp")
             try await store.put(variant, [0x52, 0x49, 0x46, 0x46], contentType: "image/webp")
@@ -155,11 +161,12 @@ struct S3ImageStoreTests {
             ]
             for (name, environment) in cases {
                 let store = try s3.store(environment: environment)
-                for operation in ["exists", "get", "put"] {
+                for operation in ["exists", "get", "put", "delete"] {
                     do throws(ImageStoreError) {
                         switch operation {
                         case "exists": _ = try await store.exists(key)
                         case "get": _ = try await store.get(key)
+                        case "delete": try await store.delete(key)
                         default:
                             try await store.put(
                                 .original(sha256: ContentHash.sha256Hex([1])),
