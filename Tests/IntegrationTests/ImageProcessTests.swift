@@ -23,6 +23,16 @@ func imageWorkerEnvironment(prefix: String, folder: String) -> [String: String] 
     ]
 }
 
+/// New `images` (one retry tier) and `records` topics under a prefix of their own, for a `marquee-images` process.
+func imageProcessTopics(_ name: String) async throws -> (prefix: String, images: StageTopics, records: StageTopics) {
+    let prefix = TestEnvironment.uniqueName(name) + "."
+    let images = StageTopics(stage: "images", prefix: prefix, tiers: 1)
+    let records = StageTopics(stage: "records", prefix: prefix, tiers: 0)
+    let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+    _ = try await StageTopics.createAll([images, records], partitions: 2, admin: admin)
+    return (prefix, images, records)
+}
+
 /// The `marquee-images` executable on hostile inputs: each is dead-lettered with its reason, and the process's
 /// peak memory stays bounded throughout.
 @Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: TestEnvironment.isIntegrationEnabled))
@@ -49,11 +59,7 @@ struct ImageProcessTests {
         for (name, bytes, type, _) in hostile { try await emulator.putFile(name, bytes, contentType: type) }
         try await emulator.putFile("poster.jpg", poster, contentType: "image/jpeg")
 
-        let prefix = TestEnvironment.uniqueName("mqi") + "."
-        let images = StageTopics(stage: "images", prefix: prefix, tiers: 1)
-        let records = StageTopics(stage: "records", prefix: prefix, tiers: 0)
-        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
-        _ = try await StageTopics.createAll([images, records], partitions: 2, admin: admin)
+        let (prefix, images, records) = try await imageProcessTopics("mqi")
         let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent(TestEnvironment.uniqueName("marquee-images"))
         defer { try? FileManager.default.removeItem(at: folder) }
 

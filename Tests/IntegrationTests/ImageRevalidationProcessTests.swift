@@ -22,11 +22,7 @@ struct ImageRevalidationProcessTests {
         let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "4", "--movies", "10"])
         defer { emulator.terminate() }
         let poster = try await firstPosterURL(emulator)
-        let prefix = TestEnvironment.uniqueName("mqr") + "."
-        let images = StageTopics(stage: "images", prefix: prefix, tiers: 1)
-        let records = StageTopics(stage: "records", prefix: prefix, tiers: 0)
-        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
-        _ = try await StageTopics.createAll([images, records], partitions: 2, admin: admin)
+        let (prefix, images, records) = try await imageProcessTopics("mqr")
         let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent(TestEnvironment.uniqueName("marquee-images"))
         let path = "/tmp/\(TestEnvironment.uniqueName("marquee-validators")).db"
         defer {
