@@ -78,7 +78,7 @@ extension Images {
             let before = Int64(JobID.nowMilliseconds()) - Int64(self.graceHours) * 3_600_000
             let (limit, dryRun, options) = (self.limit, self.dryRun, self.options)
             try await options.withStore { store in
-                // The validators' `content` column (migration 3) may be newer than the store: the workers add it
+                // The validators' `content` column (migration 4) may be newer than the store: the workers add it
                 // on their first use, and a collection run before them adds it here.
                 _ = try await store.migrate()
                 let report = try await ImageCollection.collect(
