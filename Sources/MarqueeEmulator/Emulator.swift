@@ -1,7 +1,6 @@
+import MarqueeJSON
 public import NIOCore
 
-import struct Foundation.Data
-import class Foundation.JSONSerialization
 
 /// What the server does with a request.
 public enum EmulatorAction: Sendable {
@@ -505,7 +504,7 @@ public final class Emulator: Sendable {
 
     private func control(_ request: EmulatorRequest) -> EmulatorResponse {
         if request.method == "POST" {
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] else {
+            guard case .object(let object)? = JSONDocument.parse(request.body, refusesDuplicateKeys: true) else {
                 return .json(.object([("error", .string("the body must be a JSON object"))]), status: 400)
             }
             do {

@@ -1,3 +1,5 @@
+public import MarqueeJSON
+
 /// The behaviour controls: accepted keys, rate limits, quota, fault rates and latency.
 ///
 /// Set from flags at start, changed at run time with `POST /_control`, shown (without keys) by `GET /_control`.
@@ -66,7 +68,7 @@ public struct EmulatorSettings: Sendable, Equatable {
     /// `resetQuota`, `resetRateLimits`, `outage` and `changeImages` are left to the caller.
     ///
     /// - Throws: ``ControlError`` naming the first field with a wrong type or value; nothing is changed then.
-    public mutating func apply(_ object: [String: Any]) throws(ControlError) {
+    public mutating func apply(_ object: JSONObject) throws(ControlError) {
         var next = self
         for (name, value) in object {
             switch name {
@@ -95,20 +97,21 @@ public struct EmulatorSettings: Sendable, Equatable {
         self = next
     }
 
-    private static func keys(_ name: String, _ value: Any) throws(ControlError) -> [String] {
-        if let key = value as? String { return [key] }
-        if let keys = value as? [String] { return keys }
-        throw ControlError(reason: "\(name) must be a string or an array of strings")
+    private static func keys(_ name: String, _ value: JSONValue) throws(ControlError) -> [String] {
+        guard let keys = value.strings else {
+            throw ControlError(reason: "\(name) must be a string or an array of strings")
+        }
+        return keys
     }
 
     private static func number(
         _ name: String,
-        _ value: Any,
+        _ value: JSONValue,
         _ range: ClosedRange<Double>
     ) throws(ControlError)
         -> Double
     {
-        guard let number = (value as? Double) ?? (value as? Int).map(Double.init), range.contains(number) else {
+        guard let number = value.number, range.contains(number) else {
             throw ControlError(reason: "\(name) must be a number in \(range.lowerBound)…\(range.upperBound)")
         }
         return number

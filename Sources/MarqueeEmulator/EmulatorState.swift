@@ -1,4 +1,5 @@
 import DequeModule
+import MarqueeJSON
 import NIOCore
 import Synchronization
 
@@ -121,7 +122,7 @@ final class EmulatorState: Sendable {
     /// clear those counters, `outage` starts or ends an outage.
     ///
     /// - Throws: ``ControlError`` for a bad field; nothing is changed then.
-    func control(_ object: [String: Any]) throws(ControlError) -> JSON {
+    func control(_ object: JSONObject) throws(ControlError) -> JSON {
         // Read before the settings change, so a bad outage leaves the settings as they were.
         let change = try object["outage"].map { value throws(ControlError) in try UpstreamOutage.change(value) }
         let changedImages = try object["changeImages"].map { value throws(ControlError) in
@@ -129,8 +130,8 @@ final class EmulatorState: Sendable {
         }
         return try self.state.withLock { state throws(ControlError) in
             try state.settings.apply(object)
-            if object["resetQuota"] as? Bool == true { state.quota = [:] }
-            if object["resetRateLimits"] as? Bool == true { state.buckets = [:] }
+            if object["resetQuota"] == .bool(true) { state.quota = [:] }
+            if object["resetRateLimits"] == .bool(true) { state.buckets = [:] }
             let now = Self.now()
             switch change {
             case .start(let upstream, let seconds)?:

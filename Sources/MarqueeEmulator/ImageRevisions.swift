@@ -1,3 +1,5 @@
+import MarqueeJSON
+
 /// Images changed upstream with `POST /_control {"changeImages": [name, …]}`: each change is a new revision of the
 /// image, drawn from a new seed (new bytes, so a new `ETag`) and dated a day later (a new `Last-Modified`), so a
 /// client revalidating it gets a `200` with the new bytes instead of a `304`. Deterministic: the same changes give
@@ -20,13 +22,8 @@ struct ImageRevisions: Sendable {
     /// The names of a `changeImages` field: a string or an array of strings, each `<upstream>/<path>`.
     ///
     /// - Throws: ``ControlError`` when the value is not names of images.
-    static func names(_ value: Any) throws(ControlError) -> [String] {
-        let names: [String]
-        if let name = value as? String {
-            names = [name]
-        } else if let list = value as? [String] {
-            names = list
-        } else {
+    static func names(_ value: JSONValue) throws(ControlError) -> [String] {
+        guard let names = value.strings else {
             throw ControlError(reason: "changeImages must be an image name or an array of them")
         }
         for name in names {

@@ -55,6 +55,29 @@ public enum JSON: Sendable, Equatable {
     }
 }
 
+extension JSONValue {
+    /// A string as a list of one, or an array of strings; `nil` for anything else (a `POST /_control` field that
+    /// takes one name or several).
+    var strings: [String]? {
+        switch self {
+        case .string(let value): return [value]
+        case .array(let values):
+            let strings = values.compactMap { if case .string(let value) = $0 { value } else { nil } }
+            return strings.count == values.count ? strings : nil
+        default: return nil
+        }
+    }
+
+    /// An integer or a number as a `Double`; `nil` for anything else.
+    var number: Double? {
+        switch self {
+        case .integer(let value): Double(value)
+        case .number(let value): value
+        default: nil
+        }
+    }
+}
+
 extension JSON {
     /// A string, or `null` when `value` is nil.
     static func optional(_ value: String?) -> JSON { value.map(JSON.string) ?? .null }

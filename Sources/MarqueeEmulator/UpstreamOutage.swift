@@ -1,4 +1,4 @@
-import class Foundation.NSNull
+import MarqueeJSON
 
 /// An upstream (or every upstream) that is down until a deadline: each of its requests is answered 503 in the
 /// upstream's own error shape.
@@ -47,15 +47,15 @@ struct UpstreamOutage: Sendable, Equatable {
     /// ``names``) and `seconds` (0 … 1,000,000; 0 ends the outage).
     ///
     /// - Throws: ``ControlError`` saying what is wrong, listing the accepted names for an unknown upstream.
-    static func change(_ value: Any) throws(ControlError) -> Change {
-        if value is NSNull { return .end }
-        guard let object = value as? [String: Any] else {
+    static func change(_ value: JSONValue) throws(ControlError) -> Change {
+        if value == .null { return .end }
+        guard case .object(let object) = value else {
             throw ControlError(reason: "outage must be null or {\"upstream\": NAME, \"seconds\": N}")
         }
         if let unknown = object.keys.sorted().first(where: { $0 != "upstream" && $0 != "seconds" }) {
             throw ControlError(reason: "unknown field outage.\(unknown) (give upstream and seconds)")
         }
-        guard let name = object["upstream"] as? String else {
+        guard case .string(let name)? = object["upstream"] else {
             throw ControlError(reason: "outage.upstream must be one of \(Self.names.joined(separator: ", "))")
         }
         let upstream: Upstream?
@@ -68,7 +68,7 @@ struct UpstreamOutage: Sendable, Equatable {
                 reason: "unknown upstream '\(name)' in outage.upstream; one of \(Self.names.joined(separator: ", "))"
             )
         }
-        guard let seconds = (object["seconds"] as? Double) ?? (object["seconds"] as? Int).map(Double.init),
+        guard let seconds = object["seconds"]?.number,
             seconds.isFinite, (0...1_000_000).contains(seconds)
         else {
             throw ControlError(reason: "outage.seconds must be a number in 0…1000000 (0 ends the outage)")
