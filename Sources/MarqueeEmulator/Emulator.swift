@@ -1,7 +1,6 @@
 import MarqueeJSON
 public import NIOCore
 
-
 /// What the server does with a request.
 public enum EmulatorAction: Sendable {
     /// Send this response; with `truncatedTo`, send only that many body bytes (under the full Content-Length),
