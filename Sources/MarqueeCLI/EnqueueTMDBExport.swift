@@ -35,7 +35,7 @@ struct TMDBExportJobs: AsyncParsableCommand {
               marquee enqueue tmdb-export --details --images --min-popularity 1
               marquee enqueue tmdb-export --date 2026-11-26 --details --reviews --language ko-KR,en-US
               marquee enqueue tmdb-export --file movie_ids_11_26_2026.json.gz --details --rate 0 --max-backlog 5000
-              marquee enqueue tmdb-export --resume
+              marquee enqueue tmdb-export --resume --details --images --min-popularity 1
             """
     )
 
@@ -232,10 +232,11 @@ struct TMDBExportJobs: AsyncParsableCommand {
         )
         switch outcome.ending {
         case .complete:
-            if isDownload && !isDryRun { try? FileManager.default.removeItem(atPath: final.path) }
+            // The download served its run (a dry run resuming leaves it to the run it previews).
+            if isDownload && !(isDryRun && self.resume) { try? FileManager.default.removeItem(atPath: final.path) }
         case .stopped:
             throw fail(
-                "stopped at line \(final.line); marquee enqueue tmdb-export --resume --state \(self.state) continues",
+                "stopped at line \(final.line); marquee enqueue tmdb-export --resume --state \(self.state) with the same options continues",
                 status: .temporaryFailure
             )
         }

@@ -4,12 +4,16 @@ import MarqueeHTTP
 import MarqueeKafka
 import MarqueeOperations
 import MarqueePipeline
-import MarqueeStore
+@testable import MarqueeStore
 import MarqueeTestSupport
 import Testing
 
 import struct Foundation.Data
 import class Foundation.FileManager
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `marquee enqueue tmdb-export` as a process against the emulator's export and the real broker: every admitted
 /// id enqueued once, a stopped or killed run resumed without sending an id twice, memory flat over 100,000 lines,
@@ -231,7 +235,7 @@ struct EnqueueExportCLITests {
         defer { emulator.terminate() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (prefix, fetch, records) = try await pipelineTopics("mqk", fetchTiers: 1, recordsTiers: 1)
+        let (prefix, _, records) = try await pipelineTopics("mqk", fetchTiers: 1, recordsTiers: 1)
         let sqlitePath = folder + "/backfill.db"
         defer { removeSQLiteFiles(sqlitePath) }
         let sqlite = try StoreLocation(parsing: "sqlite:\(sqlitePath)")
