@@ -45,8 +45,14 @@ struct TMDBExportJobs: AsyncParsableCommand {
     @Option(help: "The export's day, YYYY-MM-DD (default: the latest).")
     var date: String?
 
-    @Option(help: "Read this export (gzip, or its lines unpacked) instead of downloading one.")
-    var file: String?
+    @Option(name: .customLong("file"), help: "Read this export (gzip, or its lines unpacked) instead of downloading one.")
+    var exportFile: String?
+
+    /// `marquee enqueue` declares `--file` (JSON lines) too, and parses it: read from there.
+    @ParentCommand var parent: Enqueue
+
+    /// `--file`, whichever command parsed it.
+    private var file: String? { self.exportFile ?? self.parent.file }
 
     @Option(name: .customLong("export-base-url"), help: ArgumentHelp(Catalogue.tmdbExportBaseURL))
     var exportBaseURL: String?
@@ -82,13 +88,13 @@ struct TMDBExportJobs: AsyncParsableCommand {
         guard self.rate >= 0, self.rate.isFinite else { throw ValidationError("--rate must be a number from 0") }
         guard self.maxBacklog >= 0 else { throw ValidationError("--max-backlog must be a number from 0") }
         guard self.maxBadLines >= 0 else { throw ValidationError("--max-bad-lines must be a number from 0") }
-        if self.file != nil && self.date != nil { throw ValidationError("give --date or --file, not both") }
         if let date = self.date, CalendarDay(date) == nil {
             throw ValidationError("--date must be a day as YYYY-MM-DD")
         }
     }
 
     func run() async throws {
+        if self.file != nil && self.date != nil { throw ValidationError("give --date or --file, not both") }
         let plan: TMDBExportPlan
         do {
             plan = try TMDBExportPlan(
@@ -201,7 +207,10 @@ struct TMDBExportJobs: AsyncParsableCommand {
                             },
                             backlog: {
                                 guard let admin else { return 0 }
-                                return try await admin.lag(group: fetch.group, topics: fetch.topics.consumed)
+                                // The retry tiers the settings name but the cluster lacks hold nothing.
+                                let existing = Set(try await admin.listTopics().map(\.name))
+                                let topics = fetch.topics.consumed.filter { existing.contains($0) }
+                                return try await admin.lag(group: fetch.group, topics: topics)
                                     .reduce(0) { $0 + Int($1.lag) }
                             },
                             shouldStop: { stop.isRequested },
@@ -226,7 +235,7 @@ struct TMDBExportJobs: AsyncParsableCommand {
         var standardError = StandardError()
         let verb = isDryRun ? "printed (dry run)" : "sent to \(topic)"
         print(
-            "\(TextFormat.count(final.jobs, "job")) \(verb) from \(final.export): \(TextFormat.grouped(final.line)) lines, "
+            "\(TextFormat.grouped(final.jobs)) job\(final.jobs == 1 ? "" : "s") \(verb) from \(final.export): \(TextFormat.grouped(final.line)) lines, "
                 + "\(TextFormat.grouped(final.filtered)) filtered, \(TextFormat.grouped(final.bad)) bad",
             to: &standardError
         )
