@@ -45,7 +45,10 @@ struct TMDBExportJobs: AsyncParsableCommand {
     @Option(help: "The export's day, YYYY-MM-DD (default: the latest).")
     var date: String?
 
-    @Option(name: .customLong("file"), help: "Read this export (gzip, or its lines unpacked) instead of downloading one.")
+    @Option(
+        name: .customLong("file"),
+        help: "Read this export (gzip, or its lines unpacked) instead of downloading one."
+    )
     var exportFile: String?
 
     /// `marquee enqueue` declares `--file` (JSON lines) too, and parses it: read from there.
