@@ -6,7 +6,7 @@ ROOT := $(abspath .)
 export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: run test setup build up down status completions fault-run fault-net bench-kafka bench-stage bench-fetch bench-scale bench-images bench-index bench-e2e clean
+.PHONY: run test setup build up down status completions fault-run fault-net bench-kafka bench-stage bench-fetch bench-scale bench-images bench-index bench-e2e bench-backfill clean
 
 ## make run: set up, build, start the local stack, run every worker on a demo crawl (the upstream emulator unless
 ## API keys are set), show progress until it drained, and print a summary. PAGES, FETCH_WORKERS, IMAGE_WORKERS,
@@ -69,6 +69,11 @@ fault-run: setup build up
 ## scripts/fault-net.sh). Starts a broker and a PostgreSQL of its own; without root it says so and skips.
 fault-net: setup build
 	scripts/fault-net.sh
+
+## make bench-backfill: a 100,000-movie TMDB export through `marquee enqueue tmdb-export --details` with fetch and
+## index running: ids enqueued/s, details stored/s vs the fetch worker alone, peak backlog, peak RSS.
+bench-backfill: setup up
+	scripts/bench-backfill.sh
 
 ## make bench-e2e: a 10,000-movie crawl end to end (release builds, PostgreSQL), with one and two image workers,
 ## against the imaging path alone on the same posters; e2e_ratio (BENCH_MOVIES for a smaller crawl).

@@ -233,6 +233,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // zlib (Debian's zlib1g-dev), for MarqueeGzip.
+        .systemLibrary(
+            name: "Czlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        // zlib's inflateInit2/deflateInit2 macros as functions (Swift imports no function-like macro).
+        .target(
+            name: "CMarqueeZlib",
+            dependencies: ["Czlib"]
+        ),
+        // Streaming gzip: a decoder fed in chunks that tells a finished stream from a cut one, and an encoder
+        // (TMDB's daily id exports, the emulator's copy of them).
+        .target(
+            name: "MarqueeGzip",
+            dependencies: ["CMarqueeZlib", "Czlib", "MarqueeCore"],
+            swiftSettings: swiftSettings
+        ),
         // libvips 8.14 (libvips-dev), for the emulator's images and the image worker.
         .systemLibrary(
             name: "Cvips",
@@ -248,6 +266,7 @@ let package = Package(
         .target(
             name: "MarqueeEmulator",
             dependencies: [
+                "MarqueeGzip",
                 "MarqueeImaging",
                 "MarqueeJSON",
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -394,6 +413,7 @@ let package = Package(
             name: "MarqueeOperations",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeGzip",
                 "MarqueeJSON",
                 "MarqueeSettings",
                 "MarqueeHTTP",
@@ -655,7 +675,8 @@ let package = Package(
         .testTarget(
             name: "MarqueeOperationsTests",
             dependencies: [
-                "MarqueeCore", "MarqueeJSON", "MarqueeKafka", "MarqueeOperations", "MarqueePipeline", "MarqueeStore",
+                "MarqueeCore", "MarqueeGzip", "MarqueeJSON", "MarqueeKafka", "MarqueeOperations", "MarqueePipeline",
+                "MarqueeStore",
             ],
             swiftSettings: swiftSettings
         ),
@@ -687,7 +708,12 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeEmulatorTests",
-            dependencies: ["MarqueeEmulator", "MarqueeTestSupport", "CMarqueeVips", "Cvips"],
+            dependencies: ["MarqueeEmulator", "MarqueeGzip", "MarqueeTestSupport", "CMarqueeVips", "Cvips"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeGzipTests",
+            dependencies: ["MarqueeGzip"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -699,6 +725,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "MarqueeJSON",
+                "MarqueeGzip",
                 "CMarqueeVips", "Cvips", "MarqueeCore", "MarqueeDashboard", "MarqueeFetchStage", "MarqueeHTTP",
                 "MarqueeImageStage",
                 "MarqueeImageStore", "MarqueeImaging", "MarqueeIndexStage", "MarqueeKafka", "MarqueeLimits",

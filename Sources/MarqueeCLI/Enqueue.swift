@@ -22,6 +22,7 @@ struct Enqueue: AsyncParsableCommand {
               marquee enqueue tmdb-list popular --pages 1-5 --language ko-KR,en-US --details --images
               marquee enqueue tmdb-search "기생충" --pages 2
               marquee enqueue tmdb-movie 496243 27205 --language ko-KR,en-US --reviews --images
+              marquee enqueue tmdb-export --details --images --min-popularity 1
               marquee enqueue kofic-daily --from 2024-01-01 --to 2024-01-31 --details
               marquee enqueue kofic-weekly --from 2024-01-01 --to 2024-03-31 --period weekend
               marquee enqueue kofic-movies --open-from 2020 --open-to 2024 --details --images
@@ -37,6 +38,7 @@ struct Enqueue: AsyncParsableCommand {
             KOFICDailyJobs.self, KOFICWeeklyJobs.self, KOFICMovieJobs.self, KOFICCatalogueJobs.self,
             KakaoPosterJobs.self,
             OpenLibrarySearchJobs.self, OpenLibraryWorkJobs.self,
+            TMDBExportJobs.self,
         ]
     )
 

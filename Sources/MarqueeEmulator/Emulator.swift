@@ -277,6 +277,10 @@ public final class Emulator: Sendable {
             }
         case "tmdb":
             return self.tmdbRoute(parts, request, host: host, immediate: immediate) ?? notFound
+        case "tmdb-files":
+            // TMDB's files host: the daily id exports, with no key and no rate limit, as files.tmdb.org has them.
+            guard parts.count == 4, parts[1] == "p", parts[2] == "exports" else { return notFound }
+            return immediate("tmdb.export", .emulator) { self.tmdb.exports.respond(parts[3]) }
         case "tmdb-images":
             guard parts.count == 5, parts[1] == "t", parts[2] == "p",
                 let spec = self.tmdbImage(size: parts[3], file: parts[4])

@@ -1,6 +1,13 @@
 /// TMDB v3 responses: lists, search, details (with `append_to_response`), reviews, genres, configuration.
 struct TMDB: Sendable {
     let catalogue: Catalogue
+    /// The daily id exports of the files host.
+    let exports: TMDBExportFile
+
+    init(catalogue: Catalogue) {
+        self.catalogue = catalogue
+        self.exports = TMDBExportFile(catalogue: catalogue)
+    }
 
     static let pageSize = 20
 

@@ -12,6 +12,8 @@ public struct UpstreamURLs: Sendable, Equatable {
     public var tmdb: String { self.base + "/tmdb/3" }
     /// `TMDB_IMAGE_BASE_URL`: `<base>/tmdb-images/t/p`.
     public var tmdbImages: String { self.base + "/tmdb-images/t/p" }
+    /// `TMDB_EXPORT_BASE_URL`: `<base>/tmdb-files/p/exports` (the daily id exports).
+    public var tmdbExports: String { self.base + "/tmdb-files/p/exports" }
     /// `KOFIC_BASE_URL`: `<base>/kofic/kobisopenapi/webservice/rest`.
     public var kofic: String { self.base + "/kofic/kobisopenapi/webservice/rest" }
     /// `KAKAO_BASE_URL`: `<base>/kakao`.
@@ -27,6 +29,7 @@ public struct UpstreamURLs: Sendable, Equatable {
         [
             ("TMDB_BASE_URL", self.tmdb),
             ("TMDB_IMAGE_BASE_URL", self.tmdbImages),
+            ("TMDB_EXPORT_BASE_URL", self.tmdbExports),
             ("KOFIC_BASE_URL", self.kofic),
             ("KAKAO_BASE_URL", self.kakao),
             ("OPENLIBRARY_BASE_URL", self.openLibrary),

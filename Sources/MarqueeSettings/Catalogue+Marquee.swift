@@ -35,9 +35,22 @@ extension Catalogue {
         parse: SettingParsers.httpURL
     )
 
+    public static let tmdbExportBaseURL = Setting<String>(
+        "TMDB_EXPORT_BASE_URL",
+        flag: "export-base-url",
+        readers: "marquee enqueue tmdb-export",
+        summary: "Base URL of TMDB's daily id exports (movie_ids_MM_DD_YYYY.json.gz; the emulator's, in tests).",
+        expected: "an http or https URL",
+        default: "http://files.tmdb.org/p/exports",
+        defaultText: "http://files.tmdb.org/p/exports",
+        parse: SettingParsers.httpURL
+    )
+
     /// Every setting `marquee` reads (`--print-config` shows them all, whichever subcommand).
     public static let marquee: [any AnySetting] =
         [
             brokers, kafkaProperties, topicPrefix, retryDelays, topicPartitions, replicationFactor, workers,
-        ] + stageGroups.map(\.setting) + [store, dlqReaderGroup, imageStore, dashboardAllowedHosts, grafanaURL] + aws
+        ] + stageGroups.map(\.setting) + [
+            store, dlqReaderGroup, imageStore, dashboardAllowedHosts, grafanaURL, tmdbExportBaseURL,
+        ] + aws
 }

@@ -231,7 +231,7 @@ public enum Catalogue {
             indexBatchSize, indexBatchWait, indexWriters, storeConnections,
             schedule, producerGroup, claimTimeout, stateReplication,
             topicPartitions, replicationFactor, workers,
-        ] + stageGroups.map(\.setting) + [dlqReaderGroup, dashboardAllowedHosts, grafanaURL]
+        ] + stageGroups.map(\.setting) + [dlqReaderGroup, dashboardAllowedHosts, grafanaURL, tmdbExportBaseURL]
 
     /// The settings a worker executable reads through ``Settings``.
     public static let worker: [any AnySetting] = [

@@ -39,6 +39,8 @@ public final class UpstreamEmulatorProcess: Sendable {
     public var tmdbBaseURL: String { self.baseURL + "/tmdb/3" }
     /// `<baseURL>/tmdb-images/t/p` (`TMDB_IMAGE_BASE_URL`).
     public var tmdbImageBaseURL: String { self.baseURL + "/tmdb-images/t/p" }
+    /// `<baseURL>/tmdb-files/p/exports` (`TMDB_EXPORT_BASE_URL`).
+    public var tmdbExportBaseURL: String { self.baseURL + "/tmdb-files/p/exports" }
     /// `<baseURL>/kofic/kobisopenapi/webservice/rest` (`KOFIC_BASE_URL`).
     public var koficBaseURL: String { self.baseURL + "/kofic/kobisopenapi/webservice/rest" }
     /// `<baseURL>/kakao` (`KAKAO_BASE_URL`).

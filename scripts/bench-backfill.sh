@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# `make bench-backfill`: a full backfill from TMDB's daily id export, on this machine. The emulator serves an
+# export of BENCH_MOVIES movies (rate limit off); `marquee enqueue tmdb-export --details` sends them with
+# marquee-fetch and marquee-index running (images off, PostgreSQL store), release builds. Measured: ids enqueued
+# per second (the enqueue command's own time), details stored per second (from the start of the enqueue to the
+# last movie_details row), each process's peak RSS, and the fetch topic's largest backlog (the fetch group's lag,
+# sampled every second with `marquee lag`). Side by side in the same run, the fetch worker's detail jobs per
+# second alone (Benchmarks/FetchBenchmark, as `make bench-fetch` measures them, same concurrency).
+# stored_ratio = details stored per second ÷ detail jobs per second alone: what the backfill keeps of the fetch
+# worker's own pace. Goal: ≥ 0.8, and the backlog bounded by --max-backlog (BENCH_MAX_BACKLOG) plus one batch.
+#
+# Environment: BENCH_MOVIES (100000), BENCH_MAX_BACKLOG (5000), BENCH_RATE (0: no rate limit, the backlog bound
+# paces), BENCH_CONCURRENCY (32, the fetch worker's and the benchmark's), BENCH_ALONE_JOBS (5000), MARQUEE_KAFKA_PORT
+# (19092), MARQUEE_POSTGRES_PORT (15432). Needs the local stack (make up). The last line is machine-readable:
+#   bench-backfill: stored_ratio=… enqueue_per_sec=… stored_per_sec=… peak_backlog=… peak_rss_mb_enqueue=…
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export PKG_CONFIG_PATH="$root/.deps/rdkafka/lib/pkgconfig"
+
+movies=${BENCH_MOVIES:-100000}
+max_backlog=${BENCH_MAX_BACKLOG:-5000}
+rate=${BENCH_RATE:-0}
+concurrency=${BENCH_CONCURRENCY:-32}
+alone_jobs=${BENCH_ALONE_JOBS:-5000}
+brokers="127.0.0.1:${MARQUEE_KAFKA_PORT:-19092}"
+pg_port=${MARQUEE_POSTGRES_PORT:-15432}
+scratch="$root/.build-release"
+bin="$scratch/release"
+stamp=$(date +%s%N | cut -c1-13)
+logs="$root/var/bench-backfill/run-$stamp"
+mkdir -p "$logs"
+say() { printf '\033[1mbench-backfill:\033[0m %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+for knob in movies concurrency alone_jobs; do
+    [[ "${!knob}" =~ ^[1-9][0-9]*$ ]] || die "BENCH_${knob^^} must be a positive number"
+done
+[[ "$max_backlog" =~ ^[0-9]+$ && "$rate" =~ ^[0-9]+$ ]] || die "BENCH_MAX_BACKLOG and BENCH_RATE must be numbers"
+((movies <= 100000)) || die "BENCH_MOVIES may be at most 100000 (the emulator's largest catalogue)"
+
+say "building the executables (release, scratch path .build-release)"
+for product in marquee marquee-fetch marquee-index marquee-upstream FetchBenchmark; do
+    swift build -c release --scratch-path "$scratch" --product "$product" >>"$logs/build.log" 2>&1 \
+        || { tail -n 40 "$logs/build.log" >&2; die "the release build of $product failed"; }
+done
+scripts/stack.sh status >/dev/null || die "the local stack is not running: make up"
+
+peak_rss_mb() { awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    psql -q -h 127.0.0.1 -p "$pg_port" -U marquee -d marquee -c "DROP DATABASE IF EXISTS marquee_backfill_$stamp" \
+        >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+database=marquee_backfill_$stamp
+psql -q -h 127.0.0.1 -p "$pg_port" -U marquee -d marquee -c "CREATE DATABASE $database" >/dev/null
+export MARQUEE_BROKERS=$brokers MARQUEE_TOPIC_PREFIX=backfill$stamp. MARQUEE_TOPIC_PARTITIONS=8
+export MARQUEE_METRICS_ADDRESS=127.0.0.1:0 MARQUEE_LOG_LEVEL=notice
+export MARQUEE_GROUP_FETCH=backfill$stamp-fetch MARQUEE_GROUP_RECORDS=backfill$stamp-records
+export MARQUEE_STORE="postgres://marquee@127.0.0.1:$pg_port/$database?sslmode=disable"
+
+"$bin/marquee-upstream" --port 0 --movies "$movies" --books 10 >"$logs/upstream.out" 2>"$logs/upstream.log" &
+pids+=($!)
+url=""
+for _ in $(seq 1 600); do
+    url=$(grep -oE 'http://[0-9.]+:[0-9]+' "$logs/upstream.out" 2>/dev/null | head -n1 || true)
+    [[ -n "$url" ]] && break
+    sleep 0.1
+done
+[[ -n "$url" ]] || die "marquee-upstream did not start"
+eval "$("$bin/marquee-upstream" --print-env --host 127.0.0.1 --port "${url##*:}")"
+export MARQUEE_FETCH_RATE_LIMITS=tmdb=0 MARQUEE_CONCURRENCY=$concurrency
+day=$(date -u +%F)
+say "emulator at $url: an export of $movies movies (rate limit off); warming it (built on first request)"
+curl -sf -o /dev/null "$TMDB_EXPORT_BASE_URL/movie_ids_$(date -u +%m_%d_%Y).json.gz" || die "the emulator serves no export"
+
+"$bin/marquee" topics create >/dev/null
+MARQUEE_GROUP=$MARQUEE_GROUP_FETCH "$bin/marquee-fetch" >"$logs/fetch.log" 2>&1 &
+fetch_pid=$!
+pids+=($fetch_pid)
+MARQUEE_GROUP=$MARQUEE_GROUP_RECORDS "$bin/marquee-index" >"$logs/index.log" 2>&1 &
+index_pid=$!
+pids+=($index_pid)
+sleep 3  # the workers join their groups
+
+# The fetch group's lag, every second, until the sampler is stopped.
+(
+    while true; do
+        "$bin/marquee" lag --stage fetch --samples 1 --json 2>/dev/null | python3 -c '
+import json, sys
+total = 0
+def walk(value):
+    global total
+    if isinstance(value, dict):
+        if "lag" in value and "partition" in value and isinstance(value["lag"], int):
+            total += value["lag"]
+        for item in value.values():
+            walk(item)
+    elif isinstance(value, list):
+        for item in value:
+            walk(item)
+for line in sys.stdin:
+    line = line.strip()
+    if line:
+        walk(json.loads(line))
+print(total)' >>"$logs/backlog.txt" || true
+        sleep 1
+    done
+) &
+sampler=$!
+pids+=($sampler)
+
+sql() { psql -qtA -h 127.0.0.1 -p "$pg_port" -U marquee -d "$database" -c "$1"; }
+say "backfill: tmdb-export --details --rate $rate --max-backlog $max_backlog, fetch (concurrency $concurrency) and index running"
+t0=$EPOCHREALTIME
+/usr/bin/time -f "%M" -o "$logs/enqueue.rss" "$bin/marquee" enqueue tmdb-export --date "$day" --details --language en-US \
+    --rate "$rate" --max-backlog "$max_backlog" --state "$logs/backfill.state" --quiet \
+    >"$logs/enqueue.out" 2>"$logs/enqueue.log" || { cat "$logs/enqueue.log" >&2; die "the enqueue failed"; }
+t1=$EPOCHREALTIME
+jobs=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["jobs"])' "$logs/backfill.state")
+say "  $jobs jobs enqueued in $(printf '%.1f' "$(echo "$t1 - $t0" | bc -l)") s; waiting for the store"
+waited=0
+while true; do
+    stored=$(sql "SELECT count(*) FROM movie_details")
+    ((stored >= jobs)) && break
+    ((waited++ < 1800)) || die "only $stored of $jobs details were stored after 30 minutes"
+    sleep 1
+done
+t2=$EPOCHREALTIME
+kill "$sampler" 2>/dev/null || true
+rss_fetch=$(peak_rss_mb "$fetch_pid")
+rss_index=$(peak_rss_mb "$index_pid")
+rss_enqueue=$(($(cat "$logs/enqueue.rss") / 1024))
+kill -TERM "$fetch_pid" "$index_pid" 2>/dev/null || true
+wait "$fetch_pid" "$index_pid" 2>/dev/null || true
+peak_backlog=$(sort -n "$logs/backlog.txt" | tail -n1)
+enqueue_per_sec=$(echo "$jobs / ($t1 - $t0)" | bc -l)
+stored_per_sec=$(echo "$stored / ($t2 - $t0)" | bc -l)
+
+say "the fetch worker alone: $alone_jobs movie details, concurrency $concurrency (FetchBenchmark, as make bench-fetch)"
+"$bin/FetchBenchmark" run --brokers "$brokers" --kind detail --count "$alone_jobs" --concurrency "$concurrency" \
+    >"$logs/alone.log" 2>&1 || die "FetchBenchmark failed; see ${logs#"$root"/}/alone.log"
+alone=$(grep -oE '(^| )jobs_per_sec=[0-9.]+' "$logs/alone.log" | tail -n1 | cut -d= -f2)
+[[ -n "$alone" ]] || die "FetchBenchmark printed no rate; see ${logs#"$root"/}/alone.log"
+ratio=$(echo "$stored_per_sec / $alone" | bc -l)
+
+echo
+echo "Backfill of $movies movies (PostgreSQL store, images off, this machine's $(nproc) cores):"
+printf '  enqueue: %s jobs in %.1f s (%.0f ids/s), peak RSS %s MB\n' "$jobs" "$(echo "$t1 - $t0" | bc -l)" \
+    "$enqueue_per_sec" "$rss_enqueue"
+printf '  stored:  %s details in %.1f s (%.1f details/s); fetch peak RSS %s MB, index %s MB\n' "$stored" \
+    "$(echo "$t2 - $t0" | bc -l)" "$stored_per_sec" "$rss_fetch" "$rss_index"
+printf '  fetch topic backlog: at most %s jobs (bound %s; %s samples)\n' "$peak_backlog" "$max_backlog" \
+    "$(wc -l <"$logs/backlog.txt")"
+printf '  the fetch worker alone: %s detail jobs/s\n' "$alone"
+printf 'bench-backfill: stored_ratio=%.2f enqueue_per_sec=%.0f stored_per_sec=%.1f peak_backlog=%s peak_rss_mb_enqueue=%s peak_rss_mb_fetch=%s peak_rss_mb_index=%s alone_per_sec=%s\n' \
+    "$ratio" "$enqueue_per_sec" "$stored_per_sec" "$peak_backlog" "$rss_enqueue" "$rss_fetch" "$rss_index" "$alone"
