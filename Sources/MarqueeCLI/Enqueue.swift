@@ -22,6 +22,7 @@ struct Enqueue: AsyncParsableCommand {
               marquee enqueue tmdb-list popular --pages 1-5 --language ko-KR,en-US --details --images
               marquee enqueue tmdb-search "기생충" --pages 2
               marquee enqueue tmdb-movie 496243 27205 --language ko-KR,en-US --reviews --images
+              marquee enqueue tmdb-changes --from 2024-03-01 --to 2024-03-07 --language ko-KR,en-US --images
               marquee enqueue kofic-daily --from 2024-01-01 --to 2024-01-31 --details
               marquee enqueue kofic-weekly --from 2024-01-01 --to 2024-03-31 --period weekend
               marquee enqueue openlibrary-work OL45804W --images
@@ -33,6 +34,7 @@ struct Enqueue: AsyncParsableCommand {
             """,
         subcommands: [
             TMDBListJobs.self, TMDBSearchJobs.self, TMDBMovieJobs.self, TMDBReviewsJobs.self, TMDBGenresJobs.self,
+            TMDBChangesJobs.self,
             KOFICDailyJobs.self, KOFICWeeklyJobs.self, KOFICMovieJobs.self, KakaoPosterJobs.self,
             OpenLibrarySearchJobs.self, OpenLibraryWorkJobs.self,
         ]

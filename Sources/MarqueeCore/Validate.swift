@@ -33,6 +33,11 @@ enum Validate {
         return (1...days).contains(day)
     }
 
+    /// `YYYY-MM-DD`, a real calendar day.
+    static func day(_ value: String) -> Bool {
+        value.utf8.count == 10 && LocalDate(parsing: value) != nil
+    }
+
     static func koficCode(_ value: String) -> Bool {
         value.count == 8 && value.allSatisfy { $0.isASCII && $0.isNumber }
     }
