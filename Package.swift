@@ -266,6 +266,7 @@ let package = Package(
         .target(
             name: "MarqueeEmulator",
             dependencies: [
+                "MarqueeCore",
                 "MarqueeGzip",
                 "MarqueeImaging",
                 "MarqueeJSON",

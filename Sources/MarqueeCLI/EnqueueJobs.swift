@@ -187,6 +187,50 @@ struct TMDBGenresJobs: AsyncParsableCommand {
     }
 }
 
+struct TMDBChangesJobs: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tmdb-changes",
+        abstract: "TMDB's movie change feed: refresh the details of each movie changed in the days.",
+        discussion: """
+            A range over 14 days (the longest window TMDB serves) is split into consecutive windows of 14 days, one \
+            job each. Each job reads every page of the feed and queues a detail refresh per changed movie and \
+            language.
+
+            Example: marquee enqueue tmdb-changes --from 2024-03-01 --to 2024-03-07 --language ko-KR,en-US --images
+            """
+    )
+
+    @OptionGroup var sending: EnqueueOptions
+
+    @Option(help: "First day, YYYY-MM-DD.")
+    var from: String
+
+    @Option(help: "Last day, YYYY-MM-DD (default: --from).")
+    var to: String?
+
+    @Option(help: "Languages to refresh each changed movie in, comma-separated (at most 10).")
+    var language = "en-US"
+
+    @Flag(help: "Also fetch each changed movie's reviews.")
+    var reviews = false
+    @Flag(help: "Also download each changed movie's poster.")
+    var images = false
+    @Flag(help: "Also download each changed movie's backdrop.")
+    var backdrops = false
+
+    func run() async throws {
+        let jobs = try buildJobs {
+            try EnqueueJobs.tmdbChanges(
+                from: self.from,
+                to: self.to,
+                languages: EnqueueJobs.languages(self.language),
+                follow: Follow(reviews: self.reviews, images: self.images, backdrops: self.backdrops)
+            )
+        }
+        try await self.sending.send(jobs)
+    }
+}
+
 struct KOFICDailyJobs: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kofic-daily",

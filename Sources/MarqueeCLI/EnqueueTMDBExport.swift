@@ -91,7 +91,7 @@ struct TMDBExportJobs: AsyncParsableCommand {
         guard self.rate >= 0, self.rate.isFinite else { throw ValidationError("--rate must be a number from 0") }
         guard self.maxBacklog >= 0 else { throw ValidationError("--max-backlog must be a number from 0") }
         guard self.maxBadLines >= 0 else { throw ValidationError("--max-bad-lines must be a number from 0") }
-        if let date = self.date, CalendarDay(date) == nil {
+        if let date = self.date, LocalDate(parsing: date) == nil {
             throw ValidationError("--date must be a day as YYYY-MM-DD")
         }
     }
@@ -133,7 +133,7 @@ struct TMDBExportJobs: AsyncParsableCommand {
             if let file = self.file, file != existing.path {
                 throw fail("the state file's run reads \(existing.path), not \(file)", status: .usage)
             }
-            if let date = self.date.flatMap(CalendarDay.init), TMDBExport.fileName(date) != existing.export {
+            if let date = self.date.flatMap(LocalDate.init(parsing:)), TMDBExport.fileName(date) != existing.export {
                 throw fail("the state file's run reads \(existing.export), not the export of \(date)", status: .usage)
             }
             checkpoint = existing
@@ -282,7 +282,8 @@ struct TMDBExportJobs: AsyncParsableCommand {
             throw fail("\(error)", status: .configuration)
         }
         let days =
-            self.date.flatMap(CalendarDay.init).map { [$0] } ?? TMDBExport.latestDays(epochSeconds: Int64(time(nil)))
+            self.date.flatMap(LocalDate.init(parsing:)).map { [$0] }
+            ?? TMDBExport.latestDays(epochSeconds: Int64(time(nil)))
         let display = ExportProgressDisplay(isTerminal: isatty(2) == 1, isQuiet: self.quiet)
         var tried: [String] = []
         for day in days {

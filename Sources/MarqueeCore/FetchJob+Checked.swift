@@ -58,9 +58,57 @@ extension FetchJob {
             try page(number)
             try language(code)
             try follow(settings)
+        case .tmdbChanges(_, _, _, _, let settings):
+            try self.checkTMDBChanges()
+            try follow(settings)
         default:
             return try Self.decode(json: self.json)
         }
         return self
+    }
+}
+
+extension FetchJob {
+    /// The checks of a `tmdb.changes` job beyond its fields' types, the same for a decoded payload and for a job
+    /// an operator or the scheduler builds: both days exist and are written `YYYY-MM-DD`, the end is not before
+    /// the start, the window spans at most ``tmdbChangesMaxDays`` days, the page is 1…``tmdbChangesMaxPage`` and
+    /// the languages are 1…``tmdbChangesMaxLanguages`` distinct tags. The follow settings are checked apart.
+    func checkTMDBChanges() throws(PayloadError) {
+        guard case .tmdbChanges(let start, let end, let page, let languages, _) = self else { return }
+        let expected = FieldRules.dayExpected
+        try PayloadReader.check(start, field: "start_date", maxLength: 10, check: Validate.day, expected: expected)
+        try PayloadReader.check(end, field: "end_date", maxLength: 10, check: Validate.day, expected: expected)
+        guard let first = LocalDate(parsing: start), let last = LocalDate(parsing: end) else { return }
+        guard last >= first else {
+            throw PayloadError(.invalidField, field: "end_date", "\(end) is before start_date \(start)")
+        }
+        let days = last.dayNumber - first.dayNumber + 1
+        guard days <= Self.tmdbChangesMaxDays else {
+            throw PayloadError(
+                .invalidField,
+                field: "end_date",
+                "\(start)…\(end) spans \(days) days; TMDB's change feed takes at most \(Self.tmdbChangesMaxDays)"
+            )
+        }
+        try PayloadReader.check(page, field: "page", in: 1...Self.tmdbChangesMaxPage)
+        guard (1...Self.tmdbChangesMaxLanguages).contains(languages.count) else {
+            throw PayloadError(
+                .invalidField,
+                field: "languages",
+                "expected 1 to \(Self.tmdbChangesMaxLanguages) languages, got \(languages.count)"
+            )
+        }
+        for (index, language) in languages.enumerated() {
+            try PayloadReader.check(
+                language,
+                field: "languages[\(index)]",
+                maxLength: FieldRules.languageLength,
+                check: Validate.language,
+                expected: FieldRules.languageExpected
+            )
+            if languages[..<index].contains(language) {
+                throw PayloadError(.invalidField, field: "languages[\(index)]", "'\(language)' is listed twice")
+            }
+        }
     }
 }

@@ -65,6 +65,8 @@ extension FetchJob {
             )
         case "tmdb.genres":
             job = .tmdbGenres(language: try reader.language())
+        case "tmdb.changes":
+            job = try reader.tmdbChanges()
         case "kofic.boxoffice.daily":
             job = .koficDailyBoxOffice(
                 date: try reader.string("date", maxLength: 8, check: Validate.date, expected: "a date as yyyyMMdd"),
@@ -129,6 +131,45 @@ extension FetchJob {
 }
 
 extension PayloadReader {
+    /// The fields of a `tmdb.changes` job: `start_date` and `end_date` (`YYYY-MM-DD`, the end not before the
+    /// start, at most ``FetchJob/tmdbChangesMaxDays`` days), `page` (1…1000, default 1), `languages` (1 to 10
+    /// distinct language tags, default `["en-US"]`) and `follow`.
+    mutating func tmdbChanges() throws(PayloadError) -> FetchJob {
+        // Read in the order `FetchJob.checkTMDBChanges` checks, so a payload and a built job that are wrong in
+        // the same ways are refused with the same error.
+        let start = try self.string(
+            "start_date",
+            maxLength: 10,
+            check: Validate.day,
+            expected: FieldRules.dayExpected
+        )
+        let end = try self.string("end_date", maxLength: 10, check: Validate.day, expected: FieldRules.dayExpected)
+        let page = try self.optionalInt("page", in: Int64.min...Int64.max) ?? 1
+        var languages = ["en-US"]
+        if let values = try self.optionalRawArray("languages") {
+            languages = []
+            for (index, value) in values.enumerated() {
+                guard case .string(let language) = value else {
+                    throw PayloadError(
+                        .invalidField,
+                        field: "languages[\(index)]",
+                        "expected a string (\(FieldRules.languageExpected)), got \(value.typeName)"
+                    )
+                }
+                languages.append(language)
+            }
+        }
+        try FetchJob.tmdbChanges(startDate: start, endDate: end, page: page, languages: languages, follow: .none)
+            .checkTMDBChanges()
+        return .tmdbChanges(
+            startDate: start,
+            endDate: end,
+            page: page,
+            languages: languages,
+            follow: try Follow(reading: self.optionalObject("follow"))
+        )
+    }
+
     /// The `language` field: a language tag such as `ko-KR` (default `en-US`).
     mutating func language() throws(PayloadError) -> String {
         try self.optionalString(

@@ -31,6 +31,12 @@ extension FetchJob {
             follow(f)
         case .tmdbGenres(let language):
             fields["language"] = .string(language)
+        case .tmdbChanges(let start, let end, let page, let languages, let f):
+            fields["start_date"] = .string(start)
+            fields["end_date"] = .string(end)
+            fields["page"] = .integer(page)
+            fields["languages"] = .array(languages.map { .string($0) })
+            follow(f)
         case .koficDailyBoxOffice(let date, let f):
             fields["date"] = .string(date)
             follow(f)

@@ -24,6 +24,10 @@ public enum FetchJob: Hashable, Sendable {
     case tmdbMovie(id: Int64, language: String, follow: Follow)
     case tmdbReviews(id: Int64, page: Int64, language: String, follow: Follow)
     case tmdbGenres(language: String)
+    /// A page of TMDB's movie change feed for the days `startDate`…`endDate` (`YYYY-MM-DD`, at most
+    /// ``tmdbChangesMaxDays`` days): each changed id becomes a `tmdb.movie` job in each of `languages`, following
+    /// `follow`'s reviews, images and backdrops.
+    case tmdbChanges(startDate: String, endDate: String, page: Int64, languages: [String], follow: Follow)
     /// `date` is `yyyyMMdd`.
     case koficDailyBoxOffice(date: String, follow: Follow)
     /// `date` is any day of the week, `yyyyMMdd`.
@@ -44,8 +48,15 @@ public enum FetchJob: Hashable, Sendable {
     public static let kinds = [
         "tmdb.list", "tmdb.search", "tmdb.movie", "tmdb.reviews", "tmdb.genres", "kofic.boxoffice.daily",
         "kofic.boxoffice.weekly", "kofic.movie", "kofic.movies", "kakao.poster", "openlibrary.search",
-        "openlibrary.work",
+        "openlibrary.work", "tmdb.changes",
     ]
+
+    /// The most days one `tmdb.changes` job spans (TMDB refuses a longer window).
+    public static let tmdbChangesMaxDays: Int64 = 14
+    /// The last page of TMDB's change feed.
+    public static let tmdbChangesMaxPage: Int64 = 1000
+    /// The most languages one `tmdb.changes` job refreshes in.
+    public static let tmdbChangesMaxLanguages = 10
 
     /// The payload's `kind`.
     public var kind: String {
@@ -55,6 +66,7 @@ public enum FetchJob: Hashable, Sendable {
         case .tmdbMovie: "tmdb.movie"
         case .tmdbReviews: "tmdb.reviews"
         case .tmdbGenres: "tmdb.genres"
+        case .tmdbChanges: "tmdb.changes"
         case .koficDailyBoxOffice: "kofic.boxoffice.daily"
         case .koficWeeklyBoxOffice: "kofic.boxoffice.weekly"
         case .koficMovie: "kofic.movie"
@@ -75,6 +87,7 @@ public enum FetchJob: Hashable, Sendable {
         case .tmdbMovie(let id, let language, _): "tmdb:movie:\(id):\(language)"
         case .tmdbReviews(let id, let page, let language, _): "tmdb:reviews:\(id):\(language):\(page)"
         case .tmdbGenres(let language): "tmdb:genres:\(language)"
+        case .tmdbChanges(let start, let end, let page, _, _): "tmdb:changes:\(start):\(end):\(page)"
         case .koficDailyBoxOffice(let date, _): "kofic:daily:\(date)"
         case .koficWeeklyBoxOffice(let date, let week, _): "kofic:weekly:\(week.rawValue):\(date)"
         case .koficMovie(let code, _): "kofic:movie:\(code)"

@@ -9,6 +9,7 @@ enum FieldRules {
     static let languageExpected = "a language such as ko-KR"
     static let regionLength = 2
     static let regionExpected = "a region such as KR"
+    static let dayExpected = "a day as YYYY-MM-DD"
     static let imageURLLength = 2048
     static let imageURLExpected = "an http or https URL"
     static let imageOwnerLength = 200

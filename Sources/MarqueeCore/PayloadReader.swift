@@ -188,6 +188,15 @@ public struct PayloadReader {
         return array
     }
 
+    /// An optional field kept as a raw JSON array, for the caller to check element by element.
+    public mutating func optionalRawArray(_ key: String) throws(PayloadError) -> [JSONValue]? {
+        guard let value = self.value(key) else { return nil }
+        guard case .array(let array) = value else {
+            throw self.invalid(key, "expected an array, got \(value.typeName)")
+        }
+        return array
+    }
+
     /// Marks fields as read without reading them.
     public mutating func ignore(_ keys: String...) {
         for key in keys { _ = self.markRead(key) }

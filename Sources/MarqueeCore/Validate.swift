@@ -33,6 +33,11 @@ enum Validate {
         return (1...days).contains(day)
     }
 
+    /// `YYYY-MM-DD`, a real calendar day.
+    static func day(_ value: String) -> Bool {
+        value.utf8.count == 10 && LocalDate(parsing: value) != nil
+    }
+
     /// Eight ASCII digits or capital letters: KOFIC's codes are mostly `YYYY` and four digits, but its catalogue
     /// also lists codes with a letter (`2023C165`, films released online only).
     static func koficCode(_ value: String) -> Bool {

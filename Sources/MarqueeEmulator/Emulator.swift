@@ -381,6 +381,9 @@ public final class Emulator: Sendable {
         switch rest.count {
         case 1 where rest[0] == "configuration":
             (name, handler) = ("tmdb.configuration", { self.tmdb.configuration(host: host) })
+        case 2 where rest == ["movie", "changes"]:
+            let today = self.state.settings.today ?? self.catalogue.referenceDay
+            (name, handler) = ("tmdb.changes", { ChangeFeed(catalogue: self.catalogue).feed(request, today: today) })
         case 2 where rest[0] == "movie" && Self.listNames.contains(rest[1]):
             (name, handler) = ("tmdb.list", { self.tmdb.list(rest[1], request) })
         case 2 where rest[0] == "movie":
@@ -391,7 +394,10 @@ public final class Emulator: Sendable {
             let settings = self.state.settings
             let padding =
                 settings.paddedMovie == id && settings.paddedOverviewBytes > 0 ? settings.paddedOverviewBytes : nil
-            (name, handler) = ("tmdb.movie", { self.tmdb.details(id, request, paddedOverview: padding) })
+            let today = settings.today
+            (name, handler) = (
+                "tmdb.movie", { self.tmdb.details(id, request, paddedOverview: padding, today: today) }
+            )
         case 2 where rest == ["search", "movie"]:
             (name, handler) = ("tmdb.search", { self.tmdb.search(request) })
         case 3 where rest[0] == "movie" && rest[2] == "reviews":

@@ -38,6 +38,9 @@ public struct EmulatorSettings: Sendable, Equatable {
     public var paddedMovie: Int = 0
     /// The length of that overview. Default: 0.
     public var paddedOverviewBytes: Int = 0
+    /// The emulated day: TMDB's change feed has no changes after it, and movies changed after the catalogue's
+    /// reference day up to it answer changed details. `nil` is the reference day. Default: nil.
+    public var today: Day? = nil
 
     /// Settings with the defaults.
     public init() {}
@@ -60,6 +63,7 @@ public struct EmulatorSettings: Sendable, Equatable {
             ("latencyMs", .int(self.latencyMs)),
             ("paddedMovie", .int(self.paddedMovie)),
             ("paddedOverviewBytes", .int(self.paddedOverviewBytes)),
+            ("today", self.today.map { .string($0.iso) } ?? .null),
         ])
     }
 
@@ -87,6 +91,15 @@ public struct EmulatorSettings: Sendable, Equatable {
             case "latencyMs": next.latencyMs = Int(try Self.number(name, value, 0...600_000))
             case "paddedMovie": next.paddedMovie = Int(try Self.number(name, value, 0...1_000_000_000))
             case "paddedOverviewBytes": next.paddedOverviewBytes = Int(try Self.number(name, value, 0...100_000_000))
+            case "today":
+                if value == .null {
+                    next.today = nil
+                } else {
+                    guard case .string(let text) = value, text.utf8.count == 10, let day = Day(parsing: text) else {
+                        throw ControlError(reason: "today must be a day as YYYY-MM-DD, or null")
+                    }
+                    next.today = day
+                }
             case "resetQuota", "resetRateLimits", "outage", "changeImages": continue  // actions, handled by the state
             default: throw ControlError(reason: "unknown field \(name)")
             }

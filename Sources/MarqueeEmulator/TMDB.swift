@@ -1,4 +1,5 @@
-/// TMDB v3 responses: lists, search, details (with `append_to_response`), reviews, genres, configuration.
+/// TMDB v3 responses: lists, search, details (with `append_to_response`), reviews, genres, configuration; the
+/// change feed is ``ChangeFeed``.
 struct TMDB: Sendable {
     let catalogue: Catalogue
     /// The daily id exports of the files host.
@@ -130,12 +131,38 @@ struct TMDB: Sendable {
 
     /// `movie/{id}` with `append_to_response` (reviews, images) and `include_image_language`.
     ///
-    /// - Parameter paddedOverview: When set, the overview is this many bytes long (``EmulatorSettings/paddedMovie``).
-    func details(_ id: Int, _ request: EmulatorRequest, paddedOverview: Int? = nil) -> EmulatorResponse {
+    /// - Parameters:
+    ///   - paddedOverview: When set, the overview is this many bytes long (``EmulatorSettings/paddedMovie``).
+    ///   - today: The emulated day (``EmulatorSettings/today``): the details are the movie's revision of that day
+    ///     in the change feed (``ChangeFeed``).
+    func details(
+        _ id: Int,
+        _ request: EmulatorRequest,
+        paddedOverview: Int? = nil,
+        today: Day? = nil
+    ) -> EmulatorResponse {
         guard let index = self.catalogue.movieIndex(id: id) else { return Self.notFound }
         let movie = self.catalogue.movie(at: index)
         let language = Language(parameter: request.query["language"])
         var members = self.detailMembers(movie, language: language)
+        var lastModified = movie.lastModified
+        if let today {
+            let revision = ChangeFeed(catalogue: self.catalogue).revision(of: index, through: today)
+            if let changed = revision.last {
+                // A change adds votes and moves the popularity, and dates the answer to its day.
+                for place in members.indices {
+                    switch members[place] {
+                    case ("vote_count", .int(let count)): members[place].1 = .int(count + 7 * revision.count)
+                    case ("popularity", .double(let popularity)):
+                        members[place].1 = .double(
+                            ((popularity + 1.5 * Double(revision.count)) * 1000).rounded() / 1000
+                        )
+                    default: break
+                    }
+                }
+                lastModified = max(lastModified, changed.epochSeconds + 3600)
+            }
+        }
         if let paddedOverview, let place = members.firstIndex(where: { $0.0 == "overview" }) {
             let sentence = movie.overview(language) + " "
             var text = String(repeating: sentence, count: paddedOverview / max(1, sentence.utf8.count) + 1)
@@ -154,7 +181,7 @@ struct TMDB: Sendable {
         if appended.contains("reviews") {
             members.append(("reviews", self.reviewsPage(movie, page: 1, includeID: false)))
         }
-        return .json(.object(members), lastModified: movie.lastModified)
+        return .json(.object(members), lastModified: lastModified)
     }
 
     /// `movie/{id}/reviews`.

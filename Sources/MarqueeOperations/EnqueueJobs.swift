@@ -110,6 +110,32 @@ public enum EnqueueJobs {
         try self.checked(languages.map { .tmdbGenres(language: $0) })
     }
 
+    /// TMDB's movie change feed for the days `from` to `to` (default: `from`), `YYYY-MM-DD`: a job per window of
+    /// at most 14 days (the longest TMDB serves), consecutive windows covering the range, each refreshing the
+    /// changed movies in every one of `languages` with `follow`'s reviews, images and backdrops.
+    public static func tmdbChanges(
+        from: String,
+        to: String?,
+        languages: [String],
+        follow: Follow
+    ) throws(OperationsError) -> [FetchJob] {
+        let days = FetchJob.tmdbChangesMaxDays
+        let starts = try LocalDate.range(from: from, to: to, step: Int(days))
+        guard let last = LocalDate(parsing: to ?? from) else { return [] }
+        return try self.checked(
+            starts.map { start in
+                let end = min(start.adding(days: days - 1), last)
+                return FetchJob.tmdbChanges(
+                    startDate: start.description,
+                    endDate: end.description,
+                    page: 1,
+                    languages: languages,
+                    follow: follow
+                )
+            }
+        )
+    }
+
     /// KOFIC's daily box office: a job per day from `from` to `to` (default: `from`), `YYYY-MM-DD`.
     public static func koficDaily(from: String, to: String?, follow: Follow) throws(OperationsError) -> [FetchJob] {
         try self.checked(

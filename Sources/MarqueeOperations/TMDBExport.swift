@@ -1,3 +1,4 @@
+public import MarqueeCore
 import MarqueeJSON
 
 /// TMDB's daily export of every movie id: its file names, its dates and its lines.
@@ -14,39 +15,27 @@ public enum TMDBExport {
     public static let publishHour = 8
 
     /// `movie_ids_MM_DD_YYYY.json.gz`.
-    public static func fileName(_ day: CalendarDay) -> String {
-        func padded(_ value: Int, _ width: Int) -> String {
-            String(repeating: "0", count: max(0, width - String(value).count)) + String(value)
-        }
-        return "movie_ids_\(padded(day.month, 2))_\(padded(day.day, 2))_\(padded(day.year, 4)).json.gz"
+    public static func fileName(_ day: LocalDate) -> String {
+        let (year, month, dayOfMonth) = day.components
+        return
+            "movie_ids_\(LocalDate.padded(month, 2))_\(LocalDate.padded(dayOfMonth, 2))_\(LocalDate.padded(year, 4)).json.gz"
     }
 
     /// The UTC day of `epochSeconds`.
-    public static func day(epochSeconds: Int64) -> CalendarDay {
-        // Days since 1970-01-01 to a civil date (Howard Hinnant's days_from_civil, inverted).
-        let days = epochSeconds >= 0 ? epochSeconds / 86400 : (epochSeconds - 86399) / 86400
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return CalendarDay("\(year)-\(month)-\(day)")!
+    public static func day(epochSeconds: Int64) -> LocalDate {
+        LocalDate(dayNumber: epochSeconds.floorDivided(by: 86_400))
     }
 
     /// The days whose export is the latest at `epochSeconds`, to try in order: from 08:00 UTC today's, then
     /// yesterday's (today's may be late); before 08:00, yesterday's, then the day before's.
-    public static func latestDays(epochSeconds: Int64) -> [CalendarDay] {
+    public static func latestDays(epochSeconds: Int64) -> [LocalDate] {
         let hour = Int((epochSeconds % 86400 + 86400) % 86400 / 3600)
         let start = hour >= Self.publishHour ? epochSeconds : epochSeconds - 86400
         return [Self.day(epochSeconds: start), Self.day(epochSeconds: start - 86400)]
     }
 
     /// The URL of the export of `day` under `baseURL`.
-    public static func url(baseURL: String, day: CalendarDay) -> String {
+    public static func url(baseURL: String, day: LocalDate) -> String {
         (baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL) + "/" + Self.fileName(day)
     }
 }

@@ -179,6 +179,55 @@ public struct WindowLedger: Sendable {
         return fire?.action ?? .wait(until: wake)
     }
 
+    /// What a `catch_up: all` or `catch_up: N` schedule has missed at `now`: the windows it will send, oldest
+    /// first, and those older than its limit that it will not (a gap that needs a backfill).
+    public struct CatchUp: Hashable, Sendable {
+        /// The schedule.
+        public var schedule: String
+        /// The missed windows that will be sent, oldest first.
+        public var sent: [Int64]
+        /// How many missed windows before ``sent`` will not be sent (counted up to ``countedBeyond``).
+        public var notSent: Int
+        /// The oldest of those, and the newest.
+        public var notSentRange: ClosedRange<Int64>?
+
+        public init(schedule: String, sent: [Int64], notSent: Int, notSentRange: ClosedRange<Int64>?) {
+            self.schedule = schedule
+            self.sent = sent
+            self.notSent = notSent
+            self.notSentRange = notSentRange
+        }
+    }
+
+    /// The most missed windows beyond a schedule's limit ``catchUp(schedules:now:)`` counts one by one.
+    public static let countedBeyond = 10_000
+
+    /// The catch-up of every schedule that missed more than its current window at `now` (for the leader to say
+    /// what it catches up and what it leaves to a backfill). Only `catch_up: all` and `catch_up: N` schedules with
+    /// a history catch up.
+    public func catchUp(schedules: [Schedule], now: Int64) -> [CatchUp] {
+        schedules.compactMap { schedule in
+            guard case .all(let limit) = schedule.catchUp, let base = self.latestWindow(schedule: schedule.name) else {
+                return nil
+            }
+            let due = schedule.timing.windows(
+                after: base,
+                through: now,
+                limit: limit + Self.countedBeyond,
+                in: schedule.calendar
+            )
+            guard due.count > 1 else { return nil }
+            let sent = Array(due.suffix(limit))
+            let older = due.dropLast(sent.count)
+            return CatchUp(
+                schedule: schedule.name,
+                sent: sent,
+                notSent: older.count,
+                notSentRange: older.first.flatMap { first in older.last.map { first...$0 } }
+            )
+        }
+    }
+
     /// Forgets the oldest settled windows beyond ``remembered``.
     private mutating func forget(_ schedule: String) {
         guard let windows = self.windows[schedule] else { return }

@@ -515,6 +515,34 @@ public final class WindowProducer: Service, Sendable {
             "leading: window state read",
             metadata: ["marquee.latest": "\(summary.joined(separator: ", "))"]
         )
+        let catchUps = self.state.withLock { state in
+            state.ledger.catchUp(schedules: self.schedules, now: self.clock.now())
+        }
+        for catchUp in catchUps {
+            self.logger.notice(
+                "catching up \(catchUp.sent.count) missed windows of schedule '\(catchUp.schedule)', oldest first",
+                metadata: [
+                    "marquee.schedule": "\(catchUp.schedule)",
+                    "marquee.first": "\(catchUp.sent.first.map(Self.iso) ?? "-")",
+                    "marquee.last": "\(catchUp.sent.last.map(Self.iso) ?? "-")",
+                ]
+            )
+            if let range = catchUp.notSentRange {
+                let count =
+                    catchUp.notSent >= WindowLedger.countedBeyond ? "at least \(catchUp.notSent)" : "\(catchUp.notSent)"
+                let message =
+                    "schedule '\(catchUp.schedule)' missed \(count) older windows that it will not send "
+                    + "(its catch_up keeps the latest \(catchUp.sent.count)): they need a backfill"
+                self.logger.warning(
+                    "\(message)",
+                    metadata: [
+                        "marquee.schedule": "\(catchUp.schedule)",
+                        "marquee.first": "\(Self.iso(range.lowerBound))",
+                        "marquee.last": "\(Self.iso(range.upperBound))",
+                    ]
+                )
+            }
+        }
     }
 
     private func fail(_ error: any Error) {

@@ -119,6 +119,25 @@ struct EnqueueCLITests {
                 .koficDailyBoxOffice(date: "20240301", follow: .none),
             ]
         ),
+        (
+            ["tmdb-changes", "--from", "2024-03-01", "--to", "2024-03-20", "--language", "ko-KR,en-US", "--images"],
+            [
+                .tmdbChanges(
+                    startDate: "2024-03-01",
+                    endDate: "2024-03-14",
+                    page: 1,
+                    languages: ["ko-KR", "en-US"],
+                    follow: Follow(images: true)
+                ),
+                .tmdbChanges(
+                    startDate: "2024-03-15",
+                    endDate: "2024-03-20",
+                    page: 1,
+                    languages: ["ko-KR", "en-US"],
+                    follow: Follow(images: true)
+                ),
+            ]
+        ),
         (["kofic-movie", "20183782", "--images"], [.koficMovie(code: "20183782", follow: Follow(images: true))]),
         (
             ["kakao-poster", "기생충 2019", "--movie-code", "20183782"],
@@ -142,6 +161,8 @@ struct EnqueueCLITests {
         (["openlibrary-work", "45804"], "field 'id'"),
         (["tmdb-movie"], "Missing expected argument"),
         (["tmdb-movie", "0"], "field 'id': expected an integer from 1"),
+        (["tmdb-changes", "--from", "2024-03-02", "--to", "2024-03-01"], "--to is before --from"),
+        (["tmdb-changes", "--from", "2024-03-01", "--language", "en,en"], "field 'languages[1]'"),
     ])
     func badFlagsAreUsageErrors(arguments: [String], message: String) async throws {
         let run = try await runMarquee(["enqueue"] + arguments + ["--dry-run"])

@@ -26,6 +26,13 @@ import Testing
         .kakaoPoster(query: "광해, 왕이 된 남자 2012", movieCode: "20124079"),
         .openLibrarySearch(query: "swift programming", page: 1, limit: 50, follow: Follow(details: true)),
         .openLibraryWork(id: "OL45804W", follow: Follow(images: true)),
+        .tmdbChanges(
+            startDate: "2026-11-26",
+            endDate: "2026-11-26",
+            page: 2,
+            languages: ["en-US", "ko-KR"],
+            follow: Follow(reviews: true, images: true)
+        ),
     ]
 
     @Test func checkedIsDecodeOfTheJobsJSON() {
@@ -59,6 +66,27 @@ import Testing
                 for text in texts {
                     for year in [nil, 1870, 1869, 2200, 2201] as [Int64?] {
                         jobs.append(.tmdbSearch(query: text, page: 1, language: language, year: year, follow: follow))
+                    }
+                }
+            }
+        }
+        for follow in follows {
+            for (start, end) in [
+                ("2026-11-01", "2026-11-14"), ("2026-11-01", "2026-11-15"), ("2026-11-02", "2026-11-01"),
+                ("2026-02-30", "2026-03-01"), ("2026-1-1", "2026-01-02"), ("", "2026-01-01"), ("2026-01-01", " "),
+                ("2026-01-01T00", "2026-01-01"), ("2024-02-29", "2024-02-29"),
+            ] {
+                for page: Int64 in [1, 0, 1000, 1001] {
+                    for languages in [["en-US"], [], ["en-US", "en-US"], ["ko-KR", "x"], (0..<11).map { "l\($0)" }] {
+                        jobs.append(
+                            .tmdbChanges(
+                                startDate: start,
+                                endDate: end,
+                                page: page,
+                                languages: languages,
+                                follow: follow
+                            )
+                        )
                     }
                 }
             }
@@ -116,6 +144,16 @@ import Testing
         #expect(FetchJob.tmdbMovie(id: 550, language: "ko-KR", follow: .none).dedupeKey == "tmdb:movie:550:ko-KR")
         #expect(FetchJob.koficDailyBoxOffice(date: "20240101", follow: .none).dedupeKey == "kofic:daily:20240101")
         #expect(FetchJob.openLibraryWork(id: "OL1W", follow: .none).dedupeKey == "openlibrary:work:OL1W")
+        #expect(
+            FetchJob.tmdbChanges(
+                startDate: "2026-11-20",
+                endDate: "2026-11-26",
+                page: 7,
+                languages: ["en"],
+                follow: .none
+            )
+            .dedupeKey == "tmdb:changes:2026-11-20:2026-11-26:7"
+        )
         // The follow settings do not change which entity a job is about.
         #expect(
             FetchJob.tmdbMovie(id: 1, language: "en-US", follow: Follow(reviews: true)).dedupeKey

@@ -107,6 +107,51 @@ import Testing
         }
     }
 
+    @Test func changeFeedRangesAreSplitIntoWindowsOfFourteenDays() throws {
+        let follow = Follow(reviews: true, images: true)
+        let one = try EnqueueJobs.tmdbChanges(
+            from: "2026-11-26",
+            to: nil,
+            languages: ["en-US", "ko-KR"],
+            follow: follow
+        )
+        #expect(
+            one == [
+                .tmdbChanges(
+                    startDate: "2026-11-26",
+                    endDate: "2026-11-26",
+                    page: 1,
+                    languages: ["en-US", "ko-KR"],
+                    follow: follow
+                )
+            ]
+        )
+        let windows = try EnqueueJobs.tmdbChanges(
+            from: "2026-01-01",
+            to: "2026-02-01",
+            languages: ["en"],
+            follow: .none
+        )
+        let spans = windows.compactMap { job -> String? in
+            guard case .tmdbChanges(let start, let end, 1, ["en"], .none) = job else { return nil }
+            return "\(start)…\(end)"
+        }
+        #expect(spans == ["2026-01-01…2026-01-14", "2026-01-15…2026-01-28", "2026-01-29…2026-02-01"])
+        #expect(throws: OperationsError(.enqueue, "--to is before --from")) {
+            try EnqueueJobs.tmdbChanges(from: "2026-01-02", to: "2026-01-01", languages: ["en"], follow: .none)
+        }
+        #expect(throws: OperationsError(.enqueue, "--from and --to must be days as YYYY-MM-DD")) {
+            try EnqueueJobs.tmdbChanges(from: "yesterday", to: nil, languages: ["en"], follow: .none)
+        }
+        // The job's own checks name the flag's value.
+        #expect(throws: OperationsError.self) {
+            try EnqueueJobs.tmdbChanges(from: "2026-01-01", to: nil, languages: [], follow: .none)
+        }
+        #expect(throws: OperationsError.self) {
+            try EnqueueJobs.tmdbChanges(from: "2026-01-01", to: nil, languages: ["en", "en"], follow: .none)
+        }
+    }
+
     @Test func aJobTheWorkerWouldRefuseIsRefusedHere() {
         #expect(throws: OperationsError.self) {
             try EnqueueJobs.tmdbMovies([-1], languages: ["ko-KR"], follow: .none)

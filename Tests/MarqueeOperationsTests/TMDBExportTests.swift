@@ -34,7 +34,7 @@ func gzipped(_ lines: [String]) throws -> [UInt8] {
 
 @Suite struct TMDBExportTests {
     @Test func fileNamesAndTheLatestDay() throws {
-        let day = try #require(CalendarDay("2026-03-07"))
+        let day = try #require(LocalDate(parsing: "2026-03-07"))
         #expect(TMDBExport.fileName(day) == "movie_ids_03_07_2026.json.gz")
         #expect(
             TMDBExport.url(baseURL: "http://files.tmdb.org/p/exports/", day: day)
@@ -45,12 +45,12 @@ func gzipped(_ lines: [String]) throws -> [UInt8] {
         #expect(TMDBExport.day(epochSeconds: beforePublishing) == day)
         #expect(
             TMDBExport.latestDays(epochSeconds: beforePublishing) == [
-                CalendarDay("2026-03-06"), CalendarDay("2026-03-05"),
+                LocalDate(parsing: "2026-03-06"), LocalDate(parsing: "2026-03-05"),
             ]
         )
-        #expect(TMDBExport.latestDays(epochSeconds: beforePublishing + 1) == [day, CalendarDay("2026-03-06")])
-        #expect(TMDBExport.day(epochSeconds: 0) == CalendarDay("1970-01-01"))
-        #expect(TMDBExport.day(epochSeconds: 951_782_400) == CalendarDay("2000-02-29"))
+        #expect(TMDBExport.latestDays(epochSeconds: beforePublishing + 1) == [day, LocalDate(parsing: "2026-03-06")])
+        #expect(TMDBExport.day(epochSeconds: 0) == LocalDate(parsing: "1970-01-01"))
+        #expect(TMDBExport.day(epochSeconds: 951_782_400) == LocalDate(parsing: "2000-02-29"))
     }
 
     @Test func linesAreReadForTheirIdPopularityAndAdultFlag() throws {

@@ -213,6 +213,8 @@ extension FetchJob {
         case .openLibrarySearch(let query, let page, let limit, _):
             .openLibrarySearch(query: query, page: page, limit: limit, follow: follow)
         case .openLibraryWork(let id, _): .openLibraryWork(id: id, follow: follow)
+        case .tmdbChanges(let start, let end, let page, let languages, _):
+            .tmdbChanges(startDate: start, endDate: end, page: page, languages: languages, follow: follow)
         case .tmdbGenres, .kakaoPoster: follow == .none ? self : nil
         }
     }

@@ -29,6 +29,16 @@ import Testing
             "https://api.themoviedb.org/3/movie/550?api_key=REDACTED&language=en-US"
         ),
         (
+            .tmdbChanges(
+                startDate: "2026-11-20",
+                endDate: "2026-11-26",
+                page: 3,
+                languages: ["en-US", "ko-KR"],
+                follow: Follow(reviews: true)
+            ),
+            "https://api.themoviedb.org/3/movie/changes?api_key=REDACTED&start_date=2026-11-20&end_date=2026-11-26&page=3"
+        ),
+        (
             .tmdbMovie(id: 550, language: "ja-JP", follow: Follow(reviews: true, images: true)),
             "https://api.themoviedb.org/3/movie/550?api_key=REDACTED&language=ja-JP&append_to_response=reviews%2Cimages&include_image_language=ja%2Cnull"
         ),

@@ -1,7 +1,7 @@
 public import MarqueeCore
 import MarqueeJSON
 
-/// The adapter for TMDB API v3: lists, search, movie details, reviews and genres.
+/// The adapter for TMDB API v3: lists, search, movie details, reviews, genres and the movie change feed.
 ///
 /// Requests authenticate with the `api_key` query parameter. See docs/records.md for the records and
 /// follow-ups each job kind yields.
@@ -54,6 +54,11 @@ public struct TMDBAdapter: SourceAdapter {
             )
         case .tmdbGenres(let language):
             return try self.request(path: ["genre", "movie", "list"], query: [QueryItem("language", language)])
+        case .tmdbChanges(let start, let end, let page, _, _):
+            return try self.request(
+                path: ["movie", "changes"],
+                query: [QueryItem("start_date", start), QueryItem("end_date", end), QueryItem("page", String(page))]
+            )
         default:
             throw SourceError(.invalidConfiguration, source: .tmdb, "a \(job.kind) job is not a TMDB job")
         }
@@ -123,6 +128,21 @@ public struct TMDBAdapter: SourceAdapter {
         case .tmdbGenres(let language):
             guard let genres = json["genres"]?.arrayValue else { throw self.check.malformed(response, "a genre list") }
             parser.genres(genres, language: language)
+        case .tmdbChanges(_, _, let page, let languages, let follow):
+            guard let results = json["results"]?.arrayValue else {
+                throw self.check.malformed(response, "a page of changed movie ids")
+            }
+            parser.changes(results, languages: languages, follow: follow)
+            // The whole feed is read (an incremental sync that skips pages misses changes): page 1 queues every
+            // other page TMDB reports, up to the feed's last page.
+            for next in FanOut.pages(
+                page: page,
+                follow: Follow(pages: FetchJob.tmdbChangesMaxPage),
+                totalPages: json["total_pages"]?.int,
+                maxPage: FetchJob.tmdbChangesMaxPage
+            ) {
+                parser.result.add(job.tmdbPage(next))
+            }
         default:
             throw SourceError(.invalidConfiguration, source: .tmdb, "a \(job.kind) job is not a TMDB job")
         }
@@ -189,13 +209,15 @@ public struct TMDBAdapter: SourceAdapter {
 }
 
 extension FetchJob {
-    /// The same list or search job for another page.
+    /// The same list, search or change-feed job for another page.
     func tmdbPage(_ page: Int64) -> FetchJob {
         switch self {
         case .tmdbList(let list, _, let language, let region, let follow):
             .tmdbList(list: list, page: page, language: language, region: region, follow: follow)
         case .tmdbSearch(let query, _, let language, let year, let follow):
             .tmdbSearch(query: query, page: page, language: language, year: year, follow: follow)
+        case .tmdbChanges(let start, let end, _, let languages, let follow):
+            .tmdbChanges(startDate: start, endDate: end, page: page, languages: languages, follow: follow)
         default:
             self
         }

@@ -56,6 +56,21 @@ struct TMDBParser {
         self.images(json, id: id, follow: follow)
     }
 
+    // MARK: - Changes
+
+    /// A `tmdb.movie` job in each language for each id of a page of the change feed (no records: the feed names
+    /// ids only). Adult titles are left out, as search leaves them out (`include_adult=false`); an item without a
+    /// positive id is skipped.
+    mutating func changes(_ results: some Sequence<some LenientJSON>, languages: [String], follow: Follow) {
+        let detailFollow = FanOut.detailFollow(follow)
+        for item in results {
+            guard let id = Self.id(item), item["adult"]?.bool != true else { continue }
+            for language in languages {
+                self.result.add(.tmdbMovie(id: id, language: language, follow: detailFollow))
+            }
+        }
+    }
+
     // MARK: - Reviews
 
     /// `review` records of a page of reviews.
