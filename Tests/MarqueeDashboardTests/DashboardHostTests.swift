@@ -10,9 +10,11 @@ import NIOCore
 import ServiceLifecycle
 import Testing
 
+// A guard against a hang: each test makes a few dozen requests, seconds alone but up to a minute in the whole
+// suite's run on two cores.
 /// The dashboard over real loopback answers only its `Host` names: a page on another site whose name points at
 /// the dashboard's address (DNS rebinding) reads nothing, dead letters included.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct DashboardHostTests {
     func dashboard(allowedHosts: [String] = []) throws -> Dashboard {
         var configuration = DashboardConfiguration(

@@ -7,8 +7,10 @@ import NIOCore
 import Synchronization
 import Testing
 
+// A guard against a hang: each test makes a few dozen requests, seconds alone but up to a minute in the whole
+// suite's run on two cores.
 /// The observability listener over real loopback: the `Host` names it answers and its `/readyz` text.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ObservabilityServerTests {
     /// Runs an ``ObservabilityServer`` on a free loopback port for `body`, then stops it.
     func withServer(
