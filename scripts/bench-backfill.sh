@@ -72,13 +72,15 @@ for _ in $(seq 1 600); do
 done
 [[ -n "$url" ]] || die "marquee-upstream did not start"
 eval "$("$bin/marquee-upstream" --print-env --host 127.0.0.1 --port "${url##*:}")"
-export MARQUEE_FETCH_RATE_LIMITS=tmdb=0 MARQUEE_CONCURRENCY=$concurrency
+export MARQUEE_FETCH_RATE_LIMITS=tmdb=0
 day=$(date -u +%F)
 say "emulator at $url: an export of $movies movies (rate limit off); warming it (built on first request)"
 curl -sf -o /dev/null "$TMDB_EXPORT_BASE_URL/movie_ids_$(date -u +%m_%d_%Y).json.gz" || die "the emulator serves no export"
 
 "$bin/marquee" topics create >/dev/null
-MARQUEE_GROUP=$MARQUEE_GROUP_FETCH "$bin/marquee-fetch" >"$logs/fetch.log" 2>&1 &
+# The concurrency is the fetch worker's only: the indexer's own default keeps a whole batch per writer in flight
+# (with 32, each batch of 500 would wait out its timer).
+MARQUEE_CONCURRENCY=$concurrency MARQUEE_GROUP=$MARQUEE_GROUP_FETCH "$bin/marquee-fetch" >"$logs/fetch.log" 2>&1 &
 fetch_pid=$!
 pids+=($fetch_pid)
 MARQUEE_GROUP=$MARQUEE_GROUP_RECORDS "$bin/marquee-index" >"$logs/index.log" 2>&1 &
