@@ -1,7 +1,8 @@
 import MarqueeCore
 import Testing
 
-@Suite struct OneShotSignalTests {
+// A waiter that does not return when it should would hang: the limit turns that into a failure.
+@Suite(.timeLimit(.minutes(1))) struct OneShotSignalTests {
     @Test func firingResumesEveryWaiterEarlierAndLater() async {
         let signal = OneShotSignal()
         await withTaskGroup(of: Void.self) { group in
