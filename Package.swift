@@ -139,8 +139,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // jemalloc (Debian's libjemalloc-dev): marquee-fetch's malloc, linked by it alone (docs/fetch.md, "Memory
-        // allocator").
+        // jemalloc (Debian's libjemalloc-dev): the malloc of marquee-fetch and marquee-index, linked by them alone
+        // (docs/fetch.md, "Memory allocator").
         .systemLibrary(
             name: "Cjemalloc",
             pkgConfig: "jemalloc",
@@ -357,6 +357,7 @@ let package = Package(
         .executableTarget(
             name: "MarqueeIndex",
             dependencies: [
+                "Cjemalloc",
                 "MarqueeIndexStage",
                 "MarqueeSettings",
                 "MarqueeStore",

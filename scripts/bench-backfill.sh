@@ -45,6 +45,20 @@ for product in marquee marquee-fetch marquee-index marquee-upstream FetchBenchma
 done
 scripts/stack.sh status >/dev/null || die "the local stack is not running: make up"
 
+# CPU seconds a process has spent (with its reaped children: PostgreSQL's backends that have ended).
+cpu_seconds() {
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13 + $14 + $15) / hz }' \
+        "/proc/$1/stat" 2>/dev/null || echo 0
+}
+# PostgreSQL's CPU seconds: the postmaster, its reaped backends and the live ones.
+postgres_cpu() {
+    local main total
+    main=$(ss -Hltnp "sport = :$pg_port" 2>/dev/null | grep -oE 'pid=[0-9]+' | head -n1 | cut -d= -f2)
+    [[ -n "$main" ]] || { echo 0; return; }
+    total=$(cpu_seconds "$main")
+    for child in $(pgrep -P "$main"); do total=$(echo "$total + $(cpu_seconds "$child")" | bc -l); done
+    echo "$total"
+}
 peak_rss_mb() { awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 pids=()
 cleanup() {
@@ -64,6 +78,7 @@ export MARQUEE_STORE="postgres://marquee@127.0.0.1:$pg_port/$database?sslmode=di
 
 "$bin/marquee-upstream" --port 0 --movies "$movies" --books 10 >"$logs/upstream.out" 2>"$logs/upstream.log" &
 pids+=($!)
+upstream_pid=$!
 url=""
 for _ in $(seq 1 600); do
     url=$(grep -oE 'http://[0-9.]+:[0-9]+' "$logs/upstream.out" 2>/dev/null | head -n1 || true)
@@ -78,9 +93,11 @@ say "emulator at $url: an export of $movies movies (rate limit off); warming it 
 curl -sf -o /dev/null "$TMDB_EXPORT_BASE_URL/movie_ids_$(date -u +%m_%d_%Y).json.gz" || die "the emulator serves no export"
 
 "$bin/marquee" topics create >/dev/null
-# The concurrency is the fetch worker's only: the indexer's own default keeps a whole batch per writer in flight
-# (with 32, each batch of 500 would wait out its timer).
-MARQUEE_CONCURRENCY=$concurrency MARQUEE_GROUP=$MARQUEE_GROUP_FETCH "$bin/marquee-fetch" >"$logs/fetch.log" 2>&1 &
+# The fetch worker runs as FetchBenchmark runs it alone: `concurrency` requests in flight to the emulator, six times
+# as many jobs in the stage (parsing, or waiting for the broker's acknowledgement of their outputs). The settings
+# are the fetch worker's only: the indexer's own default keeps a whole batch per writer in flight.
+MARQUEE_CONCURRENCY=$((6 * concurrency)) MARQUEE_FETCH_PER_SOURCE_CONCURRENCY=$concurrency \
+    MARQUEE_GROUP=$MARQUEE_GROUP_FETCH "$bin/marquee-fetch" >"$logs/fetch.log" 2>&1 &
 fetch_pid=$!
 pids+=($fetch_pid)
 MARQUEE_GROUP=$MARQUEE_GROUP_RECORDS "$bin/marquee-index" >"$logs/index.log" 2>&1 &
@@ -117,8 +134,13 @@ pids+=($sampler)
 
 sql() { psql -qtA -h 127.0.0.1 -p "$pg_port" -U marquee -d "$database" -c "$1"; }
 say "backfill: tmdb-export --details --rate $rate --max-backlog $max_backlog, fetch (concurrency $concurrency) and index running"
+broker_pid=$(cat "$root/var/stack/tansu.pid" 2>/dev/null || echo 0)
+cpu_snapshot() {
+    echo "$(cpu_seconds "$fetch_pid") $(cpu_seconds "$index_pid") $(cpu_seconds "$upstream_pid") $(cpu_seconds "$broker_pid") $(postgres_cpu)"
+}
+read -r cpu0_fetch cpu0_index cpu0_upstream cpu0_broker cpu0_postgres < <(cpu_snapshot)
 t0=$EPOCHREALTIME
-/usr/bin/time -f "%M" -o "$logs/enqueue.rss" "$bin/marquee" enqueue tmdb-export --date "$day" --details --language en-US \
+/usr/bin/time -f "%M %U %S" -o "$logs/enqueue.rss" "$bin/marquee" enqueue tmdb-export --date "$day" --details --language en-US \
     --rate "$rate" --max-backlog "$max_backlog" --state "$logs/backfill.state" --quiet \
     >"$logs/enqueue.out" 2>"$logs/enqueue.log" || { cat "$logs/enqueue.log" >&2; die "the enqueue failed"; }
 t1=$EPOCHREALTIME
@@ -132,10 +154,23 @@ while true; do
     sleep 1
 done
 t2=$EPOCHREALTIME
+read -r cpu2_fetch cpu2_index cpu2_upstream cpu2_broker cpu2_postgres < <(cpu_snapshot)
 kill "$sampler" 2>/dev/null || true
 rss_fetch=$(peak_rss_mb "$fetch_pid")
 rss_index=$(peak_rss_mb "$index_pid")
-rss_enqueue=$(($(cat "$logs/enqueue.rss") / 1024))
+read -r enqueue_kb enqueue_user enqueue_system <"$logs/enqueue.rss"
+rss_enqueue=$((enqueue_kb / 1024))
+# CPU milliseconds a stored detail cost each process: their sum over the machine's cores is the floor of the
+# time a detail takes here, whatever the pacing.
+cpu_ms() { printf '%.3f' "$(echo "1000 * ($2 - $1) / $stored" | bc -l)"; }
+cpu_fetch=$(cpu_ms "$cpu0_fetch" "$cpu2_fetch")
+cpu_index=$(cpu_ms "$cpu0_index" "$cpu2_index")
+cpu_upstream=$(cpu_ms "$cpu0_upstream" "$cpu2_upstream")
+cpu_broker=$(cpu_ms "$cpu0_broker" "$cpu2_broker")
+cpu_postgres=$(cpu_ms "$cpu0_postgres" "$cpu2_postgres")
+cpu_enqueue=$(cpu_ms 0 "$(echo "$enqueue_user + $enqueue_system" | bc -l)")
+cpu_total=$(echo "$cpu_fetch + $cpu_index + $cpu_upstream + $cpu_broker + $cpu_postgres + $cpu_enqueue" | bc -l)
+floor_per_sec=$(echo "1000 * $(nproc) / $cpu_total" | bc -l)
 kill -TERM "$fetch_pid" "$index_pid" 2>/dev/null || true
 wait "$fetch_pid" "$index_pid" 2>/dev/null || true
 peak_backlog=$(sort -n "$logs/backlog.txt" | tail -n1)
@@ -158,5 +193,10 @@ printf '  stored:  %s details in %.1f s (%.1f details/s); fetch peak RSS %s MB, 
 printf '  fetch topic backlog: at most %s jobs (bound %s; %s samples)\n' "$peak_backlog" "$max_backlog" \
     "$(wc -l <"$logs/backlog.txt")"
 printf '  the fetch worker alone: %s detail jobs/s\n' "$alone"
-printf 'bench-backfill: stored_ratio=%.2f enqueue_per_sec=%.0f stored_per_sec=%.1f peak_backlog=%s peak_rss_mb_enqueue=%s peak_rss_mb_fetch=%s peak_rss_mb_index=%s alone_per_sec=%s\n' \
-    "$ratio" "$enqueue_per_sec" "$stored_per_sec" "$peak_backlog" "$rss_enqueue" "$rss_fetch" "$rss_index" "$alone"
+printf '  CPU ms a stored detail: fetch %s, index %s, emulator %s, broker %s, PostgreSQL %s, enqueue %s; total %.3f\n' \
+    "$cpu_fetch" "$cpu_index" "$cpu_upstream" "$cpu_broker" "$cpu_postgres" "$cpu_enqueue" "$cpu_total"
+printf '  the CPU floor on %s cores: %.0f details/s (the rate at which the processes above would use every core)\n' \
+    "$(nproc)" "$floor_per_sec"
+printf 'bench-backfill: stored_ratio=%.2f enqueue_per_sec=%.0f stored_per_sec=%.1f peak_backlog=%s peak_rss_mb_enqueue=%s peak_rss_mb_fetch=%s peak_rss_mb_index=%s alone_per_sec=%s cpu_ms_per_detail=%.3f floor_per_sec=%.0f\n' \
+    "$ratio" "$enqueue_per_sec" "$stored_per_sec" "$peak_backlog" "$rss_enqueue" "$rss_fetch" "$rss_index" "$alone" \
+    "$cpu_total" "$floor_per_sec"

@@ -1,4 +1,6 @@
 import ArgumentParser
+// Linked, not called: jemalloc becomes the process's malloc (docs/fetch.md, "Memory allocator").
+import Cjemalloc
 import Logging
 import MarqueeIndexStage
 import MarqueeSettings

@@ -4,8 +4,8 @@ import Glibc
 
 /// Which `malloc` the process runs on, for the worker's start-up line (`marquee.allocator`).
 ///
-/// marquee-fetch links jemalloc (docs/fetch.md, "Memory allocator"); the other workers use glibc's. Found at run
-/// time rather than assumed, so a build or an `LD_PRELOAD` that changes it is reported as it is.
+/// marquee-fetch and marquee-index link jemalloc (docs/fetch.md, "Memory allocator"); the image worker uses glibc's.
+/// Found at run time rather than assumed, so a build or an `LD_PRELOAD` that changes it is reported as it is.
 public enum MemoryAllocator {
     /// `jemalloc <version>` when jemalloc's `mallctl` is in the process, else `glibc`.
     public static var current: String {

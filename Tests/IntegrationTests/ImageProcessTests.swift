@@ -77,7 +77,7 @@ struct ImageProcessTests {
         }
         var startedIterator = started.stream.makeAsyncIterator()
         let startLine = await startedIterator.next() ?? ""
-        // Only marquee-fetch links jemalloc (docs/fetch.md, "Memory allocator"); this worker reports glibc's.
+        // Only marquee-fetch and marquee-index link jemalloc (docs/fetch.md, "Memory allocator"); this worker reports glibc's.
         #expect(startLine.contains("\"marquee.allocator\":\"glibc\""), "the start-up line: \(startLine)")
 
         for (name, _, _, _) in hostile {

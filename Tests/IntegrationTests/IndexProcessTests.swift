@@ -50,6 +50,8 @@ struct IndexProcessTests {
 
         // The second worker gets the same records again (none of their offsets were committed).
         let worker = try await IndexWorker.start(topics: topics, group: group, store: location)
+        // marquee-index runs on jemalloc (docs/fetch.md, "Memory allocator"), and says so when it starts.
+        #expect(worker.allocator.hasPrefix("jemalloc 5."), "the start-up line's allocator: \(worker.allocator)")
         try await worker.stored.wait("every record handled again", timeout: .seconds(90)) { $0 >= 300 }
         let after = try await store.engine.read(
             "SELECT movie_id, xmin::text, fetched_at FROM movies ORDER BY movie_id",
@@ -226,6 +228,8 @@ struct IndexWorker {
     let written: Observed<Int>
     /// Whether the stage is paused for a down store now.
     let paused: Observed<Bool>
+    /// The allocator the start-up line names (`marquee.allocator`).
+    let allocator: String
 
     static func start(
         topics: StageTopics,
@@ -236,7 +240,7 @@ struct IndexWorker {
         let stored = Observed(0)
         let written = Observed(0)
         let paused = Observed(false)
-        let started = AsyncStream<String>.makeStream()
+        let started = AsyncStream<(base: String, allocator: String)>.makeStream()
         let process = try ChildProcess(
             "marquee-index",
             arguments: [],
@@ -258,7 +262,9 @@ struct IndexWorker {
             switch field("msg") {
             case "records worker started":
                 if let url = field("marquee.metrics") {
-                    started.continuation.yield(String(url.dropLast("/metrics".count)))
+                    started.continuation.yield(
+                        (String(url.dropLast("/metrics".count)), field("marquee.allocator") ?? "")
+                    )
                 }
             case "batch stored":
                 let records = Int(field("marquee.batch.records") ?? "") ?? 0
@@ -273,8 +279,15 @@ struct IndexWorker {
             }
         }
         var iterator = started.stream.makeAsyncIterator()
-        let base = try #require(await iterator.next(), "marquee-index logs where its metrics are")
-        return IndexWorker(process: process, base: base, stored: stored, written: written, paused: paused)
+        let (base, allocator) = try #require(await iterator.next(), "marquee-index logs where its metrics are")
+        return IndexWorker(
+            process: process,
+            base: base,
+            stored: stored,
+            written: written,
+            paused: paused,
+            allocator: allocator
+        )
     }
 
     func stop() async {
