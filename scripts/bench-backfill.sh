@@ -105,27 +105,15 @@ index_pid=$!
 pids+=($index_pid)
 sleep 3  # the workers join their groups
 
-# The fetch group's lag, every second, until the sampler is stopped.
+# The fetch and records groups' lag, every second, until the sampler is stopped: one line "fetch records".
 (
     while true; do
-        "$bin/marquee" lag --stage fetch --samples 1 --json 2>/dev/null | python3 -c '
+        "$bin/marquee" lag --stage fetch,records --samples 1 --json 2>/dev/null | python3 -c '
 import json, sys
-total = 0
-def walk(value):
-    global total
-    if isinstance(value, dict):
-        if "lag" in value and "partition" in value and isinstance(value["lag"], int):
-            total += value["lag"]
-        for item in value.values():
-            walk(item)
-    elif isinstance(value, list):
-        for item in value:
-            walk(item)
 for line in sys.stdin:
-    line = line.strip()
-    if line:
-        walk(json.loads(line))
-print(total)' >>"$logs/backlog.txt" || true
+    if line.strip():
+        lags = {stage["stage"]: stage["totals"]["lag"] for stage in json.loads(line)["stages"]}
+        print(lags.get("fetch", 0), lags.get("records", 0))' >>"$logs/backlog.txt" || true
         sleep 1
     done
 ) &
@@ -173,7 +161,8 @@ cpu_total=$(echo "$cpu_fetch + $cpu_index + $cpu_upstream + $cpu_broker + $cpu_p
 floor_per_sec=$(echo "1000 * $(nproc) / $cpu_total" | bc -l)
 kill -TERM "$fetch_pid" "$index_pid" 2>/dev/null || true
 wait "$fetch_pid" "$index_pid" 2>/dev/null || true
-peak_backlog=$(sort -n "$logs/backlog.txt" | tail -n1)
+peak_backlog=$(cut -d' ' -f1 "$logs/backlog.txt" | sort -n | tail -n1)
+peak_records_backlog=$(cut -d' ' -f2 "$logs/backlog.txt" | sort -n | tail -n1)
 enqueue_per_sec=$(echo "$jobs / ($t1 - $t0)" | bc -l)
 stored_per_sec=$(echo "$stored / ($t2 - $t0)" | bc -l)
 
@@ -190,8 +179,8 @@ printf '  enqueue: %s jobs in %.1f s (%.0f ids/s), peak RSS %s MB\n' "$jobs" "$(
     "$enqueue_per_sec" "$rss_enqueue"
 printf '  stored:  %s details in %.1f s (%.1f details/s); fetch peak RSS %s MB, index %s MB\n' "$stored" \
     "$(echo "$t2 - $t0" | bc -l)" "$stored_per_sec" "$rss_fetch" "$rss_index"
-printf '  fetch topic backlog: at most %s jobs (bound %s; %s samples)\n' "$peak_backlog" "$max_backlog" \
-    "$(wc -l <"$logs/backlog.txt")"
+printf '  fetch topic backlog: at most %s jobs (bound %s; %s samples); records topic: at most %s records\n' \
+    "$peak_backlog" "$max_backlog" "$(wc -l <"$logs/backlog.txt")" "$peak_records_backlog"
 printf '  the fetch worker alone: %s detail jobs/s\n' "$alone"
 printf '  CPU ms a stored detail: fetch %s, index %s, emulator %s, broker %s, PostgreSQL %s, enqueue %s; total %.3f\n' \
     "$cpu_fetch" "$cpu_index" "$cpu_upstream" "$cpu_broker" "$cpu_postgres" "$cpu_enqueue" "$cpu_total"
