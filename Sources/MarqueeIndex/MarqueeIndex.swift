@@ -85,6 +85,15 @@ struct MarqueeIndex: AsyncParsableCommand {
         }
         // Enough jobs in flight for every writer's batch and the next one gathering.
         let configuration = common.stageConfiguration(stage: "records", defaultConcurrency: (writers + 1) * batchSize)
+        if common.concurrency != 0 && common.concurrency < batchSize {
+            // Fewer records in flight than a batch holds: no batch fills, so each waits out its timer.
+            logger.warning(
+                "MARQUEE_CONCURRENCY \(common.concurrency) is below the batch size \(batchSize): every batch waits \(batchWait) ms for records that cannot come; set it to 0 (the default, \((writers + 1) * batchSize)) or to at least the batch size",
+                metadata: [
+                    "marquee.concurrency": "\(common.concurrency)", "marquee.index.batch_size": "\(batchSize)",
+                ]
+            )
+        }
         let metricsAddress = common.metricsAddress(defaultPort: 9103)
         let store = try Store.open(
             location,

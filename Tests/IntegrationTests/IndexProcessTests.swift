@@ -66,6 +66,36 @@ struct IndexProcessTests {
         await worker.stop()
     }
 
+    /// A concurrency below the batch size cannot fill a batch: each waits out its timer. The worker says so when it
+    /// starts, and still stores everything; the default says nothing.
+    @Test func aConcurrencyBelowTheBatchSizeIsWarnedAbout() async throws {
+        let location = try await freshPostgresDatabase()
+        let topics = try await indexTopics()
+        let worker = try await IndexWorker.start(
+            topics: topics,
+            group: TestEnvironment.uniqueName("index"),
+            store: location,
+            environment: ["MARQUEE_CONCURRENCY": "10", "MARQUEE_INDEX_BATCH_SIZE": "50"]
+        )
+        let warning = worker.warnings.first { $0.contains("MARQUEE_CONCURRENCY") }
+        #expect(
+            warning?.contains("MARQUEE_CONCURRENCY 10 is below the batch size 50") == true,
+            "the warnings: \(worker.warnings)"
+        )
+        try await produce((1...30).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
+        try await worker.stored.wait("every record stored") { $0 >= 30 }
+        await worker.stop()
+
+        let defaults = try await IndexWorker.start(
+            topics: topics,
+            group: TestEnvironment.uniqueName("index"),
+            store: location,
+            environment: ["MARQUEE_INDEX_BATCH_SIZE": "50"]
+        )
+        #expect(!defaults.warnings.contains { $0.contains("MARQUEE_CONCURRENCY") }, "\(defaults.warnings)")
+        await defaults.stop()
+    }
+
     @Test func postgresStoppedMidStreamPausesTheStageAndLosesNothing() async throws {
         let postgres = try await PostgresServerProcess.start()
         let location = try StoreLocation(parsing: postgres.url)
@@ -230,6 +260,8 @@ struct IndexWorker {
     let paused: Observed<Bool>
     /// The allocator the start-up line names (`marquee.allocator`).
     let allocator: String
+    /// The messages of the warnings logged before the start-up line.
+    let warnings: [String]
 
     static func start(
         topics: StageTopics,
@@ -240,6 +272,7 @@ struct IndexWorker {
         let stored = Observed(0)
         let written = Observed(0)
         let paused = Observed(false)
+        let warnings = Observed<[String]>([])
         let started = AsyncStream<(base: String, allocator: String)>.makeStream()
         let process = try ChildProcess(
             "marquee-index",
@@ -259,6 +292,7 @@ struct IndexWorker {
                 if case .string(let value)? = entry[name] { return value }
                 return nil
             }
+            if field("level") == "warning", let message = field("msg") { warnings.update { $0.append(message) } }
             switch field("msg") {
             case "records worker started":
                 if let url = field("marquee.metrics") {
@@ -286,7 +320,8 @@ struct IndexWorker {
             stored: stored,
             written: written,
             paused: paused,
-            allocator: allocator
+            allocator: allocator,
+            warnings: warnings.snapshot
         )
     }
 
