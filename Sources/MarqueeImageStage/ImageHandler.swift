@@ -40,6 +40,10 @@ public struct ImageHandler: StageHandler {
         public var storesOriginals = false
         /// Told of image bytes moved: `in` downloaded, `out` written as variants (for metrics). Default: `nil`.
         public var onBytes: (@Sendable (_ direction: String, _ count: Int) -> Void)? = nil
+        /// Told of each image download's answer (for metrics): `full` (a whole body, no validators sent),
+        /// `not_modified` (a `304`: the stored image stands) or `changed` (validators sent, a new body). Default:
+        /// `nil`.
+        public var onDownload: (@Sendable (_ result: String) -> Void)? = nil
 
         public init() {}
     }
@@ -238,12 +242,14 @@ public struct ImageHandler: StageHandler {
         case 200..<300:
             try await report(.answered)
             self.configuration.onBytes?("in", response.body.count)
+            self.configuration.onDownload?(plan == .full ? "full" : "changed")
             return .body(response.body, validators: response.validators)
         case 304:
             try await report(.answered)
             guard let stored = plan.notModified else {
                 throw StageError.permanent("HTTP 304 from \(response.effectiveURL) to a request without validators")
             }
+            self.configuration.onDownload?("not_modified")
             return .notModified(stored)
         case 429:
             try await report(.throttled(retryAfter: response.retryAfter))

@@ -150,6 +150,7 @@ struct MarqueeImages: AsyncParsableCommand {
         settings.limitsTuning = { $0.memberExpiry = sessionTimeout }
         let metrics = StageMetrics(stage: "images")
         settings.handler.onBytes = { direction, count in metrics.recordImageBytes(direction: direction, count: count) }
+        settings.handler.onDownload = { result in metrics.recordImageDownload(result: result) }
         let worker = try ImageWorker(settings: settings, environment: environment, logger: logger)
         var configuration = common.stageConfiguration(stage: "images", defaultConcurrency: 4)
         configuration.keepOversized = { name, bytes in try await worker.keepOversized(name: name, bytes: bytes) }

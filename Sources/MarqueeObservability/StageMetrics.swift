@@ -90,6 +90,15 @@ public final class StageMetrics: Sendable {
                 helpText: "Upstream responses, by source and HTTP status (error: no response)."
             )
         }
+        static var imageDownloads: MetricNameDescriptor {
+            MetricNameDescriptor(
+                namespace: "marquee",
+                subsystem: "images",
+                metricName: "downloads",
+                unitName: "total",
+                helpText: "Image downloads by result: full (no validators sent), not_modified (a 304), changed."
+            )
+        }
         static var imageBytes: MetricNameDescriptor {
             MetricNameDescriptor(
                 namespace: "marquee",
@@ -228,6 +237,11 @@ public final class StageMetrics: Sendable {
         self.registry.makeCounter(descriptor: Name.imageBytes, labels: [("direction", direction)]).increment(
             by: Int64(count)
         )
+    }
+
+    /// Counts an image download of the image worker by its result: `full`, `not_modified` or `changed`.
+    public func recordImageDownload(result: String) {
+        self.registry.makeCounter(descriptor: Name.imageDownloads, labels: [("result", result)]).increment()
     }
 
     /// Sets the gauges that are read at scrape time from the stage's status.

@@ -22,7 +22,13 @@ import struct Foundation.URL
 @Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct ImageRevalidationTests {
     /// An image worker revalidating with validators kept in `store`, storing images under `folder`.
-    static func worker(store: Store, folder: URL) throws -> ImageWorker {
+    ///   - downloads: Counts each download's result as the image worker's metric does (`full`, `not_modified`,
+    ///     `changed`).
+    static func worker(
+        store: Store,
+        folder: URL,
+        downloads: Observed<[String: Int]>? = nil
+    ) throws -> ImageWorker {
         var http = HTTPFetcherConfiguration()
         http.allowsPrivateAddresses = true
         http.imageHostAllowlist = ["127.0.0.1"]
@@ -32,6 +38,9 @@ struct ImageRevalidationTests {
             storeLocation: "file://" + folder.path
         )
         settings.validatorCache = StoreValidatorCache(store: store, answerTimeout: .seconds(30), logger: .marqueeTest)
+        if let downloads {
+            settings.handler.onDownload = { result in downloads.update { $0[result, default: 0] += 1 } }
+        }
         return try ImageWorker(settings: settings, environment: [:], logger: .marqueeTest)
     }
 
@@ -152,7 +161,8 @@ struct ImageRevalidationTests {
     @Test func aSecondCrawlDownloadsNothingAndAChangedPosterIsReplaced() async throws {
         try await Self.withSetup { emulator, store, folder in
             let posters = try await Self.posters(emulator, count: 12)
-            let worker = try Self.worker(store: store, folder: folder)
+            let downloads = Observed<[String: Int]>([:])
+            let worker = try Self.worker(store: store, folder: folder, downloads: downloads)
             try await whileRunning(worker.services) {
                 let jobs = posters.enumerated().map { (url: $0.element.url, owner: "tmdb:movie:\($0.offset)") }
                 // Another entity shares poster 0 (the same image under the same URL).
@@ -164,6 +174,9 @@ struct ImageRevalidationTests {
                 let firstCounts = try await Self.imageCounts(emulator)
                 #expect(firstCounts.sent == 12, "one download per URL")
                 #expect(firstCounts.bytes > 0)
+                // The shared poster's second job is a 304 unless it ran beside the first (one download for both).
+                let before = downloads.snapshot
+                #expect(before["full"] == 12 && before["changed"] == nil, "the metric's counts: \(before)")
 
                 try await emulator.resetStats()
                 _ = try await emulator.control(["changeImages": [posters[0].name]])
@@ -171,6 +184,12 @@ struct ImageRevalidationTests {
                 let counts = try await Self.imageCounts(emulator)
                 #expect(counts.notModified == 11, "every unchanged poster revalidated")
                 #expect(counts.sent == 1, "only the changed poster downloaded")
+                let after = downloads.snapshot
+                #expect(
+                    after["full"] == 12 && after["changed"] == 1
+                        && after["not_modified", default: 0] - before["not_modified", default: 0] == 11,
+                    "the metric's counts: \(before), then \(after)"
+                )
                 for index in 1..<12 {
                     #expect(Self.sha256(second["tmdb:movie:\(index)"]) == Self.sha256(first["tmdb:movie:\(index)"]))
                 }

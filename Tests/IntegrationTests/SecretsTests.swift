@@ -132,6 +132,12 @@ struct SecretsTests {
                 "image bytes \(direction): \(line ?? "none")"
             )
         }
+        // Every image was new to this crawl: downloaded in full, none revalidated.
+        let full = metrics[1].split(separator: "\n").first {
+            $0.hasPrefix(#"marquee_images_downloads_total{result="full"}"#)
+        }
+        #expect((full?.split(separator: " ").last.flatMap { Double($0) } ?? 0) > 0, "full downloads: \(full ?? "none")")
+        #expect(!metrics[1].contains(#"result="not_modified""#), "no image was stored before")
         let addresses = zip(["fetch", "images", "records"], workers).map { "\($0)=\($1.1.dropFirst("http://".count))" }
         let status = try await runBuiltExecutable(
             "marquee",
