@@ -16,6 +16,7 @@ public enum TitleMatching {
     /// The folded form of a title (`nil` for `nil` or a title with no letter or digit).
     public static func fold(_ title: String?) -> String? {
         guard let title else { return nil }
+        if let folded = Self.foldASCII(title) { return folded.isEmpty ? nil : folded }
         let folded = String(
             String.UnicodeScalarView(
                 title.precomposedStringWithCompatibilityMapping.lowercased().unicodeScalars.filter {
@@ -24,5 +25,22 @@ public enum TitleMatching {
             )
         )
         return folded.isEmpty ? nil : folded
+    }
+
+    /// The folded form of an all-ASCII title without Unicode normalization, which leaves ASCII as it is: the
+    /// letters lowercased, the digits kept, the rest dropped (what ``fold(_:)`` gives for it). `nil` when the title
+    /// has a byte outside ASCII.
+    static func foldASCII(_ title: String) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(title.utf8.count)
+        for byte in title.utf8 {
+            switch byte {
+            case 0x80...: return nil
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): bytes.append(byte + 0x20)
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): bytes.append(byte)
+            default: continue
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
