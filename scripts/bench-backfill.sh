@@ -167,8 +167,16 @@ enqueue_per_sec=$(echo "$jobs / ($t1 - $t0)" | bc -l)
 stored_per_sec=$(echo "$stored / ($t2 - $t0)" | bc -l)
 
 say "the fetch worker alone: $alone_jobs movie details, concurrency $concurrency (FetchBenchmark, as make bench-fetch)"
-"$bin/FetchBenchmark" run --brokers "$brokers" --kind detail --count "$alone_jobs" --concurrency "$concurrency" \
+read -r alone0_upstream alone0_broker < <(echo "$(cpu_seconds "$upstream_pid") $(cpu_seconds "$broker_pid")")
+/usr/bin/time -f "%U %S" -o "$logs/alone.cpu" \
+    "$bin/FetchBenchmark" run --brokers "$brokers" --kind detail --count "$alone_jobs" --concurrency "$concurrency" \
     >"$logs/alone.log" 2>&1 || die "FetchBenchmark failed; see ${logs#"$root"/}/alone.log"
+read -r alone2_upstream alone2_broker < <(echo "$(cpu_seconds "$upstream_pid") $(cpu_seconds "$broker_pid")")
+read -r alone_user alone_system <"$logs/alone.cpu"
+# CPU milliseconds a detail job cost alone (the benchmark, its seeding included, the emulator and the broker).
+alone_cpu=$(echo "1000 * ($alone_user + $alone_system + $alone2_upstream - $alone0_upstream + $alone2_broker - $alone0_broker) / $alone_jobs" | bc -l)
+# When both runs are held by the CPU, stored_ratio cannot pass the ratio of their CPU costs.
+cpu_ratio=$(echo "$alone_cpu / $cpu_total" | bc -l)
 alone=$(grep -oE '(^| )jobs_per_sec=[0-9.]+' "$logs/alone.log" | tail -n1 | cut -d= -f2)
 [[ -n "$alone" ]] || die "FetchBenchmark printed no rate; see ${logs#"$root"/}/alone.log"
 ratio=$(echo "$stored_per_sec / $alone" | bc -l)
@@ -186,6 +194,8 @@ printf '  CPU ms a stored detail: fetch %s, index %s, emulator %s, broker %s, Po
     "$cpu_fetch" "$cpu_index" "$cpu_upstream" "$cpu_broker" "$cpu_postgres" "$cpu_enqueue" "$cpu_total"
 printf '  the CPU floor on %s cores: %.0f details/s (the rate at which the processes above would use every core)\n' \
     "$(nproc)" "$floor_per_sec"
-printf 'bench-backfill: stored_ratio=%.2f enqueue_per_sec=%.0f stored_per_sec=%.1f peak_backlog=%s peak_rss_mb_enqueue=%s peak_rss_mb_fetch=%s peak_rss_mb_index=%s alone_per_sec=%s cpu_ms_per_detail=%.3f floor_per_sec=%.0f\n' \
+printf '  CPU ms a detail job alone (FetchBenchmark, emulator, broker): %.3f; ÷ the backfill'"'"'s: %.2f (the ratio'"'"'s ceiling when both are CPU-bound)\n' \
+    "$alone_cpu" "$cpu_ratio"
+printf 'bench-backfill: stored_ratio=%.2f enqueue_per_sec=%.0f stored_per_sec=%.1f peak_backlog=%s peak_rss_mb_enqueue=%s peak_rss_mb_fetch=%s peak_rss_mb_index=%s alone_per_sec=%s cpu_ms_per_detail=%.3f floor_per_sec=%.0f cpu_ratio=%.2f\n' \
     "$ratio" "$enqueue_per_sec" "$stored_per_sec" "$peak_backlog" "$rss_enqueue" "$rss_fetch" "$rss_index" "$alone" \
-    "$cpu_total" "$floor_per_sec"
+    "$cpu_total" "$floor_per_sec" "$cpu_ratio"
