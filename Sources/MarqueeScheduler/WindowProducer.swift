@@ -519,6 +519,7 @@ public final class WindowProducer: Service, Sendable {
         let catchUps = self.state.withLock { state in
             state.ledger.catchUp(schedules: self.schedules, now: self.clock.now())
         }
+        self.metrics?.catchUp(catchUps, schedules: self.schedules)
         for catchUp in catchUps {
             self.logger.notice(
                 "catching up \(catchUp.sent.count) missed windows of schedule '\(catchUp.schedule)', oldest first",
