@@ -10,13 +10,19 @@ import class Foundation.FileHandle
 /// `marquee enqueue`: root fetch jobs onto the fetch stage's main topic, from flags or JSON lines.
 ///
 /// Every job is built and checked with the fetch stage's own decoding (`FetchJob.decode`) before anything is
-/// sent; one invalid line sends nothing. Each job is a root (`marquee-id` = `marquee-root`).
+/// sent; one invalid line sends nothing. Each job is a root (`marquee-id` = `marquee-root`) whose `marquee-refresh`
+/// is the reason its kind implies (``RefreshReason/implied(by:)``): a list, a search, the change feed, else a
+/// request made by hand.
 struct Enqueue: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Enqueue fetch jobs, from flags or JSON lines (a file, or - for standard input).",
         discussion: """
             Every job is checked before anything is sent: with any invalid line, each bad line is reported with its \
             number and reason, and nothing is sent (exit 65). --dry-run prints the jobs instead of sending them.
+
+            The store records why each movie was last refreshed: a list's or a search's movies as list or search, \
+            the details of tmdb-changes as change, of tmdb-export as backfill, and anything else enqueued here \
+            (tmdb-movie, JSON lines of details) as request.
 
             Examples:
               marquee enqueue tmdb-list popular --pages 1-5 --language ko-KR,en-US --details --images
@@ -94,8 +100,9 @@ struct EnqueueOptions: ParsableArguments {
             return
         }
         let topic = StageTopics(stage: "fetch", prefix: try self.kafka.layout().prefix, tiers: 0).main
-        // Each root starts a trace that every job it spawns carries (the `trace_id` of their log lines).
-        let envelopes = jobs.map { _ in Envelope.root(traceparent: TraceContext.make()) }
+        // Each root starts a trace that every job it spawns carries (the `trace_id` of their log lines), and says
+        // why the crawl was made (its kind's reason: a list, a search, a change feed, a detail asked for by hand).
+        let envelopes = jobs.map { Envelope.root(traceparent: TraceContext.make(), refresh: .implied(by: $0)) }
         var progress = EnqueueProgress(total: jobs.count, isTerminal: isatty(2) == 1)
         try await reportingKafkaErrors {
             var configuration = KafkaProducerConfiguration(kafka: self.kafka.configuration)

@@ -29,7 +29,8 @@ struct TMDBExportJobs: AsyncParsableCommand {
             the state file, or reads --file, and sends a job per movie and language, --rate jobs a second at most \
             and never while the fetch group's backlog is over --max-backlog. After each delivered batch the state \
             file records the line reached; --resume continues from it, sending nothing twice. A line that is not \
-            a movie is reported with its number and skipped; more than --max-bad-lines stop the run (exit 65).
+            a movie is reported with its number and skipped; more than --max-bad-lines stop the run (exit 65). \
+            The store records the movies it refreshes as refreshed by the backfill.
 
             Examples:
               marquee enqueue tmdb-export --details --images --min-popularity 1
@@ -254,13 +255,13 @@ struct TMDBExportJobs: AsyncParsableCommand {
         }
     }
 
-    /// A root job's message: keyed by its dedupe key, a trace of its own.
+    /// A root job's message: keyed by its dedupe key, a trace of its own, refreshed for the backfill.
     private static func message(_ job: FetchJob, topic: String) -> KafkaProducerMessage {
         KafkaProducerMessage(
             topic: topic,
             key: Array(job.dedupeKey.utf8),
             value: job.encoded(),
-            headers: Envelope.root(traceparent: TraceContext.make()).kafkaHeaders
+            headers: Envelope.root(traceparent: TraceContext.make(), refresh: .backfill).kafkaHeaders
         )
     }
 

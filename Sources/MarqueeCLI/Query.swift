@@ -197,7 +197,8 @@ extension Query {
         static let configuration = CommandConfiguration(
             abstract: "Show everything stored about one TMDB movie.",
             discussion: """
-                Facts, titles and taglines per language, genres, reviews (the first 300 characters), stored \
+                Facts, when the movie was last refreshed and why (list, search, backfill, change, schedule or \
+                request), titles and taglines per language, genres, reviews (the first 300 characters), stored \
                 images with their variants, and the KOFIC movies linked to it.
 
                 Examples:

@@ -11,6 +11,8 @@ public struct Envelope: Hashable, Sendable {
         public static let error = "marquee-error"
         public static let errorKind = "marquee-error-kind"
         public static let traceparent = "traceparent"
+        /// Why the crawl this job belongs to was made (``RefreshReason``); spawned jobs and records inherit it.
+        public static let refresh = "marquee-refresh"
         /// `topic/partition/offset` of the dead letter a replayed job came from (`marquee dlq replay`).
         public static let replayedFrom = "marquee-replayed-from"
         /// On a dead letter whose original was too large for the topic: the original value's size in bytes (the
@@ -50,10 +52,17 @@ public struct Envelope: Hashable, Sendable {
     public var errorKind: ErrorKind?
     /// W3C trace context.
     public var traceparent: String?
+    /// Why the crawl this job belongs to was made; `nil` when whoever enqueued the root did not say (the fetch
+    /// stage then takes the reason its kind implies, ``RefreshReason/implied(by:)``).
+    public var refresh: RefreshReason?
 
     /// A root job, as an operator enqueues it.
-    public static func root(id: JobID = .make(), traceparent: String? = nil) -> Envelope {
-        Envelope(id: id, root: id, parent: nil, attempt: 1, traceparent: traceparent)
+    public static func root(
+        id: JobID = .make(),
+        traceparent: String? = nil,
+        refresh: RefreshReason? = nil
+    ) -> Envelope {
+        Envelope(id: id, root: id, parent: nil, attempt: 1, traceparent: traceparent, refresh: refresh)
     }
 
     public init(
@@ -65,7 +74,8 @@ public struct Envelope: Hashable, Sendable {
         origin: String? = nil,
         error: String? = nil,
         errorKind: ErrorKind? = nil,
-        traceparent: String? = nil
+        traceparent: String? = nil,
+        refresh: RefreshReason? = nil
     ) {
         self.id = id
         self.root = root
@@ -76,11 +86,19 @@ public struct Envelope: Hashable, Sendable {
         self.error = error
         self.errorKind = errorKind
         self.traceparent = traceparent
+        self.refresh = refresh
     }
 
-    /// A job this one spawned: same root and trace, this job as parent, first attempt.
+    /// A job this one spawned: same root, trace and refresh reason, this job as parent, first attempt.
     public func child(id: JobID = .make()) -> Envelope {
-        Envelope(id: id, root: self.root, parent: self.id, attempt: 1, traceparent: self.traceparent)
+        Envelope(
+            id: id,
+            root: self.root,
+            parent: self.id,
+            attempt: 1,
+            traceparent: self.traceparent,
+            refresh: self.refresh
+        )
     }
 
     /// The child for the `index`th output of this job (to `stage`, keyed `key`), with an id derived from this
@@ -150,6 +168,7 @@ public struct Envelope: Hashable, Sendable {
         if let error { body(Header.error, error) }
         if let errorKind { body(Header.errorKind, errorKind.rawValue) }
         if let traceparent { body(Header.traceparent, traceparent) }
+        if let refresh { body(Header.refresh, refresh.rawValue) }
     }
 
     /// Reads an envelope from headers (the last value of a repeated header wins).
@@ -166,6 +185,7 @@ public struct Envelope: Hashable, Sendable {
         var error: String?
         var errorKind: String?
         var traceparent: String?
+        var refresh: String?
         for case let (name, value?) in headers {
             switch name {
             case Header.id: id = value
@@ -177,6 +197,7 @@ public struct Envelope: Hashable, Sendable {
             case Header.error: error = value
             case Header.errorKind: errorKind = value
             case Header.traceparent: traceparent = value
+            case Header.refresh: refresh = value
             default: continue
             }
         }
@@ -221,7 +242,9 @@ public struct Envelope: Hashable, Sendable {
             origin: origin,
             error: error,
             errorKind: errorKind.flatMap(ErrorKind.init(rawValue:)),
-            traceparent: traceparent
+            traceparent: traceparent,
+            // A reason this program does not know (a newer producer's) is as good as none: the kind's own applies.
+            refresh: refresh.flatMap(RefreshReason.init(rawValue:))
         )
     }
 

@@ -1,5 +1,5 @@
 public import Logging
-import MarqueeCore
+public import MarqueeCore
 public import MarqueeHTTP
 import MarqueeJSON
 public import MarqueeLimits
@@ -167,12 +167,18 @@ public struct FetchHandler: StageHandler {
             let url = request.redactedURL
             job.whenDelivered { await cache.store(validators, for: url) }
         }
-        return Self.outputs(result)
+        // Why this crawl was made travels with everything it spawns, down to the movie records the store keeps it
+        // for: the root's reason, or its kind's when the root came without one; a change-feed page's details are
+        // refreshed because the movie changed.
+        let reason = (job.envelope.refresh ?? RefreshReason.implied(by: fetchJob)).spawned(by: fetchJob)
+        return Self.outputs(result, refresh: reason)
     }
 
     /// The stage outputs of a parsed response: records, image jobs, follow-up fetch jobs (each keyed by its
     /// entity, so one entity's messages share a partition).
-    public static func outputs(_ result: SourceResult) -> [StageOutput] {
+    ///
+    /// - Parameter refresh: The refresh reason each output's envelope carries; `nil`: the job's.
+    public static func outputs(_ result: SourceResult, refresh: RefreshReason? = nil) -> [StageOutput] {
         var outputs: [StageOutput] = []
         outputs.reserveCapacity(result.records.count + result.imageJobs.count + result.fetchJobs.count)
         // Records are written into one buffer, which grows once a job, and copied out at their size: a review of
@@ -181,13 +187,17 @@ public struct FetchHandler: StageHandler {
         for record in result.records {
             writer.removeAll()
             record.write(to: &writer)
-            outputs.append(StageOutput(stage: "records", key: record.dedupeKey, payload: Array(writer.bytes)))
+            outputs.append(
+                StageOutput(stage: "records", key: record.dedupeKey, payload: Array(writer.bytes), refresh: refresh)
+            )
         }
         for image in result.imageJobs {
-            outputs.append(StageOutput(stage: "images", key: image.dedupeKey, payload: image.encoded()))
+            outputs.append(
+                StageOutput(stage: "images", key: image.dedupeKey, payload: image.encoded(), refresh: refresh)
+            )
         }
         for job in result.fetchJobs {
-            outputs.append(StageOutput(stage: "fetch", key: job.dedupeKey, payload: job.encoded()))
+            outputs.append(StageOutput(stage: "fetch", key: job.dedupeKey, payload: job.encoded(), refresh: refresh))
         }
         return outputs
     }

@@ -58,7 +58,7 @@ public final class IndexHandler: StageHandler, Service {
         }
         let prepared: Store.PreparedRecord
         do {
-            prepared = try Store.prepare(record)
+            prepared = try Store.prepare(record, refresh: job.envelope.refresh)
         } catch {
             throw StageError.permanent(error.description)
         }

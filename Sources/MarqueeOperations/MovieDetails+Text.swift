@@ -1,3 +1,4 @@
+import MarqueeCore
 public import MarqueeStore
 
 // MARK: - MovieDetails + text for people
@@ -37,6 +38,7 @@ extension MovieDetails {
         fact("imdb", movie.facts?.imdbID)
         fact("countries", movie.facts?.productionCountries.joined(separator: ", "))
         fact("adult", movie.isAdult == true ? "yes" : nil)
+        fact("refreshed", movie.refresh.map { Self.refreshText($0) })
         lines.append(facts.render(showingHeader: false))
 
         if !movie.localized.isEmpty {
@@ -85,5 +87,11 @@ extension MovieDetails {
                 ].joined(separator: ", ") + (movie.facts == nil ? "; details not fetched yet" : ""),
         ]
         return lines.joined(separator: "\n")
+    }
+
+    /// `2024-03-01 12:00:00 UTC (change)`: the refresh time to the second, and why.
+    static func refreshText(_ refresh: MovieRefresh) -> String {
+        let instant = UTCInstant(milliseconds: refresh.refreshedAtMilliseconds)
+        return "\(instant.date) \(instant.time) UTC (\(refresh.reason))"
     }
 }

@@ -18,7 +18,7 @@ enum MessageSize {
         Envelope.Header.id, Envelope.Header.root, Envelope.Header.parent, Envelope.Header.attempt,
         Envelope.Header.notBefore, Envelope.Header.origin, Envelope.Header.error, Envelope.Header.errorKind,
         Envelope.Header.traceparent, Envelope.Header.replayedFrom, Envelope.Header.originalSize,
-        Envelope.Header.originalSHA256, Envelope.Header.originalLocation,
+        Envelope.Header.originalSHA256, Envelope.Header.originalLocation, Envelope.Header.refresh,
     ]
 
     /// The longest a kept header value or key may be in a shrunk letter.

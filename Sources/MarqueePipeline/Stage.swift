@@ -349,7 +349,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         var topicStage: String?
         var topic = ""
         for (index, output) in outputs.enumerated() {
-            let child = children.child(output: index, stage: output.stage, key: output.key)
+            var child = children.child(output: index, stage: output.stage, key: output.key)
+            if let refresh = output.refresh { child.refresh = refresh }
             if topicStage != output.stage {
                 topicStage = output.stage
                 topic = self.configuration.topics.topic(ofStage: output.stage)

@@ -47,11 +47,15 @@ public struct StageOutput: Sendable {
     /// The dedupe key of what the output is about.
     public var key: String
     public var payload: [UInt8]
+    /// The refresh reason the output's envelope carries instead of the job's (``Envelope/refresh``); `nil`: the
+    /// job's, inherited.
+    public var refresh: RefreshReason?
 
-    public init(stage: String, key: String, payload: [UInt8]) {
+    public init(stage: String, key: String, payload: [UInt8], refresh: RefreshReason? = nil) {
         self.stage = stage
         self.key = key
         self.payload = payload
+        self.refresh = refresh
     }
 }
 

@@ -8,6 +8,8 @@ public import Prometheus
 /// | `marquee_producer_jobs_total` | `schedule` |
 /// | `marquee_producer_last_fire_timestamp_seconds` | `schedule` |
 /// | `marquee_producer_next_fire_timestamp_seconds` | `schedule` |
+/// | `marquee_producer_catch_up_windows` | `schedule` |
+/// | `marquee_producer_backfill_windows` | `schedule` |
 /// | `marquee_producer_leader` (1 or 0) | — |
 /// | `marquee_producer_ready` (1 or 0) | — |
 public final class ProducerMetrics: Sendable {
@@ -58,6 +60,21 @@ public final class ProducerMetrics: Sendable {
                 "Start of the schedule's next window, epoch seconds (the leader's view)."
             )
         }
+        static var catchUp: MetricNameDescriptor {
+            descriptor(
+                "catch_up_windows",
+                "",
+                "Missed windows the leader sends, oldest first, found when it last read the window state."
+            )
+        }
+        static var backfill: MetricNameDescriptor {
+            descriptor(
+                "backfill_windows",
+                "",
+                "Missed windows older than the schedule's catch_up limit, which it will not send: they need a backfill "
+                    + "(found when the leader last read the window state; counted up to 10,000 beyond the limit)."
+            )
+        }
         static var leader: MetricNameDescriptor {
             descriptor("leader", "", "1 while this process is the leader that fires windows.")
         }
@@ -88,6 +105,20 @@ public final class ProducerMetrics: Sendable {
     /// Sets a schedule's next window.
     public func next(schedule: String, window: Int64) {
         self.registry.makeGauge(descriptor: Name.nextFire, labels: [("schedule", schedule)]).set(Double(window) / 1000)
+    }
+
+    /// Sets each catching-up schedule's gauges from what a new leader found missed (``WindowLedger/catchUp(schedules:now:)``):
+    /// the windows it sends and those it leaves to a backfill, 0 for a `catch_up: all` or `N` schedule that missed
+    /// nothing beyond its current window.
+    public func catchUp(_ catchUps: [WindowLedger.CatchUp], schedules: [Schedule]) {
+        let found = Dictionary(catchUps.map { ($0.schedule, $0) }, uniquingKeysWith: { first, _ in first })
+        for schedule in schedules {
+            guard case .all = schedule.catchUp else { continue }
+            let labels = [("schedule", schedule.name)]
+            let catchUp = found[schedule.name]
+            self.registry.makeGauge(descriptor: Name.catchUp, labels: labels).set(Int64(catchUp?.sent.count ?? 0))
+            self.registry.makeGauge(descriptor: Name.backfill, labels: labels).set(Int64(catchUp?.notSent ?? 0))
+        }
     }
 
     /// Sets the leader and readiness gauges.

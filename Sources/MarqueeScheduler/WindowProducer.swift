@@ -457,10 +457,11 @@ public final class WindowProducer: Service, Sendable {
                 topic: self.configuration.fetchTopic,
                 key: Array(job.dedupeKey.utf8),
                 value: job.encoded(),
-                headers: Envelope.root(id: id, traceparent: TraceContext.make(seed: id.rawValue)).kafkaHeaders + [
-                    KafkaHeader(key: "marquee-schedule", value: name),
-                    KafkaHeader(key: "marquee-window", value: Self.iso(window)),
-                ]
+                headers: Envelope.root(id: id, traceparent: TraceContext.make(seed: id.rawValue), refresh: .schedule)
+                    .kafkaHeaders + [
+                        KafkaHeader(key: "marquee-schedule", value: name),
+                        KafkaHeader(key: "marquee-window", value: Self.iso(window)),
+                    ]
             )
         }
         let done = WindowMarker(
@@ -518,6 +519,7 @@ public final class WindowProducer: Service, Sendable {
         let catchUps = self.state.withLock { state in
             state.ledger.catchUp(schedules: self.schedules, now: self.clock.now())
         }
+        self.metrics?.catchUp(catchUps, schedules: self.schedules)
         for catchUp in catchUps {
             self.logger.notice(
                 "catching up \(catchUp.sent.count) missed windows of schedule '\(catchUp.schedule)', oldest first",

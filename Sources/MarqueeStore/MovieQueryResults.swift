@@ -65,6 +65,9 @@ public struct MovieDetails: Codable, Hashable, Sendable {
     public var images: [StoredImage]
     /// The KOFIC movies linked to this one (``TitleMatching``).
     public var koficLinks: [KOFICLink]
+    /// When the movie was last refreshed and why (`movie_refreshes`); `nil` when no record of it carried a
+    /// reason.
+    @ExplicitNull public var refresh: MovieRefresh?
 
     enum CodingKeys: String, CodingKey {
         case movieID = "movie_id"
@@ -86,8 +89,47 @@ public struct MovieDetails: Codable, Hashable, Sendable {
         case reviews
         case images
         case koficLinks = "kofic_links"
+        case refresh
     }
 
+}
+
+/// When a movie was last refreshed and why (the `movie_refreshes` table).
+public struct MovieRefresh: Codable, Hashable, Sendable {
+    /// ``RefreshReason``'s name: `list`, `search`, `backfill`, `change`, `schedule` or `request`.
+    public var reason: String
+    /// When the record that refreshed it was fetched, epoch milliseconds.
+    public var refreshedAtMilliseconds: Int64
+
+    /// ``refreshedAtMilliseconds`` as ISO 8601 in UTC, with milliseconds: `2024-03-01T12:00:00.000Z`.
+    public var refreshedAt: String {
+        let instant = UTCInstant(milliseconds: self.refreshedAtMilliseconds)
+        return "\(instant.date)T\(instant.time).\(LocalDate.padded(Int(instant.millisecondOfDay % 1000), 3))Z"
+    }
+
+    public init(reason: String, refreshedAtMilliseconds: Int64) {
+        self.reason = reason
+        self.refreshedAtMilliseconds = refreshedAtMilliseconds
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case reason
+        case refreshedAt = "refreshed_at"
+        case refreshedAtMilliseconds = "refreshed_at_ms"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.reason = try container.decode(String.self, forKey: .reason)
+        self.refreshedAtMilliseconds = try container.decode(Int64.self, forKey: .refreshedAtMilliseconds)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.reason, forKey: .reason)
+        try container.encode(self.refreshedAt, forKey: .refreshedAt)
+        try container.encode(self.refreshedAtMilliseconds, forKey: .refreshedAtMilliseconds)
+    }
 }
 
 /// The facts of TMDB's movie details (the `movie_details` table).

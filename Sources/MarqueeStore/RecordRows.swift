@@ -37,10 +37,12 @@ struct ChildRows: Sendable {
 /// field or a key that does not match the data make the record invalid. Strings lose any U+0000 (PostgreSQL's
 /// text cannot hold it); dates must be real calendar days.
 enum RecordRows {
-    static func rows(for record: Record) throws(StoreError) -> [RowWrite] {
+    /// - Parameter refresh: Why the record was fetched (its envelope's ``Envelope/refresh``): a `movie` record
+    ///   with a reason also writes the movie's `movie_refreshes` row.
+    static func rows(for record: Record, refresh: RefreshReason? = nil) throws(StoreError) -> [RowWrite] {
         let fields = Fields(record: record)
         switch record.kind {
-        case .movie: return try self.movie(fields)
+        case .movie: return try self.movie(fields, refresh: refresh)
         case .movieLocalized: return try self.movieLocalized(fields)
         case .genre: return try self.genre(fields)
         case .review: return try self.review(fields)
@@ -58,7 +60,7 @@ enum RecordRows {
         "spoken_languages", "origin_country",
     ]
 
-    private static func movie(_ f: Fields) throws(StoreError) -> [RowWrite] {
+    private static func movie(_ f: Fields, refresh: RefreshReason?) throws(StoreError) -> [RowWrite] {
         let id = try f.requiredInt("movie_id")
         try f.expectKey("tmdb:movie:\(id)")
         let genreIDs = try f.intArray("genre_ids")
@@ -100,6 +102,9 @@ enum RecordRows {
                     ]
                 )
             )
+        }
+        if let refresh {
+            rows.append(f.row(Tables.movieRefreshes, ["movie_id": .integer(id), "reason": .string(refresh.rawValue)]))
         }
         return rows
     }

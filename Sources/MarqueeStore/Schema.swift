@@ -17,6 +17,7 @@ enum Schema {
         Migration(version: 2, name: "coordination", sql: coordination),
         Migration(version: 3, name: "kofic catalogue", sql: koficCatalogue),
         Migration(version: 4, name: "image validators", sql: imageValidators),
+        Migration(version: 5, name: "movie refreshes", sql: movieRefreshes),
     ]
 
     /// The latest version (what an up-to-date store reports).
@@ -397,5 +398,21 @@ enum Schema {
         );
         CREATE INDEX kofic_catalogue_title_norm ON kofic_catalogue (title_norm);
         CREATE INDEX kofic_catalogue_year ON kofic_catalogue (year);
+        """
+
+    /// Version 5: when each TMDB movie was last refreshed, and why (``RefreshReason``: `list`, `search`,
+    /// `backfill`, `change`, `schedule`, `request`), from the `marquee-refresh` header of its `movie` records.
+    ///
+    /// A table of its own, gated by its own `fetched_at` (the refresh time: when the movie record was fetched)
+    /// rather than columns of `movies`: a record without a reason (from a fetch worker older than the header)
+    /// then leaves the last known reason alone, and a refresh older than the stored one changes nothing, by the
+    /// same rule as every other table. The index on `reason` serves "which movies did the change feed refresh".
+    private static let movieRefreshes = """
+        CREATE TABLE movie_refreshes (
+            movie_id {int} PRIMARY KEY,
+            reason {text} NOT NULL,
+            fetched_at {int} NOT NULL
+        );
+        CREATE INDEX movie_refreshes_reason ON movie_refreshes (reason, fetched_at);
         """
 }

@@ -127,8 +127,11 @@ public final class Store: Service, Sendable {
     /// Checks a record against its kind's schema and maps it to rows, without writing it.
     ///
     /// - Throws: ``StoreError`` (``StoreError/Code-swift.enum/invalidRecord``) naming the field at fault.
-    public static func prepare(_ record: Record) throws(StoreError) -> PreparedRecord {
-        PreparedRecord(rows: try RecordRows.rows(for: record))
+    ///
+    /// - Parameter refresh: Why the record was fetched (its envelope's ``Envelope/refresh``): a `movie` record with
+    ///   a reason also records the movie's refresh (`movie_refreshes`), unless a newer refresh is stored.
+    public static func prepare(_ record: Record, refresh: RefreshReason? = nil) throws(StoreError) -> PreparedRecord {
+        PreparedRecord(rows: try RecordRows.rows(for: record, refresh: refresh))
     }
 
     /// Checks a record against its kind's schema without writing it.
@@ -152,7 +155,7 @@ public final class Store: Service, Sendable {
     /// Upserts `records` in one transaction.
     ///
     /// - Throws: ``StoreError`` (``StoreError/Code-swift.enum/invalidRecord``) before anything is written when a record is invalid (check with
-    ///   ``prepare(_:)`` first to set such records aside); ``StoreError`` when the transaction failed (nothing
+    ///   ``prepare(_:refresh:)`` first to set such records aside); ``StoreError`` when the transaction failed (nothing
     ///   of the batch was written).
     public func write(_ records: [Record]) async throws -> WriteSummary {
         try await self.write(try records.map { (record) throws(StoreError) in try Self.prepare(record) })

@@ -150,8 +150,17 @@ extension Store {
             genres: [],
             reviews: [],
             images: [],
-            koficLinks: []
+            koficLinks: [],
+            refresh: nil
         )
+
+        details.refresh = try await self.query(
+            "SELECT reason, fetched_at FROM movie_refreshes WHERE movie_id = ?",
+            binds
+        ).first.flatMap { row in
+            guard let reason = row[0].text, let time = row[1].int else { return nil }
+            return MovieRefresh(reason: reason, refreshedAtMilliseconds: time)
+        }
 
         details.facts = try await self.query(
             """

@@ -143,6 +143,9 @@ enum Tables {
             ("origin_country", .json),
         ]
     )
+    /// When a movie was last refreshed and why (``RefreshReason``): written with each `movie` record whose
+    /// envelope carries a reason, its `fetched_at` the record's.
+    static let movieRefreshes = Table("movie_refreshes", key: [("movie_id", .int)], values: [("reason", .text)])
     static let movieTranslations = Table(
         "movie_translations",
         key: [("movie_id", .int), ("language", .text)],
@@ -263,7 +266,8 @@ enum Tables {
 
     /// Gated tables in write order (parents before the tables that name them).
     static let gated: [Table] = [
-        movies, movieDetails, movieTranslations, movieTranslationDetails, genres, reviews, koficMovies, koficCatalogue,
+        movies, movieDetails, movieRefreshes, movieTranslations, movieTranslationDetails, genres, reviews, koficMovies,
+        koficCatalogue,
         boxOffice,
         books, bookSearchFacts, bookWorkFacts, authors, images, entityImages, jobOutcomes,
     ]

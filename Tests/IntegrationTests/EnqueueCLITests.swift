@@ -84,6 +84,8 @@ struct EnqueueCLITests {
             #expect(message.keyString == jobs[index].dedupeKey)
             if index < 4 { #expect(envelope.id.description == roots[index]) }
         }
+        // Each root says why: the lists are `list`, a detail asked for by hand `request`, and so is anything else.
+        #expect(try messages.map { try envelope(of: $0).refresh } == [.list, .list, .list, .list, .request, .request])
     }
 
     @Test(arguments: [

@@ -50,12 +50,13 @@ struct EnqueueExportCLITests {
         return ids
     }
 
-    /// The movie ids of every job on `topic`.
+    /// The movie ids of every job on `topic` (each a root refreshing for the backfill).
     static func enqueuedIDs(_ topic: String) async throws -> [Int64] {
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         let count = try await admin.watermarks(topic: topic).values.reduce(0) { $0 + Int($1.end) }
         guard count > 0 else { return [] }
         return try await read(count, from: topic).map { message in
+            #expect(try envelope(of: message).refresh == .backfill)
             guard case .tmdbMovie(let id, _, _) = try FetchJob.decode(message.value) else {
                 Issue.record("not a detail job: \(message.keyString ?? "")")
                 return 0

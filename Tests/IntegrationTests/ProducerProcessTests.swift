@@ -202,6 +202,10 @@ struct FetchedJobs: Sendable, CustomStringConvertible {
     var counts: [String: Int] = [:]
     var windows: [String: Set<String>] = [:]
     var total = 0
+    /// Messages by their `marquee-refresh` (`none` without one).
+    var refreshes: [String: Int] = [:]
+    /// The `start_date` of each `tmdb.changes` job read, in the order read.
+    var changeDays: [String] = []
 
     var description: String {
         "\(self.total) messages, \(self.windows.count) windows, \(self.counts.count) distinct ids, missing \(self.missing)"
@@ -268,13 +272,22 @@ final class ProducerRun: Sendable {
             do {
                 for try await message in consumer.messages {
                     let headers = message.headers.map { ($0.key, $0.stringValue) }
-                    guard let id = try? Envelope(headers: headers).id.rawValue,
+                    guard let envelope = try? Envelope(headers: headers),
                         let window = message.headers.first(where: { $0.key == "marquee-window" })?.stringValue
                     else { continue }
+                    let changes: String? =
+                        if case .tmdbChanges(let start, _, _, _, _)? = try? FetchJob.decode(message.value) {
+                            start
+                        } else {
+                            nil
+                        }
+                    let id = envelope.id.rawValue
                     fetched.update { jobs in
                         jobs.total += 1
+                        jobs.refreshes[envelope.refresh?.rawValue ?? "none", default: 0] += 1
                         jobs.counts[id, default: 0] += 1
                         jobs.windows[window, default: []].insert(id)
+                        if let changes { jobs.changeDays.append(changes) }
                     }
                 }
             } catch {
@@ -283,14 +296,14 @@ final class ProducerRun: Sendable {
         }
     }
 
-    static func start(schedule text: String) async throws -> ProducerRun {
+    static func start(schedule text: String, now: Int64 = 0) async throws -> ProducerRun {
         let prefix = TestEnvironment.uniqueName("mqp") + "."
         let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
         let fetch = StageTopics(stage: "fetch", prefix: prefix, tiers: 0)
         try await admin.createTopics([.init(name: fetch.main, partitions: 2)])
         let path = "/tmp/\(TestEnvironment.uniqueName("marquee-schedule")).yaml"
         _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
-        let schedule = try ScheduleFile.parse(yaml: text, file: path, now: 0).schedules[0]
+        let schedule = try ScheduleFile.parse(yaml: text, file: path, now: now).schedules[0]
         let consumer = try KafkaConsumer(
             configuration: TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [fetch.main]),
             logger: .marqueeTest

@@ -44,6 +44,42 @@ import Testing
         #expect(Set([root.id, child.id, grandchild.id]).count == 3)
     }
 
+    @Test func theRefreshReasonIsAHeaderEveryDescendantInherits() throws {
+        let root = Envelope.root(refresh: .backfill)
+        #expect(root.headers.contains { $0 == ("marquee-refresh", "backfill") })
+        let grandchild = root.child().children.child(output: 0, stage: "records", key: "movie:tmdb:movie:1")
+        #expect(grandchild.refresh == .backfill)
+        let decoded = try Envelope(headers: grandchild.headers.map { ($0.0, Optional($0.1)) })
+        #expect(decoded.refresh == .backfill && decoded == grandchild)
+        // None said, or one this program does not know: none (the fetch stage then takes the kind's).
+        #expect(Envelope.root().headers.allSatisfy { $0.0 != "marquee-refresh" })
+        #expect(try Envelope(headers: [("marquee-id", "x"), ("marquee-refresh", "whim")]).refresh == nil)
+    }
+
+    @Test func aRootsKindImpliesItsReasonAndAChangeFeedsDetailsAreChanges() {
+        let follow = Follow(details: true)
+        let list = FetchJob.tmdbList(list: .popular, page: 1, language: "en-US", region: nil, follow: follow)
+        let changes = FetchJob.tmdbChanges(
+            startDate: "2026-11-26",
+            endDate: "2026-11-26",
+            page: 1,
+            languages: ["en-US"],
+            follow: follow
+        )
+        #expect(RefreshReason.implied(by: list) == .list)
+        #expect(
+            RefreshReason.implied(by: .tmdbSearch(query: "x", page: 1, language: "en-US", year: nil, follow: follow))
+                == .search
+        )
+        #expect(RefreshReason.implied(by: changes) == .change)
+        #expect(RefreshReason.implied(by: .tmdbMovie(id: 1, language: "en-US", follow: follow)) == .request)
+        #expect(RefreshReason.implied(by: .koficMovie(code: "1", follow: follow)) == .request)
+        // A scheduled feed's details are changes; a scheduled list's stay scheduled.
+        #expect(RefreshReason.schedule.spawned(by: changes) == .change)
+        #expect(RefreshReason.schedule.spawned(by: list) == .schedule)
+        #expect(RefreshReason.backfill.spawned(by: .tmdbMovie(id: 1, language: "en-US", follow: follow)) == .backfill)
+    }
+
     @Test func missingIDAndBadAttemptAreNamed() throws {
         let missing = try #require(throws: PayloadError.self) { try Envelope(headers: []) }
         #expect(missing.field == "header marquee-id")

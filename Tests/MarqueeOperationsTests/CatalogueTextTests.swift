@@ -48,7 +48,8 @@ func decoded<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
                          "format": "jpeg", "width": 500, "height": 750, "bytes": 81234,
                          "variants": [{"width": 185, "height": 278, "format": "webp", "bytes": 9100,
                                        "store_key": "01/0123/185.webp"}]}],
-             "kofic_links": [{"movie_cd": "20183782", "title": "기생충", "open_date": "20190530", "method": "title"}]}
+             "kofic_links": [{"movie_cd": "20183782", "title": "기생충", "open_date": "20190530", "method": "title"}],
+             "refresh": {"reason": "change", "refreshed_at_ms": 1709294400123}}
             """
         )
         let lines = movie.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -58,6 +59,7 @@ func decoded<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
         #expect(lines.contains("genres          Comedy, #18"))
         #expect(lines.contains("votes           8.5 (17,012 votes)"))
         #expect(lines.contains("budget          $11,363,000"))
+        #expect(lines.contains("refreshed       2024-03-01 12:00:00 UTC (change)"))
         #expect(!lines.contains { $0.hasPrefix("revenue") || $0.hasPrefix("adult") })
         #expect(lines.contains("LANGUAGE  TITLE     TAGLINE"))
         #expect(lines.contains("en-US     Parasite  Act like you own the place."))
@@ -81,6 +83,7 @@ func decoded<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
                 movie 1: 0 languages, 0 genres, 0 reviews, 0 images, 0 KOFIC links; details not fetched yet
                 """
         )
+        #expect(movie.refresh == nil)
     }
 
     @Test func aBoxOfficeListHasItsPeriodRanksAndLinks() throws {

@@ -125,6 +125,43 @@ import Testing
         #expect(days == (7...20).map { "2026-10-\($0 < 10 ? "0" : "")\($0)" })
     }
 
+    @Test func theBackfillGapIsAMetricPerSchedule() throws {
+        let schedule = try Self.schedule()
+        let lists = try #require(
+            try ScheduleFile.parse(
+                yaml: """
+                    schedules:
+                      - name: lists
+                        every: 1h
+                        jobs:
+                          - kind: tmdb.genres
+                            language: en
+                    """,
+                file: "schedule.yaml",
+                now: utc(2026, 10, 1, 0)
+            ).schedules.first
+        )
+        let metrics = ProducerMetrics()
+        let log = Self.log(settledThrough: utc(2026, 10, 1, 3), schedule: schedule)
+        metrics.catchUp(
+            log.ledger().catchUp(schedules: [schedule, lists], now: utc(2026, 10, 21, 4)),
+            schedules: [schedule, lists]
+        )
+        let text = metrics.render()
+        #expect(text.contains(#"marquee_producer_backfill_windows{schedule="tmdb-changes-daily"} 6"#))
+        #expect(text.contains(#"marquee_producer_catch_up_windows{schedule="tmdb-changes-daily"} 14"#))
+        // A `catch_up: latest` schedule never leaves a gap to count.
+        #expect(!text.contains(#"schedule="lists""#))
+
+        // Caught up on time, a later leader's view clears the gauge.
+        let onTime = Self.log(settledThrough: utc(2026, 11, 10, 3), schedule: schedule)
+        metrics.catchUp(
+            onTime.ledger().catchUp(schedules: [schedule], now: utc(2026, 11, 11, 3, 1)),
+            schedules: [schedule]
+        )
+        #expect(metrics.render().contains(#"marquee_producer_backfill_windows{schedule="tmdb-changes-daily"} 0"#))
+    }
+
     @Test func onTimeThereIsNothingToCatchUp() throws {
         let schedule = try Self.schedule()
         let log = Self.log(settledThrough: utc(2026, 11, 10, 3), schedule: schedule)

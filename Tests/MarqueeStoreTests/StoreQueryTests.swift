@@ -691,10 +691,27 @@ struct StoreQueryCLITests {
             #expect(movieRun.stdout.contains("\"reviews\" : [],\n"))
             let movie = try #require(try movieRun.json() as? [String: Any])
             #expect(movie["details"] is NSNull)
+            #expect(movie["refresh"] is NSNull)  // its records came without a reason
             let links = try #require(movie["kofic_links"] as? [[String: Any]])
             #expect(links.first?["movie_cd"] as? String == QueryCatalogue.parasiteCode)
             let images = try #require(movie["images"] as? [[String: Any]])
             #expect((images.first?["variants"] as? [[String: Any]])?.compactMap { $0["width"] as? Int } == [185, 342])
+
+            // A movie refreshed from the change feed says so, in both forms.
+            let writer = try Store.open(StoreLocation(engine: .sqlite(path: path)), logger: .marqueeTest)
+            _ = try await writer.write([
+                try Store.prepare(MovieRefreshStoreTests.movie(129, at: 1_764_244_800_250), refresh: .change)
+            ])
+            await writer.close()
+            let refreshed = try #require(
+                try await Self.query(["movie", "129", "--json", "--store", store]).json() as? [String: Any]
+            )
+            let refresh = try #require(refreshed["refresh"] as? [String: Any])
+            #expect(refresh["reason"] as? String == "change")
+            #expect(refresh["refreshed_at"] as? String == "2025-11-27T12:00:00.250Z")
+            #expect(refresh["refreshed_at_ms"] as? Int == 1_764_244_800_250)
+            let text = try await Self.query(["movie", "129", "--store", store])
+            #expect(text.stdout.contains("refreshed       2025-11-27 12:00:00 UTC (change)\n"), "\(text.stdout)")
 
             // The store from MARQUEE_STORE; no date: the latest day.
             let latest = try await Self.query(["box-office", "--json"], environmentStore: store)
