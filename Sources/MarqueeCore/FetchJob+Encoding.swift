@@ -37,6 +37,13 @@ extension FetchJob {
             fields["page"] = .integer(page)
             fields["languages"] = .array(languages.map { .string($0) })
             follow(f)
+        case .tmdbAccount(let account):
+            fields["account"] = .string(account)
+        case .tmdbAccountList(let account, let accountID, let list, let page):
+            fields["account"] = .string(account)
+            fields["account_id"] = .integer(accountID)
+            fields["list"] = .string(list.rawValue)
+            fields["page"] = .integer(page)
         case .koficDailyBoxOffice(let date, let f):
             fields["date"] = .string(date)
             follow(f)

@@ -47,6 +47,8 @@ enum RecordRows {
         case .boxOfficeEntry: return try self.boxOffice(fields)
         case .koficMovie: return try self.koficMovie(fields)
         case .koficCatalogue: return try self.koficCatalogue(fields)
+        case .tmdbAccount: return try self.tmdbAccount(fields)
+        case .tmdbAccountMovie: return try self.tmdbAccountMovie(fields)
         case .book: return try self.book(fields)
         case .image: return try self.image(fields)
         case .jobOutcome: return try self.jobOutcome(fields)
@@ -235,6 +237,47 @@ enum RecordRows {
             values[name] = try f.array(name)
         }
         return [f.row(Tables.koficCatalogue, values)]
+    }
+
+    private static func tmdbAccount(_ f: Fields) throws(StoreError) -> [RowWrite] {
+        let account = try f.requiredText("account")
+        guard FetchJob.isTMDBAccountLabel(account) else { throw f.invalid("account", "not an account label") }
+        try f.expectKey("tmdb:account:\(account)")
+        let values: [String: JSONValue] = [
+            "account": .string(account), "account_id": .integer(try f.requiredInt("account_id")),
+            "username": try f.text("username").json, "name": try f.text("name").json,
+            "language": try f.text("language").json, "region": try f.text("region").json,
+            "include_adult": try f.bool("include_adult").json,
+        ]
+        return [f.row(Tables.tmdbAccounts, values)]
+    }
+
+    /// A rated movie goes to `account_ratings` (its rating required, 0…10), a favourite or watchlist entry to
+    /// `account_lists`.
+    private static func tmdbAccountMovie(_ f: Fields) throws(StoreError) -> [RowWrite] {
+        let account = try f.requiredText("account")
+        guard FetchJob.isTMDBAccountLabel(account) else { throw f.invalid("account", "not an account label") }
+        let listName = try f.requiredText("list")
+        guard let list = FetchJob.TMDBAccountList(rawValue: listName) else {
+            throw f.invalid("list", "expected one of rated, favorite, watchlist")
+        }
+        let movieID = try f.requiredInt("movie_id")
+        try f.expectKey("tmdb:account:\(account):\(list.rawValue):\(movieID)")
+        var values: [String: JSONValue] = [
+            "account": .string(account), "movie_id": .integer(movieID),
+            "account_id": .integer(try f.requiredInt("account_id")), "title": try f.text("title").json,
+            "original_title": try f.text("original_title").json, "release_date": try f.date("release_date").json,
+        ]
+        guard list == .rated else {
+            values["list"] = .string(list.rawValue)
+            return [f.row(Tables.accountLists, values)]
+        }
+        guard let rating = try f.number("rating"), (0...10).contains(rating) else {
+            throw f.invalid("rating", "a rated movie needs a rating from 0 to 10")
+        }
+        values["rating"] = .number(rating)
+        values["rated_at"] = try f.text("rated_at").json
+        return [f.row(Tables.accountRatings, values)]
     }
 
     private static func book(_ f: Fields) throws(StoreError) -> [RowWrite] {

@@ -17,7 +17,12 @@ enum Schema {
         Migration(version: 2, name: "coordination", sql: coordination),
         Migration(version: 3, name: "kofic catalogue", sql: koficCatalogue),
         Migration(version: 4, name: "image validators", sql: imageValidators),
+        accountDataMigration,
     ]
+
+    /// The signed-in accounts' data, in a constant of its own: its version is the next free one when it is
+    /// merged beside other migrations, and only the number changes.
+    static let accountDataMigration = Migration(version: 5, name: "account data", sql: accountData)
 
     /// The latest version (what an up-to-date store reports).
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -397,5 +402,49 @@ enum Schema {
         );
         CREATE INDEX kofic_catalogue_title_norm ON kofic_catalogue (title_norm);
         CREATE INDEX kofic_catalogue_year ON kofic_catalogue (year);
+        """
+
+    /// The account data: signed-in TMDB users' details, ratings and lists (`tmdb.account` and
+    /// `tmdb.account.movie` records), each keyed by the account's label (the session id is never stored).
+    ///
+    /// `tmdb_accounts`: one row per account, as `/account` answered. `account_ratings`: the movies each account
+    /// rated, with the rating (0.5…10) and when it was given (`rated_at`, TMDB's ISO 8601 time, `NULL` when the
+    /// answer had none). `account_lists`: the movies on each account's favourites (`favorite`) and watchlist
+    /// (`watchlist`). A row a later refresh no longer lists stays, with the `fetched_at` of the last refresh that
+    /// listed it.
+    private static let accountData = """
+        CREATE TABLE tmdb_accounts (
+            account {text} PRIMARY KEY,
+            account_id {int} NOT NULL,
+            username {text},
+            name {text},
+            language {text},
+            region {text},
+            include_adult {bool},
+            fetched_at {int} NOT NULL
+        );
+        CREATE TABLE account_ratings (
+            account {text} NOT NULL,
+            movie_id {int} NOT NULL,
+            account_id {int} NOT NULL,
+            rating {real} NOT NULL,
+            rated_at {text},
+            title {text},
+            original_title {text},
+            release_date {date},
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (account, movie_id)
+        );
+        CREATE TABLE account_lists (
+            account {text} NOT NULL,
+            list {text} NOT NULL,
+            movie_id {int} NOT NULL,
+            account_id {int} NOT NULL,
+            title {text},
+            original_title {text},
+            release_date {date},
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (account, list, movie_id)
+        );
         """
 }

@@ -1,0 +1,191 @@
+import MarqueeCore
+import MarqueeJSON
+import MarqueeKafka
+import MarqueePipeline
+import MarqueeTestSupport
+import Synchronization
+import Testing
+
+import struct Foundation.Data
+import class Foundation.JSONSerialization
+
+@testable import MarqueeStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Signed-in TMDB accounts through the real fetch worker (`marquee-fetch` against `marquee-upstream`, the sessions
+/// from `TMDB_SESSIONS`) and two indexers (`marquee-index`), one on SQLite and one on PostgreSQL.
+@Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct TMDBAccountCrawlTests {
+    static let key = "marquee-emulator"
+
+    /// What the emulator holds for a session, asked of the emulator itself: the account id and, per list, the
+    /// movies and pages, and the first rated movie's id and rating.
+    struct Expected {
+        var accountID: Int
+        var totals: [String: Int] = [:]
+        var pages: [String: Int] = [:]
+        var firstRated: (id: Int, rating: Double)?
+    }
+
+    static func expected(_ emulator: UpstreamEmulatorProcess, session: String) async throws -> Expected {
+        let base = "\(emulator.tmdbBaseURL)/account"
+        let (status, body) = try await httpGet("\(base)?api_key=\(Self.key)&session_id=\(session)")
+        #expect(status == 200)
+        let details = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        var expected = Expected(accountID: try #require(details["id"] as? Int))
+        for list in ["rated", "favorite", "watchlist"] {
+            let (_, page) = try await httpGet(
+                "\(base)/\(expected.accountID)/\(list)/movies?api_key=\(Self.key)&session_id=\(session)&page=1"
+            )
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(page.utf8)) as? [String: Any])
+            expected.totals[list] = try #require(answer["total_results"] as? Int)
+            expected.pages[list] = try #require(answer["total_pages"] as? Int)
+            if list == "rated", let first = (answer["results"] as? [[String: Any]])?.first {
+                let rating = try #require((first["account_rating"] as? [String: Any])?["value"] as? Double)
+                expected.firstRated = (try #require(first["id"] as? Int), rating)
+            }
+        }
+        return expected
+    }
+
+    /// Two accounts, each with its own session: every rated movie (with its rating) lands in `account_ratings` and
+    /// every favourite and watchlist entry in `account_lists` of both stores, per account; the lists were read
+    /// page by page, once each.
+    @Test func twoAccountsLandInBothStores() async throws {
+        let sessions = ["default": "session-default-5f1c", "family": "session-family-a9d2"]
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "21", "--movies", "400"])
+        defer { emulator.terminate() }
+        _ = try await emulator.control(["tmdbSessions": Array(sessions.values)])
+        var expected: [String: Expected] = [:]
+        for (account, session) in sessions { expected[account] = try await Self.expected(emulator, session: session) }
+        #expect(expected["default"]?.accountID != expected["family"]?.accountID)
+        #expect(expected.values.allSatisfy { ($0.pages["rated"] ?? 0) >= 2 }, "the rated lists span pages")
+        try await emulator.resetStats()
+
+        let (prefix, fetch, records) = try await pipelineTopics("mqa", fetchTiers: 1, recordsTiers: 1)
+        let path = "/tmp/\(TestEnvironment.uniqueName("marquee-account")).db"
+        defer { removeSQLiteFiles(path) }
+        let sqlite = try StoreLocation(parsing: "sqlite:\(path)")
+        let postgres = try await freshPostgresDatabase()
+        let (fetcher, _) = try await startFetchWorker(
+            emulator: emulator,
+            prefix: prefix,
+            environment: [
+                "TMDB_API_KEY": Self.key, "MARQUEE_STORE": sqlite.connectionString,
+                "TMDB_SESSIONS": sessions.map { "\($0.key)=\($0.value)" }.joined(separator: ","),
+            ]
+        )
+        let indexers = [
+            try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: sqlite),
+            try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: postgres),
+        ]
+        for account in sessions.keys { _ = try await enqueue(.tmdbAccount(account: account), to: fetch) }
+
+        // Per account: its details, each list's movies, and one outcome per job (the details and every page).
+        let expectedRecords = expected.values.reduce(0) { sum, account in
+            sum + 1 + account.totals.values.reduce(0, +) + 1 + account.pages.values.reduce(0, +)
+        }
+        for indexer in indexers {
+            try await indexer.stored.wait("the accounts stored", timeout: .seconds(180)) { $0 >= expectedRecords }
+        }
+
+        for location in [sqlite, postgres] {
+            let store = try Store.open(location, logger: .marqueeTest)
+            for (account, want) in expected {
+                let rated = try #require(try await store.accountMovies(account: account, limit: 1000))
+                #expect(rated.accountID == Int64(want.accountID))
+                #expect(rated.movies.count == want.totals["rated"], "\(location.connectionString) \(account)")
+                #expect(rated.movies.allSatisfy { $0.rating != nil && $0.ratedAt != nil })
+                if let first = want.firstRated {
+                    let stored = rated.movies.first { $0.movieID == Int64(first.id) }
+                    #expect(stored?.rating == first.rating)
+                }
+                for list in [FetchJob.TMDBAccountList.favorite, .watchlist] {
+                    let movies = try await store.accountMovies(account: account, list: list, limit: 1000)
+                    #expect(movies?.movies.count == want.totals[list.rawValue])
+                }
+            }
+            let accounts = try await store.engine.read("SELECT account FROM tmdb_accounts ORDER BY account", [])
+            #expect(accounts == [[.text("default")], [.text("family")]])
+            await store.close()
+        }
+
+        let stats = try await emulator.stats()
+        #expect(statistic(stats, "routes", "tmdb.account") == 2)
+        let listPages = expected.values.reduce(0) { $0 + $1.pages.values.reduce(0, +) }
+        #expect(statistic(stats, "routes", "tmdb.account.list") == listPages)
+
+        fetcher.signal(SIGTERM)
+        #expect(await fetcher.waitForExit() == 0)
+        for indexer in indexers { await indexer.stop() }
+    }
+
+    /// A revoked session (TMDB's 401 `status_code` 17) pauses that account's jobs for the pipeline, with the
+    /// reason, without spending an attempt or dead-lettering them, while another account and the rest of TMDB go
+    /// on; later jobs of the paused account are held without a call. No session appears in the worker's log lines,
+    /// the hold reasons or its metrics.
+    @Test func aRevokedSessionPausesThatAccountAloneAndLeaksNoSession() async throws {
+        let valid = "session-valid-3e7a11"
+        let revoked = "session-revoked-c0ffee42"
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "22", "--movies", "200"])
+        defer { emulator.terminate() }
+        _ = try await emulator.control(["tmdbSessions": [valid], "tmdbRevokedSessions": [revoked]])
+        let want = try await Self.expected(emulator, session: valid)
+        try await emulator.resetStats()
+
+        let (prefix, fetch, records) = try await pipelineTopics("mqar", fetchTiers: 3, recordsTiers: 1)
+        let lines = Mutex<[String]>([])
+        let (fetcher, metricsURL) = try await startFetchWorker(
+            emulator: emulator,
+            prefix: prefix,
+            environment: [
+                "TMDB_API_KEY": Self.key, "TMDB_SESSIONS": "default=\(valid),old=\(revoked)",
+                // No probe within the test: a held job stays held.
+                "MARQUEE_SOURCE_PROBE_INTERVAL": "1h",
+            ],
+            onLine: { line in lines.withLock { $0.append(line) } }
+        )
+        try await withOutcomes(of: records.main) { outcomes in
+            let revokedRoot = try await enqueue(.tmdbAccount(account: "old"), to: fetch)
+            try await outcomes.wait("the revoked account held") { $0.holds[revokedRoot.id] != nil }
+            // Later jobs of the paused account are held without a call; the other account and TMDB go on.
+            let heldLater = try await enqueue(
+                .tmdbAccountList(account: "old", accountID: 12_345_678, list: .rated, page: 1),
+                to: fetch
+            )
+            let validRoot = try await enqueue(.tmdbAccount(account: "default"), to: fetch)
+            let genres = try await enqueue(.tmdbGenres(language: "en-US"), to: fetch)
+            let listPages = want.pages.values.reduce(0, +)
+            try await outcomes.wait("the valid account read and the revoked one held") { log in
+                log.done.contains(validRoot.id) && log.done.contains(genres.id) && log.holds[heldLater.id] != nil
+                    && log.done.count == 2 + listPages
+            }
+            let log = outcomes.snapshot
+            #expect(log.deadLettered.isEmpty, "\(log)")
+            #expect(log.retried.isEmpty, "no attempt was spent: \(log)")
+            #expect(!log.done.contains(revokedRoot.id))
+            #expect(!log.holdReasons.isEmpty)
+            for reason in log.holdReasons {
+                #expect(reason.contains("TMDB account old is paused"), "\(reason)")
+                #expect(reason.contains("Session denied."), "\(reason)")
+                #expect(reason.contains("status_code 17"), "\(reason)")
+                #expect(!reason.contains(revoked) && !reason.contains(valid), "\(reason)")
+            }
+        }
+        let stats = try await emulator.stats()
+        // The revoked session was tried once; the held list job never called.
+        #expect(statistic(stats, "routes", "tmdb.account") == 2)
+        #expect(statistic(stats, "routes", "tmdb.account.list") == want.pages.values.reduce(0, +))
+        let (_, metrics) = try await httpGet(metricsURL + "/metrics")
+        #expect(metrics.contains("tmdb.account.old"), "the paused account is named in the metrics")
+        #expect(!metrics.contains(revoked) && !metrics.contains(valid))
+        fetcher.signal(SIGTERM)
+        #expect(await fetcher.waitForExit() == 0)
+        let logged = lines.withLock { $0 }
+        #expect(logged.contains { $0.contains("TMDB account old paused for the pipeline") })
+        #expect(!logged.contains { $0.contains(revoked) || $0.contains(valid) })
+    }
+}

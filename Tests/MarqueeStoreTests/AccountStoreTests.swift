@@ -1,0 +1,99 @@
+import MarqueeCore
+import MarqueeJSON
+import MarqueeTestSupport
+import Testing
+
+@testable import MarqueeStore
+
+/// `tmdb.account` and `tmdb.account.movie` records in `tmdb_accounts`, `account_ratings` and `account_lists`, on
+/// both engines, and the read model of `marquee query ratings`.
+@Suite struct AccountStoreTests {
+    static func account(_ label: String, id: Int64, at fetchedAt: Int64) -> Record {
+        Record(
+            kind: .tmdbAccount,
+            key: "tmdb:account:\(label)",
+            fetchedAt: fetchedAt,
+            data: [
+                "account": .string(label), "account_id": .integer(id), "username": .string("travisbell"),
+                "name": .string("Travis Bell"), "language": .string("en"), "region": .string("CA"),
+                "include_adult": .bool(false),
+            ]
+        )
+    }
+
+    static func movie(
+        _ label: String,
+        _ list: String,
+        _ id: Int64,
+        title: String,
+        rating: Double? = nil,
+        ratedAt: String? = nil,
+        at fetchedAt: Int64
+    ) -> Record {
+        var data: JSONObject = [
+            "account": .string(label), "account_id": .integer(548), "list": .string(list), "movie_id": .integer(id),
+            "title": .string(title), "original_title": .string(title), "release_date": .string("2019-05-30"),
+        ]
+        if let rating { data["rating"] = .number(rating) }
+        if let ratedAt { data["rated_at"] = .string(ratedAt) }
+        return Record(kind: .tmdbAccountMovie, key: "tmdb:account:\(label):\(list):\(id)", fetchedAt: fetchedAt, data: data)
+    }
+
+    @Test("ratings and lists are stored per account, and a newer refresh wins", arguments: TestEngine.enabled)
+    func ratingsAndListsAreStoredPerAccount(engine: TestEngine) async throws {
+        try await engine.withStore { store in
+            _ = try await store.write([
+                Self.account("default", id: 548, at: 1_000),
+                Self.movie("default", "rated", 496243, title: "Parasite", rating: 10, ratedAt: "2024-02-03T21:07:11.000Z", at: 1_000),
+                Self.movie("default", "rated", 550, title: "Fight Club", rating: 9, ratedAt: "2023-06-14T09:52:40.000Z", at: 1_000),
+                Self.movie("default", "favorite", 129, title: "Spirited Away", at: 1_000),
+                Self.movie("default", "watchlist", 872585, title: "Oppenheimer", at: 1_000),
+                Self.movie("family", "rated", 550, title: "Fight Club", rating: 3, at: 1_000),
+            ])
+            #expect(try await store.engine.read("SELECT COUNT(*) FROM account_ratings", []) == [[.int(3)]])
+            #expect(try await store.engine.read("SELECT COUNT(*) FROM account_lists", []) == [[.int(2)]])
+
+            let rated = try #require(try await store.accountMovies(account: "default"))
+            #expect(rated.accountID == 548)
+            #expect(rated.username == "travisbell")
+            #expect(rated.movies.map(\.movieID) == [496243, 550])  // latest rating first
+            #expect(rated.movies.first?.rating == 10)
+            #expect(rated.movies.first?.ratedAt == "2024-02-03T21:07:11.000Z")
+            #expect(rated.movies.first?.releaseDate == "2019-05-30")
+            let watchlist = try #require(try await store.accountMovies(account: "default", list: .watchlist))
+            #expect(watchlist.movies.map(\.movieID) == [872585])
+            #expect(watchlist.movies.first?.rating == nil)
+            // An account known only by its ratings (details not fetched yet).
+            let family = try #require(try await store.accountMovies(account: "family"))
+            #expect(family.accountID == nil)
+            #expect(family.movies.map(\.rating) == [3])
+            #expect(try await store.accountMovies(account: "nobody") == nil)
+
+            // A rating changed upstream: the newer refresh replaces it, an older one changes nothing.
+            _ = try await store.write([
+                Self.movie("default", "rated", 550, title: "Fight Club", rating: 4.5, ratedAt: "2025-01-01T00:00:00.000Z", at: 2_000)
+            ])
+            let older = try await store.write([Self.movie("default", "rated", 550, title: "Fight Club", rating: 1, at: 500)])
+            #expect(older.rowsWritten == 0)
+            let after = try #require(try await store.accountMovies(account: "default"))
+            #expect(after.movies.map(\.movieID) == [550, 496243])
+            #expect(after.movies.first?.rating == 4.5)
+        }
+    }
+
+    @Test("a rated movie without a rating, a wrong key or a bad label is refused", arguments: TestEngine.enabled)
+    func invalidAccountRecordsAreRefused(engine: TestEngine) async throws {
+        try await engine.withStore { store in
+            let noRating = Self.movie("default", "rated", 550, title: "Fight Club", at: 1_000)
+            #expect { try Store.validate(noRating) } throws: { ($0 as? StoreError)?.code == .invalidRecord }
+            var wrongKey = Self.movie("default", "favorite", 550, title: "Fight Club", at: 1_000)
+            wrongKey.key = "tmdb:account:default:favorite:551"
+            #expect { try Store.validate(wrongKey) } throws: { ($0 as? StoreError)?.code == .invalidRecord }
+            let badLabel = Self.account("Default", id: 548, at: 1_000)
+            #expect { try Store.validate(badLabel) } throws: { ($0 as? StoreError)?.code == .invalidRecord }
+            let outOfRange = Self.movie("default", "rated", 550, title: "Fight Club", rating: 11, at: 1_000)
+            #expect { try Store.validate(outOfRange) } throws: { ($0 as? StoreError)?.code == .invalidRecord }
+            #expect(try await store.engine.read("SELECT COUNT(*) FROM account_ratings", []) == [[.int(0)]])
+        }
+    }
+}
