@@ -348,7 +348,9 @@ extension Query {
 
         func validate() throws {
             guard FetchJob.isTMDBAccountLabel(self.account) else {
-                throw ValidationError("--account '\(self.account.prefix(80))' is not an account label (a-z, 0-9, '.', '_', '-')")
+                throw ValidationError(
+                    "--account '\(self.account.prefix(80))' is not an account label (a-z, 0-9, '.', '_', '-')"
+                )
             }
             guard (1...1000).contains(self.limit) else { throw ValidationError("--limit must be from 1 to 1000") }
         }

@@ -52,7 +52,7 @@ struct Accounts: Sendable {
             let index = pick.int(0...(movies - 1))
             guard self.catalogue.cores[index].isAdult == false, seen.insert(index).inserted else { continue }
             let rating = Double(pick.int(1...20)) / 2
-            entries.append(Entry(index: index, rating: rating, ratedOn: reference.adding(-400 + entries.count * 7)))
+            entries.append(Entry(index: index, rating: rating, ratedOn: reference.adding(-500 + entries.count * 7)))
         }
         return entries
     }

@@ -105,23 +105,24 @@ public final class FetchWorker: Service, Sendable {
                 rate: nil
             )
         }
-        return accounts + Source.allCases.map { source in
-            let (key, url): (Secret?, String) =
-                switch source {
-                case .tmdb: (sources.tmdbAPIKey, sources.tmdbBaseURL)
-                case .kofic: (sources.koficAPIKey, sources.koficBaseURL)
-                case .kakao: (sources.kakaoAPIKey, sources.kakaoBaseURL)
-                case .openLibrary: (nil, sources.openLibraryBaseURL)
-                }
-            return SourceLimit(
-                source: source.rawValue,
-                displayName: source.displayName,
-                key: key?.revealed,
-                host: SourceLimit.hostAndPort(ofURL: url),
-                rate: settings.rateLimits[source],
-                dailyBudget: source == .kofic ? settings.koficDailyBudget : nil
-            )
-        }
+        return accounts
+            + Source.allCases.map { source in
+                let (key, url): (Secret?, String) =
+                    switch source {
+                    case .tmdb: (sources.tmdbAPIKey, sources.tmdbBaseURL)
+                    case .kofic: (sources.koficAPIKey, sources.koficBaseURL)
+                    case .kakao: (sources.kakaoAPIKey, sources.kakaoBaseURL)
+                    case .openLibrary: (nil, sources.openLibraryBaseURL)
+                    }
+                return SourceLimit(
+                    source: source.rawValue,
+                    displayName: source.displayName,
+                    key: key?.revealed,
+                    host: SourceLimit.hostAndPort(ofURL: url),
+                    rate: settings.rateLimits[source],
+                    dailyBudget: source == .kofic ? settings.koficDailyBudget : nil
+                )
+            }
     }
 
     /// The services the handler needs, in the order a `ServiceGroup` starts them: the HTTP client, then the

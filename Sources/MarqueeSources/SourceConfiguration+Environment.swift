@@ -1,4 +1,5 @@
 import MarqueeCore
+
 import struct Foundation.Data
 import struct Foundation.URL
 

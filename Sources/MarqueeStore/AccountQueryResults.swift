@@ -1,4 +1,4 @@
-import MarqueeCore
+public import MarqueeCore
 
 // The read model of `marquee query ratings` (Store's query below). Codable with snake_case keys, part of
 // docs/query.md's contract.

@@ -37,8 +37,10 @@ import Testing
     }
 
     @Test func theListPageDefaultsToOne() throws {
-        let job = try Self.decode(#"{"v":1,"kind":"tmdb.account.list","account":"default","account_id":548,"list":"rated"}"#)
-            .get()
+        let job = try Self.decode(
+            #"{"v":1,"kind":"tmdb.account.list","account":"default","account_id":548,"list":"rated"}"#
+        )
+        .get()
         #expect(job == .tmdbAccountList(account: "default", accountID: 548, list: .rated, page: 1))
     }
 

@@ -28,7 +28,13 @@ struct AccountRouteTests {
         return try #require(try reply.object()["id"] as? Int)
     }
 
-    func list(_ harness: Harness, _ id: Int, _ list: String, page: Int = 1, session: String = Self.session)
+    func list(
+        _ harness: Harness,
+        _ id: Int,
+        _ list: String,
+        page: Int = 1,
+        session: String = Self.session
+    )
         async throws -> Harness.Reply
     {
         try await harness.get(
@@ -51,7 +57,8 @@ struct AccountRouteTests {
             ] {
                 let reply = try await self.list(harness, id, list)
                 #expect(reply.status == 200)
-                #expect(Shape.problems(try reply.json(), try Self.written(fixture)) == [], "\(list)")
+                let problems = Shape.problems(try reply.json(), try Self.written(fixture))
+                #expect(problems == [], "\(list): \(problems)")
                 let results = try #require(try reply.object()["results"] as? [[String: Any]])
                 #expect(!results.isEmpty, "\(list)")
                 #expect(results.allSatisfy { $0["adult"] as? Bool == false })
@@ -80,7 +87,9 @@ struct AccountRouteTests {
             var ids: [Int] = []
             var times: [String] = []
             for page in 1...pages {
-                let results = try #require(try await self.list(harness, id, "rated", page: page).object()["results"] as? [[String: Any]])
+                let results = try #require(
+                    try await self.list(harness, id, "rated", page: page).object()["results"] as? [[String: Any]]
+                )
                 #expect(results.count == (page < pages ? 20 : total - 20 * (pages - 1)))
                 ids += results.compactMap { $0["id"] as? Int }
                 times += results.compactMap { ($0["account_rating"] as? [String: Any])?["created_at"] as? String }
@@ -128,7 +137,8 @@ struct AccountRouteTests {
                 let body = try reply.object()
                 #expect(body["status_code"] as? Int == code, "\(path)")
                 #expect(body["success"] as? Bool == false)
-                let message = code == 17
+                let message =
+                    code == 17
                     ? "Session denied."
                     : "Authentication failed: You do not have permissions to access the service."
                 #expect(body["status_message"] as? String == message)

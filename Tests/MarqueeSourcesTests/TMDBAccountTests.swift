@@ -25,7 +25,11 @@ import Testing
             .deletingLastPathComponent()  // Tests
             .appendingPathComponent("Fixtures/written/tmdb/\(name)")
         let data = try #require(FileManager.default.contents(atPath: url.path), "missing \(url.path)")
-        return SourceResponse(status: 200, headers: [("content-type", "application/json;charset=utf-8")], body: Array(data))
+        return SourceResponse(
+            status: 200,
+            headers: [("content-type", "application/json;charset=utf-8")],
+            body: Array(data)
+        )
     }
 
     static func list(_ list: FetchJob.TMDBAccountList, page: Int64 = 1) -> FetchJob {
@@ -37,7 +41,9 @@ import Testing
     }
 
     static func page(_ ids: [Int64], page: Int64 = 1, totalPages: Int64 = 1) -> SourceResponse {
-        let items = ids.map { #"{"id":\#($0),"title":"Movie \#($0)","account_rating":{"created_at":"2024-01-02T03:04:05.000Z","value":7.5}}"# }
+        let items = ids.map {
+            #"{"id":\#($0),"title":"Movie \#($0)","account_rating":{"created_at":"2024-01-02T03:04:05.000Z","value":7.5}}"#
+        }
         return response(
             200,
             #"{"page":\#(page),"results":[\#(items.joined(separator: ","))],"total_pages":\#(totalPages),"total_results":\#(ids.count)}"#
@@ -61,7 +67,9 @@ import Testing
     }
 
     @Test func anAccountWithoutASessionIsAConfigurationErrorNamingTheSettings() {
-        #expect(throws: SourceError.self) { try testAdapters.request(for: .tmdbAccount(account: "default")) }
+        #expect(throws: SourceError.self) {
+            try SourceAdapters(configuration: SourceConfiguration()).request(for: .tmdbAccount(account: "default"))
+        }
         do {
             _ = try Self.adapters.request(for: .tmdbAccount(account: "family"))
             Issue.record("no error")
@@ -104,7 +112,9 @@ import Testing
         // Page 1 of 3 queues pages 2 and 3.
         #expect(result.fetchJobs == [Self.list(.rated, page: 2), Self.list(.rated, page: 3)])
         // No secret anywhere in what the job produced.
-        for record in result.records { #expect(!String(decoding: record.encoded(), as: UTF8.self).contains(Self.session)) }
+        for record in result.records {
+            #expect(!String(decoding: record.encoded(), as: UTF8.self).contains(Self.session))
+        }
     }
 
     @Test func theWrittenFavouritesAndWatchlistAreListEntriesWithoutARating() throws {
@@ -112,7 +122,7 @@ import Testing
             try Self.written("account_favorite_movies_page1.json"),
             for: Self.list(.favorite)
         )
-        #expect(favourites.records.map(\.key) == ["tmdb:account:default:favorite:496243", "tmdb:account:default:favorite:129"])
+        #expect(favourites.records.map(\.key) == [496243, 129, 1196470].map { "tmdb:account:default:favorite:\($0)" })
         let spirited = try #require(favourites.record("tmdb:account:default:favorite:129"))
         #expect(spirited.data["original_title"].string == "千と千尋の神隠し")
         #expect(spirited.data["rating"] == nil)
@@ -121,12 +131,13 @@ import Testing
             try Self.written("account_watchlist_movies_page1.json"),
             for: Self.list(.watchlist)
         )
-        #expect(watchlist.records.count == 3)
+        #expect(watchlist.records.count == 4)
         #expect(watchlist.records.allSatisfy { $0.data["list"].string == "watchlist" })
     }
 
     @Test func theOlderRatingMemberIsReadWhenTheAnswerHasNoAccountRating() throws {
-        let body = #"{"page":1,"results":[{"id":27205,"title":"Inception","rating":8.5},{"id":3,"title":"No rating"}],"total_pages":1,"total_results":2}"#
+        let body =
+            #"{"page":1,"results":[{"id":27205,"title":"Inception","rating":8.5},{"id":3,"title":"No rating"}],"total_pages":1,"total_results":2}"#
         let result = try Self.parse(response(200, body), for: Self.list(.rated))
         // The entry without a rating is not a rating: left out.
         #expect(result.records.map(\.key) == ["tmdb:account:default:rated:27205"])
@@ -160,7 +171,10 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"status_code":3,"status_message":"Authentication failed: You do not have permissions to access the service.","success":false}"#, 3),
+        (
+            #"{"status_code":3,"status_message":"Authentication failed: You do not have permissions to access the service.","success":false}"#,
+            3
+        ),
         (#"{"success":false,"status_code":17,"status_message":"Session denied."}"#, 17),
     ])
     func aRefusedSessionIsTheSessionsNotTheKeys(body: String, code: Int) throws {
@@ -169,25 +183,36 @@ import Testing
         #expect(error.reason.contains("status_code \(code)"))
         #expect(!error.isRetriable)
         // On a request without a session, the same 401 is not about a session.
-        let other = try #require(parseError(response(401, body), for: .tmdbGenres(language: "en-US"), adapters: Self.adapters))
+        let other = try #require(
+            parseError(response(401, body), for: .tmdbGenres(language: "en-US"), adapters: Self.adapters)
+        )
         #expect(other.code != .sessionRefused)
     }
 
     @Test func aRefusedKeyOnAnAccountRequestIsStillTheKeys() throws {
-        let body = #"{"status_code":7,"status_message":"Invalid API key: You must be granted a valid key.","success":false}"#
-        let error = try #require(parseError(response(401, body), for: .tmdbAccount(account: "default"), adapters: Self.adapters))
+        let body =
+            #"{"status_code":7,"status_message":"Invalid API key: You must be granted a valid key.","success":false}"#
+        let error = try #require(
+            parseError(response(401, body), for: .tmdbAccount(account: "default"), adapters: Self.adapters)
+        )
         #expect(error.code == .unauthorized(.tmdb))
     }
 
     @Test func aSessionEchoedInAnErrorIsScrubbed() throws {
         let body = #"{"status_code":17,"status_message":"Session denied: \#(Self.session)","success":false}"#
-        let error = try #require(parseError(response(401, body), for: .tmdbAccount(account: "default"), adapters: Self.adapters))
+        let error = try #require(
+            parseError(response(401, body), for: .tmdbAccount(account: "default"), adapters: Self.adapters)
+        )
         #expect(!error.description.contains(Self.session))
     }
 
     @Test func detailsWithoutAnIdAreMalformed() throws {
         let error = try #require(
-            parseError(response(200, #"{"username":"x"}"#), for: .tmdbAccount(account: "default"), adapters: Self.adapters)
+            parseError(
+                response(200, #"{"username":"x"}"#),
+                for: .tmdbAccount(account: "default"),
+                adapters: Self.adapters
+            )
         )
         #expect(error.code == .malformed)
     }

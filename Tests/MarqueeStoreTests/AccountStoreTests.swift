@@ -36,7 +36,12 @@ import Testing
         ]
         if let rating { data["rating"] = .number(rating) }
         if let ratedAt { data["rated_at"] = .string(ratedAt) }
-        return Record(kind: .tmdbAccountMovie, key: "tmdb:account:\(label):\(list):\(id)", fetchedAt: fetchedAt, data: data)
+        return Record(
+            kind: .tmdbAccountMovie,
+            key: "tmdb:account:\(label):\(list):\(id)",
+            fetchedAt: fetchedAt,
+            data: data
+        )
     }
 
     @Test("ratings and lists are stored per account, and a newer refresh wins", arguments: TestEngine.enabled)
@@ -44,14 +49,32 @@ import Testing
         try await engine.withStore { store in
             _ = try await store.write([
                 Self.account("default", id: 548, at: 1_000),
-                Self.movie("default", "rated", 496243, title: "Parasite", rating: 10, ratedAt: "2024-02-03T21:07:11.000Z", at: 1_000),
-                Self.movie("default", "rated", 550, title: "Fight Club", rating: 9, ratedAt: "2023-06-14T09:52:40.000Z", at: 1_000),
+                Self.movie(
+                    "default",
+                    "rated",
+                    496243,
+                    title: "Parasite",
+                    rating: 10,
+                    ratedAt: "2024-02-03T21:07:11.000Z",
+                    at: 1_000
+                ),
+                Self.movie(
+                    "default",
+                    "rated",
+                    550,
+                    title: "Fight Club",
+                    rating: 9,
+                    ratedAt: "2023-06-14T09:52:40.000Z",
+                    at: 1_000
+                ),
                 Self.movie("default", "favorite", 129, title: "Spirited Away", at: 1_000),
                 Self.movie("default", "watchlist", 872585, title: "Oppenheimer", at: 1_000),
                 Self.movie("family", "rated", 550, title: "Fight Club", rating: 3, at: 1_000),
             ])
-            #expect(try await store.engine.read("SELECT COUNT(*) FROM account_ratings", []) == [[.int(3)]])
-            #expect(try await store.engine.read("SELECT COUNT(*) FROM account_lists", []) == [[.int(2)]])
+            let ratings = try await store.engine.read("SELECT COUNT(*) FROM account_ratings", [])
+            #expect(ratings == [[.int(3)]])
+            let lists = try await store.engine.read("SELECT COUNT(*) FROM account_lists", [])
+            #expect(lists == [[.int(2)]])
 
             let rated = try #require(try await store.accountMovies(account: "default"))
             #expect(rated.accountID == 548)
@@ -71,9 +94,19 @@ import Testing
 
             // A rating changed upstream: the newer refresh replaces it, an older one changes nothing.
             _ = try await store.write([
-                Self.movie("default", "rated", 550, title: "Fight Club", rating: 4.5, ratedAt: "2025-01-01T00:00:00.000Z", at: 2_000)
+                Self.movie(
+                    "default",
+                    "rated",
+                    550,
+                    title: "Fight Club",
+                    rating: 4.5,
+                    ratedAt: "2025-01-01T00:00:00.000Z",
+                    at: 2_000
+                )
             ])
-            let older = try await store.write([Self.movie("default", "rated", 550, title: "Fight Club", rating: 1, at: 500)])
+            let older = try await store.write([
+                Self.movie("default", "rated", 550, title: "Fight Club", rating: 1, at: 500)
+            ])
             #expect(older.rowsWritten == 0)
             let after = try #require(try await store.accountMovies(account: "default"))
             #expect(after.movies.map(\.movieID) == [550, 496243])
@@ -93,7 +126,8 @@ import Testing
             #expect { try Store.validate(badLabel) } throws: { ($0 as? StoreError)?.code == .invalidRecord }
             let outOfRange = Self.movie("default", "rated", 550, title: "Fight Club", rating: 11, at: 1_000)
             #expect { try Store.validate(outOfRange) } throws: { ($0 as? StoreError)?.code == .invalidRecord }
-            #expect(try await store.engine.read("SELECT COUNT(*) FROM account_ratings", []) == [[.int(0)]])
+            let rows = try await store.engine.read("SELECT COUNT(*) FROM account_ratings", [])
+            #expect(rows == [[.int(0)]])
         }
     }
 }

@@ -96,7 +96,10 @@ public struct TMDBAdapter: SourceAdapter {
                 "no session is configured for the TMDB account '\(account)' (set TMDB_SESSION_ID with TMDB_ACCOUNT=\(account), or TMDB_SESSIONS)"
             )
         }
-        var request = try self.request(path: path, query: [QueryItem("session_id", session.revealed, isSecret: true)] + query)
+        var request = try self.request(
+            path: path,
+            query: [QueryItem("session_id", session.revealed, isSecret: true)] + query
+        )
         request.isConditionalAllowed = false
         return request
     }
