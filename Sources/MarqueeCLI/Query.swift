@@ -343,7 +343,7 @@ extension Query {
         @Option(help: "Which list: rated, favorite or watchlist.")
         var list: List = .rated
 
-        @Option(help: "The most movies shown (1…1000).")
+        @Option(help: "The most movies shown (1…500).")
         var limit = 100
 
         func validate() throws {
@@ -352,7 +352,7 @@ extension Query {
                     "--account '\(self.account.prefix(80))' is not an account label (a-z, 0-9, '.', '_', '-')"
                 )
             }
-            guard (1...1000).contains(self.limit) else { throw ValidationError("--limit must be from 1 to 1000") }
+            guard (1...500).contains(self.limit) else { throw ValidationError("--limit must be from 1 to 500") }
         }
 
         func run() async throws {

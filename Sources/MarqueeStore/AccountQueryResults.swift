@@ -59,7 +59,7 @@ extension Store {
     /// - Parameters:
     ///   - account: The account's label.
     ///   - list: Which list: rated (with the ratings), favorite or watchlist.
-    ///   - limit: The most movies returned (1…1000).
+    ///   - limit: The most movies returned (1…500).
     /// - Returns: `nil` when the store knows nothing of the account (no details, no list entry).
     /// - Throws: ``StoreError`` `invalidQuery` for a malformed label or an out-of-range limit.
     public func accountMovies(

@@ -95,7 +95,7 @@ struct TMDBAccountCrawlTests {
         for location in [sqlite, postgres] {
             let store = try Store.open(location, logger: .marqueeTest)
             for (account, want) in expected {
-                let rated = try #require(try await store.accountMovies(account: account, limit: 1000))
+                let rated = try #require(try await store.accountMovies(account: account, limit: 500))
                 #expect(rated.accountID == Int64(want.accountID))
                 #expect(rated.movies.count == want.totals["rated"], "\(location.connectionString) \(account)")
                 #expect(rated.movies.allSatisfy { $0.rating != nil && $0.ratedAt != nil })
@@ -104,7 +104,7 @@ struct TMDBAccountCrawlTests {
                     #expect(stored?.rating == first.rating)
                 }
                 for list in [FetchJob.TMDBAccountList.favorite, .watchlist] {
-                    let movies = try await store.accountMovies(account: account, list: list, limit: 1000)
+                    let movies = try await store.accountMovies(account: account, list: list, limit: 500)
                     #expect(movies?.movies.count == want.totals[list.rawValue])
                 }
             }
