@@ -113,6 +113,37 @@ struct TMDBAccountCrawlTests {
             await store.close()
         }
 
+        // What `marquee query ratings` shows of them, from either store.
+        for location in [sqlite, postgres] {
+            let family = try #require(expected["family"])
+            let text = try await runMarquee([
+                "query", "ratings", "--account", "family", "--store", location.connectionString,
+            ])
+            #expect(text.status == 0, "\(text.standardError)")
+            #expect(
+                text.standardOutput.hasPrefix(
+                    "TMDB account family (\(family.accountID), marquee-\(family.accountID)): rated movies\n"
+                )
+            )
+            #expect(text.standardOutput.hasSuffix("\(family.totals["rated"] ?? 0) movies\n"), "\(text.standardOutput)")
+            let json = try await runMarquee([
+                "query", "ratings", "--account", "family", "--list", "watchlist", "--json", "--store",
+                location.connectionString,
+            ])
+            #expect(json.status == 0, "\(json.standardError)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
+            )
+            #expect(object["account_id"] as? Int == family.accountID)
+            #expect(object["list"] as? String == "watchlist")
+            #expect((object["movies"] as? [Any])?.count == family.totals["watchlist"])
+            let nobody = try await runMarquee([
+                "query", "ratings", "--account", "nobody", "--store", location.connectionString,
+            ])
+            #expect(nobody.status == 0)
+            #expect(nobody.standardError.contains("no TMDB account 'nobody'"))
+        }
+
         let stats = try await emulator.stats()
         #expect(statistic(stats, "routes", "tmdb.account") == 2)
         let listPages = expected.values.reduce(0) { $0 + $1.pages.values.reduce(0, +) }
@@ -187,5 +218,31 @@ struct TMDBAccountCrawlTests {
         let logged = lines.withLock { $0 }
         #expect(logged.contains { $0.contains("TMDB account old paused for the pipeline") })
         #expect(!logged.contains { $0.contains(revoked) || $0.contains(valid) })
+    }
+}
+
+/// `marquee enqueue tmdb-account`, as the process builds the jobs (`--dry-run`): labels only, never a session.
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct TMDBAccountCLITests {
+    @Test func oneJobPerLabelAndTheDefaultAccountWithoutOne() async throws {
+        let run = try await runMarquee(["enqueue", "tmdb-account", "default", "family", "--dry-run"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let jobs = try run.standardOutput.split(separator: "\n").map { try FetchJob.decode(Array($0.utf8)) }
+        #expect(jobs == [.tmdbAccount(account: "default"), .tmdbAccount(account: "family")])
+        let bare = try await runMarquee(["enqueue", "tmdb-account", "--dry-run"])
+        #expect(
+            try bare.standardOutput.split(separator: "\n").map { try FetchJob.decode(Array($0.utf8)) } == [
+                .tmdbAccount(account: "default")
+            ]
+        )
+    }
+
+    @Test func aLabelThatIsNoLabelIsAUsageError() async throws {
+        let run = try await runMarquee(["enqueue", "tmdb-account", "Family Account", "--dry-run"])
+        #expect(run.status == 64)
+        #expect(run.standardError.contains("account"), "\(run.standardError)")
+        #expect(run.standardOutput.isEmpty)
+        let query = try await runMarquee(["query", "ratings", "--account", "Bad Label"])
+        #expect(query.status == 64)
     }
 }
