@@ -40,7 +40,7 @@ extension FetchJob {
 
     /// Decodes the fields of a `tmdb.account.list` payload after its `v` and `kind`: `account` (a label),
     /// `account_id` (TMDB's numeric id of the account, which `/account` answered), `list` (rated, favorite or
-    /// watchlist) and `page` (1…500, default 1).
+    /// watchlist), `page` (1…500, default 1) and `as_of` (the refresh, epoch ms; default 0, none).
     static func tmdbAccountList(reading reader: inout PayloadReader) throws(PayloadError) -> FetchJob {
         let account = try reader.tmdbAccountLabel()
         let accountID = try reader.int("account_id", in: FieldRules.tmdbAccountIDs)
@@ -53,7 +53,8 @@ extension FetchJob {
             account: account,
             accountID: accountID,
             list: TMDBAccountList(rawValue: name)!,
-            page: try reader.optionalInt("page", in: FieldRules.pages) ?? 1
+            page: try reader.optionalInt("page", in: FieldRules.pages) ?? 1,
+            asOf: try reader.optionalInt("as_of", in: FieldRules.epochMilliseconds) ?? 0
         )
     }
 
@@ -62,10 +63,11 @@ extension FetchJob {
         switch self {
         case .tmdbAccount(let account):
             try PayloadReader.checkTMDBAccountLabel(account)
-        case .tmdbAccountList(let account, let accountID, _, let page):
+        case .tmdbAccountList(let account, let accountID, _, let page, let asOf):
             try PayloadReader.checkTMDBAccountLabel(account)
             try PayloadReader.check(accountID, field: "account_id", in: FieldRules.tmdbAccountIDs)
             try PayloadReader.check(page, field: "page", in: FieldRules.pages)
+            try PayloadReader.check(asOf, field: "as_of", in: FieldRules.epochMilliseconds)
         default:
             return
         }

@@ -33,8 +33,9 @@ public enum FetchJob: Hashable, Sendable {
     /// watchlist.
     case tmdbAccount(account: String)
     /// A page of one of a signed-in account's movie lists (`/account/{account_id}/<list>/movies`); page 1 queues
-    /// the rest of the list.
-    case tmdbAccountList(account: String, accountID: Int64, list: TMDBAccountList, page: Int64)
+    /// the rest of the list. `asOf` names the refresh the page belongs to (when its `tmdb.account` job fetched the
+    /// details, epoch ms; 0 for none): a refresh read whole replaces the entries of the refreshes before it.
+    case tmdbAccountList(account: String, accountID: Int64, list: TMDBAccountList, page: Int64, asOf: Int64 = 0)
     /// `date` is `yyyyMMdd`.
     case koficDailyBoxOffice(date: String, follow: Follow)
     /// `date` is any day of the week, `yyyyMMdd`.
@@ -98,7 +99,7 @@ public enum FetchJob: Hashable, Sendable {
         case .tmdbGenres(let language): "tmdb:genres:\(language)"
         case .tmdbChanges(let start, let end, let page, _, _): "tmdb:changes:\(start):\(end):\(page)"
         case .tmdbAccount(let account): "tmdb:account:\(account)"
-        case .tmdbAccountList(let account, _, let list, let page): "tmdb:account:\(account):\(list.rawValue):\(page)"
+        case .tmdbAccountList(let account, _, let list, let page, _): "tmdb:account:\(account):\(list.rawValue):\(page)"
         case .koficDailyBoxOffice(let date, _): "kofic:daily:\(date)"
         case .koficWeeklyBoxOffice(let date, let week, _): "kofic:weekly:\(week.rawValue):\(date)"
         case .koficMovie(let code, _): "kofic:movie:\(code)"

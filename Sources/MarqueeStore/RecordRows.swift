@@ -49,6 +49,7 @@ enum RecordRows {
         case .koficCatalogue: return try self.koficCatalogue(fields)
         case .tmdbAccount: return try self.tmdbAccount(fields)
         case .tmdbAccountMovie: return try self.tmdbAccountMovie(fields)
+        case .tmdbAccountRefresh: return try self.tmdbAccountRefresh(fields)
         case .book: return try self.book(fields)
         case .image: return try self.image(fields)
         case .jobOutcome: return try self.jobOutcome(fields)
@@ -267,6 +268,7 @@ enum RecordRows {
             "account": .string(account), "movie_id": .integer(movieID),
             "account_id": .integer(try f.requiredInt("account_id")), "title": try f.text("title").json,
             "original_title": try f.text("original_title").json, "release_date": try f.date("release_date").json,
+            "as_of": .integer(try Self.asOf(f)),
         ]
         guard list == .rated else {
             values["list"] = .string(list.rawValue)
@@ -278,6 +280,37 @@ enum RecordRows {
         values["rating"] = .number(rating)
         values["rated_at"] = try f.text("rated_at").json
         return [f.row(Tables.accountRatings, values)]
+    }
+
+    /// How many entries a list held at one refresh.
+    private static func tmdbAccountRefresh(_ f: Fields) throws(StoreError) -> [RowWrite] {
+        let account = try f.requiredText("account")
+        guard FetchJob.isTMDBAccountLabel(account) else { throw f.invalid("account", "not an account label") }
+        let listName = try f.requiredText("list")
+        guard let list = FetchJob.TMDBAccountList(rawValue: listName) else {
+            throw f.invalid("list", "expected one of rated, favorite, watchlist")
+        }
+        let asOf = try Self.asOf(f)
+        guard asOf > 0 else { throw f.invalid("as_of", "a refresh needs its time") }
+        try f.expectKey("tmdb:account:\(account):\(list.rawValue):refresh:\(asOf)")
+        let total = try f.requiredInt("total")
+        guard total >= 0 else { throw f.invalid("total", "must not be negative") }
+        return [
+            f.row(
+                Tables.accountListRefreshes,
+                [
+                    "account": .string(account), "list": .string(list.rawValue), "as_of": .integer(asOf),
+                    "total": .integer(total),
+                ]
+            )
+        ]
+    }
+
+    /// `as_of`: the refresh of an account entry (epoch ms); 0 when the record names none.
+    private static func asOf(_ f: Fields) throws(StoreError) -> Int64 {
+        let asOf = try f.int("as_of") ?? 0
+        guard asOf >= 0 else { throw f.invalid("as_of", "must not be negative") }
+        return asOf
     }
 
     private static func book(_ f: Fields) throws(StoreError) -> [RowWrite] {

@@ -404,14 +404,15 @@ enum Schema {
         CREATE INDEX kofic_catalogue_year ON kofic_catalogue (year);
         """
 
-    /// The account data: signed-in TMDB users' details, ratings and lists (`tmdb.account` and
-    /// `tmdb.account.movie` records), each keyed by the account's label (the session id is never stored).
+    /// The account data: signed-in TMDB users' details, ratings and lists (`tmdb.account`, `tmdb.account.movie`
+    /// and `tmdb.account.refresh` records), each keyed by the account's label (the session id is never stored).
     ///
     /// `tmdb_accounts`: one row per account, as `/account` answered. `account_ratings`: the movies each account
     /// rated, with the rating (0.5…10) and when it was given (`rated_at`, TMDB's ISO 8601 time, `NULL` when the
     /// answer had none). `account_lists`: the movies on each account's favourites (`favorite`) and watchlist
-    /// (`watchlist`). A row a later refresh no longer lists stays, with the `fetched_at` of the last refresh that
-    /// listed it.
+    /// (`watchlist`). `as_of` names the refresh that last listed a row (the time of its details answer, epoch ms);
+    /// `account_list_refreshes` holds how many entries each list had at each refresh, so a reader can tell the
+    /// latest refresh read whole and leave out the rows only older refreshes listed (removed upstream).
     private static let accountData = """
         CREATE TABLE tmdb_accounts (
             account {text} PRIMARY KEY,
@@ -432,6 +433,7 @@ enum Schema {
             title {text},
             original_title {text},
             release_date {date},
+            as_of {int} NOT NULL,
             fetched_at {int} NOT NULL,
             PRIMARY KEY (account, movie_id)
         );
@@ -443,8 +445,17 @@ enum Schema {
             title {text},
             original_title {text},
             release_date {date},
+            as_of {int} NOT NULL,
             fetched_at {int} NOT NULL,
             PRIMARY KEY (account, list, movie_id)
+        );
+        CREATE TABLE account_list_refreshes (
+            account {text} NOT NULL,
+            list {text} NOT NULL,
+            as_of {int} NOT NULL,
+            total {int} NOT NULL,
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (account, list, as_of)
         );
         """
 }

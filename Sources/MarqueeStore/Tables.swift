@@ -196,13 +196,20 @@ enum Tables {
         key: [("account", .text), ("movie_id", .int)],
         values: [
             ("account_id", .int), ("rating", .real), ("rated_at", .text), ("title", .text), ("original_title", .text),
-            ("release_date", .date),
+            ("release_date", .date), ("as_of", .int),
         ]
     )
     static let accountLists = Table(
         "account_lists",
         key: [("account", .text), ("list", .text), ("movie_id", .int)],
-        values: [("account_id", .int), ("title", .text), ("original_title", .text), ("release_date", .date)]
+        values: [
+            ("account_id", .int), ("title", .text), ("original_title", .text), ("release_date", .date), ("as_of", .int),
+        ]
+    )
+    static let accountListRefreshes = Table(
+        "account_list_refreshes",
+        key: [("account", .text), ("list", .text), ("as_of", .int)],
+        values: [("total", .int)]
     )
     static let boxOffice = Table(
         "box_office",
@@ -285,7 +292,7 @@ enum Tables {
     /// Gated tables in write order (parents before the tables that name them).
     static let gated: [Table] = [
         movies, movieDetails, movieTranslations, movieTranslationDetails, genres, reviews, koficMovies, koficCatalogue,
-        boxOffice, tmdbAccounts, accountRatings, accountLists,
+        boxOffice, tmdbAccounts, accountRatings, accountLists, accountListRefreshes,
         books, bookSearchFacts, bookWorkFacts, authors, images, entityImages, jobOutcomes,
     ]
 }

@@ -98,6 +98,7 @@ struct TMDBAccountCrawlTests {
                 let rated = try #require(try await store.accountMovies(account: account, limit: 500))
                 #expect(rated.accountID == Int64(want.accountID))
                 #expect(rated.movies.count == want.totals["rated"], "\(location.connectionString) \(account)")
+                #expect(rated.refreshedAt != nil, "the refresh was stored whole")
                 #expect(rated.movies.allSatisfy { $0.rating != nil && $0.ratedAt != nil })
                 if let first = want.firstRated {
                     let stored = rated.movies.first { $0.movieID == Int64(first.id) }

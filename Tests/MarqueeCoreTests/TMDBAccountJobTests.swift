@@ -14,7 +14,7 @@ import Testing
             .tmdbAccount(account: "default"),
             .tmdbAccountList(account: "family-tv", accountID: 548, list: .rated, page: 3),
             .tmdbAccountList(account: "a.b_c", accountID: 9_000_000_000, list: .favorite, page: 1),
-            .tmdbAccountList(account: "x", accountID: 1, list: .watchlist, page: 500),
+            .tmdbAccountList(account: "x", accountID: 1, list: .watchlist, page: 500, asOf: 1_709_294_400_000),
         ]
         for job in jobs {
             #expect(try FetchJob.decode(job.encoded()) == job)
@@ -54,6 +54,7 @@ import Testing
         (#"{"v":1,"kind":"tmdb.account.list","account":"default","account_id":0,"list":"rated"}"#, "account_id"),
         (#"{"v":1,"kind":"tmdb.account.list","account":"default","account_id":5,"list":"lists"}"#, "list"),
         (#"{"v":1,"kind":"tmdb.account.list","account":"default","account_id":5,"list":"rated","page":501}"#, "page"),
+        (#"{"v":1,"kind":"tmdb.account.list","account":"default","account_id":5,"list":"rated","as_of":-1}"#, "as_of"),
     ])
     func aWrongFieldIsRefusedByName(json: String, field: String) {
         guard case .failure(let error) = Self.decode(json) else {

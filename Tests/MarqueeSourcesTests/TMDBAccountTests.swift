@@ -32,8 +32,8 @@ import Testing
         )
     }
 
-    static func list(_ list: FetchJob.TMDBAccountList, page: Int64 = 1) -> FetchJob {
-        .tmdbAccountList(account: "default", accountID: 548, list: list, page: page)
+    static func list(_ list: FetchJob.TMDBAccountList, page: Int64 = 1, asOf: Int64 = 0) -> FetchJob {
+        .tmdbAccountList(account: "default", accountID: 548, list: list, page: page, asOf: asOf)
     }
 
     static func parse(_ response: SourceResponse, for job: FetchJob) throws -> SourceResult {
@@ -91,7 +91,11 @@ import Testing
         #expect(record.data["language"].string == "en")
         #expect(record.data["region"].string == "CA")
         #expect(record.data["include_adult"] == .bool(false))
-        #expect(result.fetchJobs == [Self.list(.rated), Self.list(.favorite), Self.list(.watchlist)])
+        // The lists are read as this refresh, named by the time of the details answer.
+        #expect(
+            result.fetchJobs
+                == [.rated, .favorite, .watchlist].map { Self.list($0, asOf: testFetchedAt) }
+        )
     }
 
     @Test func theWrittenRatedPageKeepsEachRatingAndWhenItWasGiven() throws {
@@ -115,6 +119,26 @@ import Testing
         for record in result.records {
             #expect(!String(decoding: record.encoded(), as: UTF8.self).contains(Self.session))
         }
+    }
+
+    @Test func aRefreshsFirstPageRecordsTheListsTotalAndItsPagesCarryTheRefresh() throws {
+        let asOf: Int64 = 1_709_290_000_000
+        let result = try Self.parse(
+            try Self.written("account_rated_movies_page1.json"),
+            for: Self.list(.rated, asOf: asOf)
+        )
+        let refresh = try #require(result.record("tmdb:account:default:rated:refresh:\(asOf)"))
+        #expect(refresh.kind == .tmdbAccountRefresh)
+        #expect(refresh.data["total"] == .integer(47))
+        #expect(refresh.data["as_of"] == .integer(asOf))
+        #expect(result.records(.tmdbAccountMovie).allSatisfy { $0.data["as_of"] == .integer(asOf) })
+        #expect(result.fetchJobs == [Self.list(.rated, page: 2, asOf: asOf), Self.list(.rated, page: 3, asOf: asOf)])
+        // A later page records no total; a page outside a refresh neither.
+        let later = try Self.parse(Self.page([7], page: 2, totalPages: 3), for: Self.list(.rated, page: 2, asOf: asOf))
+        #expect(later.records(.tmdbAccountRefresh).isEmpty)
+        let alone = try Self.parse(Self.page([7]), for: Self.list(.rated))
+        #expect(alone.records(.tmdbAccountRefresh).isEmpty)
+        #expect(alone.records.first?.data["as_of"] == .integer(0))
     }
 
     @Test func theWrittenFavouritesAndWatchlistAreListEntriesWithoutARating() throws {
@@ -159,7 +183,7 @@ import Testing
         // TMDB serves pages 1…500: a list that claims 1,000 pages is read to page 500.
         let result = try Self.parse(Self.page([1], totalPages: 1000), for: Self.list(.watchlist))
         let pages = result.fetchJobs.compactMap { job -> Int64? in
-            guard case .tmdbAccountList(_, _, .watchlist, let page) = job else { return nil }
+            guard case .tmdbAccountList(_, _, .watchlist, let page, _) = job else { return nil }
             return page
         }
         #expect(pages == Array(2...500))

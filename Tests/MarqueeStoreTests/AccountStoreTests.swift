@@ -28,6 +28,7 @@ import Testing
         title: String,
         rating: Double? = nil,
         ratedAt: String? = nil,
+        asOf: Int64? = nil,
         at fetchedAt: Int64
     ) -> Record {
         var data: JSONObject = [
@@ -36,6 +37,7 @@ import Testing
         ]
         if let rating { data["rating"] = .number(rating) }
         if let ratedAt { data["rated_at"] = .string(ratedAt) }
+        if let asOf { data["as_of"] = .integer(asOf) }
         return Record(
             kind: .tmdbAccountMovie,
             key: "tmdb:account:\(label):\(list):\(id)",
@@ -128,6 +130,56 @@ import Testing
             #expect { try Store.validate(outOfRange) } throws: { ($0 as? StoreError)?.code == .invalidRecord }
             let rows = try await store.engine.read("SELECT COUNT(*) FROM account_ratings", [])
             #expect(rows == [[.int(0)]])
+        }
+    }
+
+    static func refresh(_ label: String, _ list: String, asOf: Int64, total: Int64) -> Record {
+        Record(
+            kind: .tmdbAccountRefresh,
+            key: "tmdb:account:\(label):\(list):refresh:\(asOf)",
+            fetchedAt: asOf,
+            data: ["account": .string(label), "list": .string(list), "as_of": .integer(asOf), "total": .integer(total)]
+        )
+    }
+
+    @Test("a movie removed upstream is left out once a later refresh is stored whole", arguments: TestEngine.enabled)
+    func removedMoviesGoOnceALaterRefreshIsWhole(engine: TestEngine) async throws {
+        try await engine.withStore { store in
+            // Refresh 1 (as of 1,000): the watchlist holds 3 movies.
+            _ = try await store.write(
+                [Self.refresh("default", "watchlist", asOf: 1_000, total: 3)]
+                    + [1, 2, 3].map { Self.movie("default", "watchlist", $0, title: "M\($0)", asOf: 1_000, at: 1_001) }
+            )
+            var shown = try #require(try await store.accountMovies(account: "default", list: .watchlist))
+            #expect(shown.movies.map(\.movieID) == [1, 2, 3])
+            #expect(shown.refreshedAt == 1_000)
+
+            // Refresh 2 (as of 2,000): movie 2 was removed, movie 4 added; page 1 of 2 is stored so far.
+            _ = try await store.write([
+                Self.refresh("default", "watchlist", asOf: 2_000, total: 3),
+                Self.movie("default", "watchlist", 1, title: "M1", asOf: 2_000, at: 2_001),
+            ])
+            shown = try #require(try await store.accountMovies(account: "default", list: .watchlist))
+            // Not whole yet: refresh 1 still stands (its three movies, one of them seen again by refresh 2).
+            #expect(shown.movies.map(\.movieID) == [1, 2, 3])
+            #expect(shown.refreshedAt == 1_000)
+
+            // The rest of refresh 2: movie 2 is no longer shown.
+            _ = try await store.write(
+                [3, 4].map { Self.movie("default", "watchlist", $0, title: "M\($0)", asOf: 2_000, at: 2_002) }
+            )
+            shown = try #require(try await store.accountMovies(account: "default", list: .watchlist))
+            #expect(shown.movies.map(\.movieID) == [1, 3, 4])
+            #expect(shown.refreshedAt == 2_000)
+            // The other lists are their own: the favourites have no refresh yet, so all they hold is shown.
+            _ = try await store.write([Self.movie("default", "favorite", 9, title: "M9", asOf: 500, at: 501)])
+            let favourites = try #require(try await store.accountMovies(account: "default", list: .favorite))
+            #expect(favourites.movies.map(\.movieID) == [9])
+            #expect(favourites.refreshedAt == nil)
+            // A list emptied upstream: a whole refresh of 0 entries shows none.
+            _ = try await store.write([Self.refresh("default", "favorite", asOf: 3_000, total: 0)])
+            let emptied = try #require(try await store.accountMovies(account: "default", list: .favorite))
+            #expect(emptied.movies.isEmpty)
         }
     }
 }

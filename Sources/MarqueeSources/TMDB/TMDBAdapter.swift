@@ -61,7 +61,7 @@ public struct TMDBAdapter: SourceAdapter {
             )
         case .tmdbAccount(let account):
             return try self.accountRequest(account, path: ["account"], query: [])
-        case .tmdbAccountList(let account, let accountID, let list, let page):
+        case .tmdbAccountList(let account, let accountID, let list, let page, _):
             return try self.accountRequest(
                 account,
                 path: ["account", String(accountID), list.rawValue, "movies"],
@@ -181,11 +181,14 @@ public struct TMDBAdapter: SourceAdapter {
                 throw self.check.malformed(response, "the details of an account")
             }
             parser.account(json, account: account, accountID: accountID)
-        case .tmdbAccountList(let account, let accountID, let list, let page):
+        case .tmdbAccountList(let account, let accountID, let list, let page, let asOf):
             guard let results = json["results"]?.arrayValue else {
                 throw self.check.malformed(response, "a page of the account's \(list.rawValue) movies")
             }
-            parser.accountMovies(results, account: account, accountID: accountID, list: list)
+            parser.accountMovies(results, account: account, accountID: accountID, list: list, asOf: asOf)
+            if page == 1, asOf != 0 {
+                parser.accountRefresh(account: account, list: list, asOf: asOf, total: json["total_results"]?.int)
+            }
             // The whole list is read (a rating left out would be missing from the apps): page 1 queues every other
             // page TMDB reports, up to its last page.
             for next in FanOut.pages(
@@ -195,7 +198,7 @@ public struct TMDBAdapter: SourceAdapter {
                 maxPage: Self.maxPage
             ) {
                 parser.result.add(
-                    .tmdbAccountList(account: account, accountID: accountID, list: list, page: next)
+                    .tmdbAccountList(account: account, accountID: accountID, list: list, page: next, asOf: asOf)
                 )
             }
         default:
@@ -299,7 +302,7 @@ extension FetchJob {
     /// The account label of a `tmdb.account` or `tmdb.account.list` job; `nil` for the other kinds.
     public var tmdbAccountLabel: String? {
         switch self {
-        case .tmdbAccount(let account), .tmdbAccountList(let account, _, _, _): account
+        case .tmdbAccount(let account), .tmdbAccountList(let account, _, _, _, _): account
         default: nil
         }
     }

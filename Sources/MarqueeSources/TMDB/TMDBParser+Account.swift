@@ -7,7 +7,8 @@ extension TMDBParser {
     /// The `tmdb.account` record of `GET /account`, and page 1 of each of the account's movie lists.
     ///
     /// The record names the account by its label (the session stays in the fetch worker); TMDB's numeric id goes
-    /// into the list jobs, whose paths need it.
+    /// into the list jobs, whose paths need it, and the time of this answer names the refresh they belong to
+    /// (`as_of`).
     mutating func account(_ json: some LenientJSON, account: String, accountID: Int64) {
         var data = JSONWriter.object(capacity: 256)
         data.write("account", account)
@@ -21,7 +22,9 @@ extension TMDBParser {
             Record(kind: .tmdbAccount, key: "tmdb:account:\(account)", fetchedAt: self.fetchedAt, writtenData: data)
         )
         for list in FetchJob.TMDBAccountList.allCases {
-            self.result.add(.tmdbAccountList(account: account, accountID: accountID, list: list, page: 1))
+            self.result.add(
+                .tmdbAccountList(account: account, accountID: accountID, list: list, page: 1, asOf: self.fetchedAt)
+            )
         }
     }
 
@@ -34,7 +37,8 @@ extension TMDBParser {
         _ results: some Sequence<some LenientJSON>,
         account: String,
         accountID: Int64,
-        list: FetchJob.TMDBAccountList
+        list: FetchJob.TMDBAccountList,
+        asOf: Int64
     ) {
         for item in results {
             guard let id = Self.id(item) else { continue }
@@ -45,6 +49,7 @@ extension TMDBParser {
             var data = JSONWriter.object(capacity: 256)
             data.write("account", account)
             data.write("account_id", accountID)
+            data.write("as_of", asOf)
             data.write("list", list.rawValue)
             data.write("movie_id", id)
             data.writeTrimmedText("original_title", item["original_title"])
@@ -63,6 +68,26 @@ extension TMDBParser {
                 )
             )
         }
+    }
+
+    /// The `tmdb.account.refresh` record of page 1 of a list read as part of a refresh: how many entries TMDB
+    /// says the list holds (`total_results`), so the store can tell when the refresh has every entry (then the
+    /// entries only older refreshes listed are gone upstream). Without a total, nothing is recorded.
+    mutating func accountRefresh(account: String, list: FetchJob.TMDBAccountList, asOf: Int64, total: Int64?) {
+        guard let total, total >= 0 else { return }
+        var data = JSONWriter.object(capacity: 128)
+        data.write("account", account)
+        data.write("as_of", asOf)
+        data.write("list", list.rawValue)
+        data.write("total", total)
+        self.result.records.append(
+            Record(
+                kind: .tmdbAccountRefresh,
+                key: "tmdb:account:\(account):\(list.rawValue):refresh:\(asOf)",
+                fetchedAt: self.fetchedAt,
+                writtenData: data
+            )
+        )
     }
 
     /// An ISO 8601 time as TMDB writes it (`2023-06-14T09:52:40.000Z`), kept as sent when it starts with a real
