@@ -169,12 +169,15 @@ struct TMDBAccountCrawlTests {
         try await emulator.resetStats()
 
         let (prefix, fetch, records) = try await pipelineTopics("mqar", fetchTiers: 3, recordsTiers: 1)
+        let path = "/tmp/\(TestEnvironment.uniqueName("marquee-account-revoked")).db"
+        defer { removeSQLiteFiles(path) }
         let lines = Mutex<[String]>([])
         let (fetcher, metricsURL) = try await startFetchWorker(
             emulator: emulator,
             prefix: prefix,
             environment: [
                 "TMDB_API_KEY": Self.key, "TMDB_SESSIONS": "default=\(valid),old=\(revoked)",
+                "MARQUEE_STORE": "sqlite:\(path)",
                 // No probe within the test: a held job stays held.
                 "MARQUEE_SOURCE_PROBE_INTERVAL": "1h",
             ],
@@ -214,6 +217,16 @@ struct TMDBAccountCrawlTests {
         let (_, metrics) = try await httpGet(metricsURL + "/metrics")
         #expect(metrics.contains("tmdb.account.old"), "the paused account is named in the metrics")
         #expect(!metrics.contains(revoked) && !metrics.contains(valid))
+        // `marquee sources` shows the account paused for the pipeline, with the reason, and no session.
+        let sources = try await runMarquee(["sources", "--json", "--store", "sqlite:\(path)"])
+        #expect(sources.status == 0, "\(sources.standardError)")
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(sources.standardOutput.utf8)) as? [String: Any]
+        )
+        let paused = (report["sources"] as? [[String: Any]] ?? []).filter { $0["paused"] as? Bool == true }
+        #expect(paused.map { $0["source"] as? String } == ["tmdb.account.old"], "\(sources.standardOutput)")
+        #expect(sources.standardOutput.contains("Session denied."))
+        #expect(!sources.standardOutput.contains(revoked) && !sources.standardOutput.contains(valid))
         fetcher.signal(SIGTERM)
         #expect(await fetcher.waitForExit() == 0)
         let logged = lines.withLock { $0 }
