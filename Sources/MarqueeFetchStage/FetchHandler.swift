@@ -93,7 +93,9 @@ public struct FetchHandler: StageHandler {
 
         job.enter("waiting for the source's limit")
         let ticket: SourceTicket
-        // A signed-in account's own pause, after the source's: a refused session holds that account's jobs alone.
+        // A signed-in account's own pause beside the source's: a refused session holds that account's jobs alone.
+        // An account ticket is reported only once TMDB answered about the session (a probe left unreported stays a
+        // pause: the next probe comes later), so a request that never reached TMDB cannot resume the account.
         var accountTicket: SourceTicket?
         do {
             if let account = fetchJob.tmdbAccountLabel {
@@ -101,7 +103,6 @@ public struct FetchHandler: StageHandler {
             }
             ticket = try await self.limits.admit(source.rawValue)
         } catch let held as SourceHeld {
-            if let accountTicket { await self.limits.report(accountTicket, .answered) }
             throw StageError.held(held.reason, wait: held.wait)
         }
 
@@ -111,7 +112,6 @@ public struct FetchHandler: StageHandler {
             response = try await self.fetcher.fetch(fetch)
             self.onResponse?(source.rawValue, String(response.status))
         } catch {
-            if let accountTicket { await self.limits.report(accountTicket, .answered) }
             if error.isCancellation { throw CancellationError() }  // shutdown: handed back, it runs again
             self.onResponse?(source.rawValue, "error")
             guard error.isRetriable else {
@@ -150,7 +150,11 @@ public struct FetchHandler: StageHandler {
                     }
                     throw Self.stageError(error, source: source)
                 }
-                await self.limits.report(accountTicket, .answered)
+                // TMDB answered past the session (a 404, a malformed body …); a 429, a 5xx or a refused key says
+                // nothing of it.
+                if response.status != 429, response.status < 500, !error.code.isSameKind(as: .unauthorized(source)) {
+                    await self.limits.report(accountTicket, .answered)
+                }
             }
             if error.code == .quotaExhausted {
                 await self.limits.report(ticket, .answered)
