@@ -84,10 +84,9 @@ struct TMDBAccountCrawlTests {
         ]
         for account in sessions.keys { _ = try await enqueue(.tmdbAccount(account: account), to: fetch) }
 
-        // Per account: its details, each list's movies, and one outcome per job (the details and every page).
-        let expectedRecords = expected.values.reduce(0) { sum, account in
-            sum + 1 + account.totals.values.reduce(0, +) + 1 + account.pages.values.reduce(0, +)
-        }
+        // Per account: its details, each list's movies and total, and one outcome per job (the details and every
+        // page).
+        let expectedRecords = expected.values.reduce(0) { $0 + Self.records($1) }
         for indexer in indexers {
             try await indexer.stored.wait("the accounts stored", timeout: .seconds(180)) { $0 >= expectedRecords }
         }
@@ -152,6 +151,71 @@ struct TMDBAccountCrawlTests {
 
         fetcher.signal(SIGTERM)
         #expect(await fetcher.waitForExit() == 0)
+        for indexer in indexers { await indexer.stop() }
+    }
+
+    /// The records one refresh of an account stores: its details, its lists' movies, each list's total (page 1)
+    /// and one outcome per job.
+    static func records(_ account: Expected) -> Int {
+        1 + account.totals.values.reduce(0, +) + account.totals.count + 1 + account.pages.values.reduce(0, +)
+    }
+
+    /// The account `default` refreshed twice through the real workers, the second time signed in with another
+    /// session (another TMDB account, other lists): once the second refresh is stored whole, both stores show its
+    /// movies only, although the first refresh's rows are still stored.
+    @Test func aLaterWholeRefreshLeavesOutWhatOnlyAnEarlierOneListed() async throws {
+        let first = "session-first-71d0"
+        let second = "session-second-0b3e"
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "23", "--movies", "400"])
+        defer { emulator.terminate() }
+        _ = try await emulator.control(["tmdbSessions": [first, second]])
+        let before = try await Self.expected(emulator, session: first)
+        let after = try await Self.expected(emulator, session: second)
+
+        let (prefix, fetch, records) = try await pipelineTopics("mqarf", fetchTiers: 1, recordsTiers: 1)
+        let path = "/tmp/\(TestEnvironment.uniqueName("marquee-account-refresh")).db"
+        defer { removeSQLiteFiles(path) }
+        let sqlite = try StoreLocation(parsing: "sqlite:\(path)")
+        let postgres = try await freshPostgresDatabase()
+        let indexers = [
+            try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: sqlite),
+            try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: postgres),
+        ]
+        var expectedRecords = 0
+        // One consumer group: the second worker goes on where the first stopped, as a restarted worker does.
+        let group = TestEnvironment.uniqueName("fetch")
+        for (session, want) in [(first, before), (second, after)] {
+            let (fetcher, _) = try await startFetchWorker(
+                emulator: emulator,
+                prefix: prefix,
+                environment: [
+                    "TMDB_API_KEY": Self.key, "TMDB_SESSION_ID": session, "MARQUEE_STORE": "sqlite:\(path)",
+                    "MARQUEE_GROUP": group,
+                ]
+            )
+            _ = try await enqueue(.tmdbAccount(account: "default"), to: fetch)
+            expectedRecords += Self.records(want)
+            let total = expectedRecords
+            for indexer in indexers {
+                try await indexer.stored.wait("the refresh stored", timeout: .seconds(180)) { $0 >= total }
+            }
+            fetcher.signal(SIGTERM)
+            #expect(await fetcher.waitForExit() == 0)
+        }
+
+        for location in [sqlite, postgres] {
+            let store = try Store.open(location, logger: .marqueeTest)
+            let rated = try #require(try await store.accountMovies(account: "default", limit: 500))
+            #expect(rated.accountID == Int64(after.accountID))
+            #expect(rated.movies.count == after.totals["rated"], "\(location.connectionString)")
+            let stored = try await store.engine.read("SELECT COUNT(*) FROM account_ratings", []).first?.first?.int
+            #expect((stored ?? 0) > Int64(after.totals["rated"] ?? 0), "the first refresh's ratings are still stored")
+            for list in [FetchJob.TMDBAccountList.favorite, .watchlist] {
+                let movies = try #require(try await store.accountMovies(account: "default", list: list, limit: 500))
+                #expect(movies.movies.count == after.totals[list.rawValue], "\(location.connectionString) \(list)")
+            }
+            await store.close()
+        }
         for indexer in indexers { await indexer.stop() }
     }
 
