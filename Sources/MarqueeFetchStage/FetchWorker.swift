@@ -96,31 +96,31 @@ public final class FetchWorker: Service, Sendable {
     /// the session's fingerprint, so a new session is a new limit that starts unpaused.
     static func sourceLimits(_ settings: FetchWorkerSettings) -> [SourceLimit] {
         let sources = settings.sources
-        let accounts = sources.tmdbSessions.keys.sorted().map { account in
-            SourceLimit(
-                source: FetchHandler.accountLimit(account),
-                displayName: "TMDB account \(account)",
-                key: sources.tmdbSessions[account]?.revealed,
-                host: SourceLimit.hostAndPort(ofURL: sources.tmdbBaseURL),
-                rate: nil
+        let limits = Source.allCases.map { source in
+            let (key, url): (Secret?, String) =
+                switch source {
+                case .tmdb: (sources.tmdbAPIKey, sources.tmdbBaseURL)
+                case .kofic: (sources.koficAPIKey, sources.koficBaseURL)
+                case .kakao: (sources.kakaoAPIKey, sources.kakaoBaseURL)
+                case .openLibrary: (nil, sources.openLibraryBaseURL)
+                }
+            return SourceLimit(
+                source: source.rawValue,
+                displayName: source.displayName,
+                key: key?.revealed,
+                host: SourceLimit.hostAndPort(ofURL: url),
+                rate: settings.rateLimits[source],
+                dailyBudget: source == .kofic ? settings.koficDailyBudget : nil
             )
         }
-        return accounts
-            + Source.allCases.map { source in
-                let (key, url): (Secret?, String) =
-                    switch source {
-                    case .tmdb: (sources.tmdbAPIKey, sources.tmdbBaseURL)
-                    case .kofic: (sources.koficAPIKey, sources.koficBaseURL)
-                    case .kakao: (sources.kakaoAPIKey, sources.kakaoBaseURL)
-                    case .openLibrary: (nil, sources.openLibraryBaseURL)
-                    }
-                return SourceLimit(
-                    source: source.rawValue,
-                    displayName: source.displayName,
-                    key: key?.revealed,
-                    host: SourceLimit.hostAndPort(ofURL: url),
-                    rate: settings.rateLimits[source],
-                    dailyBudget: source == .kofic ? settings.koficDailyBudget : nil
+        return limits
+            + sources.tmdbSessions.keys.sorted().map { account in
+                SourceLimit(
+                    source: FetchHandler.accountLimit(account),
+                    displayName: "TMDB account \(account)",
+                    key: sources.tmdbSessions[account]?.revealed,
+                    host: SourceLimit.hostAndPort(ofURL: sources.tmdbBaseURL),
+                    rate: nil
                 )
             }
     }
