@@ -30,6 +30,7 @@ struct Enqueue: AsyncParsableCommand {
               marquee enqueue tmdb-movie 496243 27205 --language ko-KR,en-US --reviews --images
               marquee enqueue tmdb-export --details --images --min-popularity 1
               marquee enqueue tmdb-changes --from 2024-03-01 --to 2024-03-07 --language ko-KR,en-US --images
+              marquee enqueue tmdb-account default
               marquee enqueue kofic-daily --from 2024-01-01 --to 2024-01-31 --details
               marquee enqueue kofic-weekly --from 2024-01-01 --to 2024-03-31 --period weekend
               marquee enqueue kofic-movies --open-from 2020 --open-to 2024 --details --images
@@ -42,7 +43,7 @@ struct Enqueue: AsyncParsableCommand {
             """,
         subcommands: [
             TMDBListJobs.self, TMDBSearchJobs.self, TMDBMovieJobs.self, TMDBReviewsJobs.self, TMDBGenresJobs.self,
-            TMDBChangesJobs.self,
+            TMDBChangesJobs.self, TMDBAccountJobs.self,
             KOFICDailyJobs.self, KOFICWeeklyJobs.self, KOFICMovieJobs.self, KOFICCatalogueJobs.self,
             KakaoPosterJobs.self,
             OpenLibrarySearchJobs.self, OpenLibraryWorkJobs.self,

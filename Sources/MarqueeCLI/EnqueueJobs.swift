@@ -187,6 +187,29 @@ struct TMDBGenresJobs: AsyncParsableCommand {
     }
 }
 
+struct TMDBAccountJobs: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tmdb-account",
+        abstract: "Signed-in TMDB accounts: details, rated movies (with the ratings), favourites and watchlist.",
+        discussion: """
+            Names each account by its label, never by its session: the fetch workers hold the sessions             (TMDB_SESSION_ID with TMDB_ACCOUNT, default label "default"; or TMDB_SESSIONS, label=session pairs).             The details job queues every page of the three lists. A refused session pauses that account's jobs.
+
+            Examples:
+              marquee enqueue tmdb-account
+              marquee enqueue tmdb-account default family
+            """
+    )
+
+    @OptionGroup var sending: EnqueueOptions
+
+    @Argument(help: "Account labels (a-z, 0-9, '.', '_', '-').")
+    var accounts: [String] = ["default"]
+
+    func run() async throws {
+        try await self.sending.send(try buildJobs { try EnqueueJobs.tmdbAccounts(self.accounts) })
+    }
+}
+
 struct TMDBChangesJobs: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tmdb-changes",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import MarqueeCore
 import MarqueeOperations
 import MarqueeSettings
 import MarqueeStore
@@ -11,7 +12,7 @@ import class Foundation.JSONEncoder
 /// `marquee query`: reads the catalogue store (docs/query.md). It never writes: no migration, no file created.
 struct Query: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Read the catalogue: movies, a movie's details, box office, books, row counts.",
+        abstract: "Read the catalogue: movies, a movie's details, box office, books, account ratings, row counts.",
         discussion: """
             Reads the store the indexer writes (--store, else $MARQUEE_STORE, else sqlite:./var/marquee.db) and \
             prints aligned tables, or one JSON document with --json. Nothing found is not an error: a message \
@@ -23,9 +24,10 @@ struct Query: AsyncParsableCommand {
               marquee query movie 496243 --language ko-KR
               marquee query box-office --weekend --date 2024-01-13
               marquee query books --author tolkien
+              marquee query ratings --account default
               marquee query counts --store postgres://marquee@127.0.0.1:15432/marquee
             """,
-        subcommands: [Movies.self, Movie.self, BoxOffice.self, Books.self, Counts.self]
+        subcommands: [Movies.self, Movie.self, BoxOffice.self, Books.self, Ratings.self, Counts.self]
     )
 }
 
@@ -313,6 +315,60 @@ extension Query {
                     return options.nothingFound("no \(period.rawValue) box office for \(what) in \(store.location)")
                 }
                 print(chart.text(latest: day == nil && week == nil))
+            }
+        }
+    }
+
+    struct Ratings: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a signed-in TMDB account's rated movies (with the ratings), favourites or watchlist.",
+            discussion: """
+                The account is named by its label, as the fetch workers' settings name it (TMDB_ACCOUNT, default \
+                "default"; or TMDB_SESSIONS). Rated movies come latest rating first, the other lists by title.
+
+                Examples:
+                  marquee query ratings --account default
+                  marquee query ratings --account family --list watchlist --json
+                """
+        )
+
+        enum List: String, ExpressibleByArgument, CaseIterable {
+            case rated, favorite, watchlist
+        }
+
+        @OptionGroup var options: QueryOptions
+
+        @Option(help: ArgumentHelp("The account's label.", valueName: "label"))
+        var account = "default"
+
+        @Option(help: "Which list: rated, favorite or watchlist.")
+        var list: List = .rated
+
+        @Option(help: "The most movies shown (1…500).")
+        var limit = 100
+
+        func validate() throws {
+            guard FetchJob.isTMDBAccountLabel(self.account) else {
+                throw ValidationError(
+                    "--account '\(self.account.prefix(80))' is not an account label (a-z, 0-9, '.', '_', '-')"
+                )
+            }
+            guard (1...500).contains(self.limit) else { throw ValidationError("--limit must be from 1 to 500") }
+        }
+
+        func run() async throws {
+            let (options, account, list, limit) = (self.options, self.account, self.list, self.limit)
+            try await options.withStore { store in
+                let movies = try await store.accountMovies(
+                    account: account,
+                    list: FetchJob.TMDBAccountList(rawValue: list.rawValue)!,
+                    limit: limit
+                )
+                if options.json { return try options.printJSON(movies) }
+                guard let movies else {
+                    return options.nothingFound("no TMDB account '\(account)' in \(store.location)")
+                }
+                print(movies.text)
             }
         }
     }

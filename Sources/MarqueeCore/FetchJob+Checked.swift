@@ -61,6 +61,8 @@ extension FetchJob {
         case .tmdbChanges(_, _, _, _, let settings):
             try self.checkTMDBChanges()
             try follow(settings)
+        case .tmdbAccount, .tmdbAccountList:
+            try self.checkTMDBAccount()
         default:
             return try Self.decode(json: self.json)
         }

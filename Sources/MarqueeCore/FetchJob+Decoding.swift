@@ -67,6 +67,10 @@ extension FetchJob {
             job = .tmdbGenres(language: try reader.language())
         case "tmdb.changes":
             job = try reader.tmdbChanges()
+        case "tmdb.account":
+            job = try Self.tmdbAccount(reading: &reader)
+        case "tmdb.account.list":
+            job = try Self.tmdbAccountList(reading: &reader)
         case "kofic.boxoffice.daily":
             job = .koficDailyBoxOffice(
                 date: try reader.string("date", maxLength: 8, check: Validate.date, expected: "a date as yyyyMMdd"),

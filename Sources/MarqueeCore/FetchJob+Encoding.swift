@@ -37,6 +37,14 @@ extension FetchJob {
             fields["page"] = .integer(page)
             fields["languages"] = .array(languages.map { .string($0) })
             follow(f)
+        case .tmdbAccount(let account):
+            fields["account"] = .string(account)
+        case .tmdbAccountList(let account, let accountID, let list, let page, let asOf):
+            fields["account"] = .string(account)
+            fields["account_id"] = .integer(accountID)
+            fields["list"] = .string(list.rawValue)
+            fields["page"] = .integer(page)
+            if asOf != 0 { fields["as_of"] = .integer(asOf) }
         case .koficDailyBoxOffice(let date, let f):
             fields["date"] = .string(date)
             follow(f)

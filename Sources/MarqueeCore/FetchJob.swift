@@ -28,6 +28,14 @@ public enum FetchJob: Hashable, Sendable {
     /// ``tmdbChangesMaxDays`` days): each changed id becomes a `tmdb.movie` job in each of `languages`, following
     /// `follow`'s reviews, images and backdrops.
     case tmdbChanges(startDate: String, endDate: String, page: Int64, languages: [String], follow: Follow)
+    /// A signed-in TMDB account's details (`/account`), named by its label in the fetch worker's settings (never
+    /// by its session id, a secret): each answer queues page 1 of the account's rated movies, favourites and
+    /// watchlist.
+    case tmdbAccount(account: String)
+    /// A page of one of a signed-in account's movie lists (`/account/{account_id}/<list>/movies`); page 1 queues
+    /// the rest of the list. `asOf` names the refresh the page belongs to (when its `tmdb.account` job fetched the
+    /// details, epoch ms; 0 for none): a refresh read whole replaces the entries of the refreshes before it.
+    case tmdbAccountList(account: String, accountID: Int64, list: TMDBAccountList, page: Int64, asOf: Int64 = 0)
     /// `date` is `yyyyMMdd`.
     case koficDailyBoxOffice(date: String, follow: Follow)
     /// `date` is any day of the week, `yyyyMMdd`.
@@ -48,7 +56,7 @@ public enum FetchJob: Hashable, Sendable {
     public static let kinds = [
         "tmdb.list", "tmdb.search", "tmdb.movie", "tmdb.reviews", "tmdb.genres", "kofic.boxoffice.daily",
         "kofic.boxoffice.weekly", "kofic.movie", "kofic.movies", "kakao.poster", "openlibrary.search",
-        "openlibrary.work", "tmdb.changes",
+        "openlibrary.work", "tmdb.changes", "tmdb.account", "tmdb.account.list",
     ]
 
     /// The most days one `tmdb.changes` job spans (TMDB refuses a longer window).
@@ -67,6 +75,8 @@ public enum FetchJob: Hashable, Sendable {
         case .tmdbReviews: "tmdb.reviews"
         case .tmdbGenres: "tmdb.genres"
         case .tmdbChanges: "tmdb.changes"
+        case .tmdbAccount: "tmdb.account"
+        case .tmdbAccountList: "tmdb.account.list"
         case .koficDailyBoxOffice: "kofic.boxoffice.daily"
         case .koficWeeklyBoxOffice: "kofic.boxoffice.weekly"
         case .koficMovie: "kofic.movie"
@@ -88,6 +98,8 @@ public enum FetchJob: Hashable, Sendable {
         case .tmdbReviews(let id, let page, let language, _): "tmdb:reviews:\(id):\(language):\(page)"
         case .tmdbGenres(let language): "tmdb:genres:\(language)"
         case .tmdbChanges(let start, let end, let page, _, _): "tmdb:changes:\(start):\(end):\(page)"
+        case .tmdbAccount(let account): "tmdb:account:\(account)"
+        case .tmdbAccountList(let account, _, let list, let page, _): "tmdb:account:\(account):\(list.rawValue):\(page)"
         case .koficDailyBoxOffice(let date, _): "kofic:daily:\(date)"
         case .koficWeeklyBoxOffice(let date, let week, _): "kofic:weekly:\(week.rawValue):\(date)"
         case .koficMovie(let code, _): "kofic:movie:\(code)"

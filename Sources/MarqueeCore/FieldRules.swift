@@ -3,6 +3,10 @@
 enum FieldRules {
     static let pages: ClosedRange<Int64> = 1...500
     static let tmdbIDs: ClosedRange<Int64> = 1...Int64(Int32.max)
+    /// TMDB's numeric account ids (`/account` answers `id`).
+    static let tmdbAccountIDs: ClosedRange<Int64> = 1...Int64.max
+    /// A time as epoch milliseconds, up to 2100 (as records' `fetched_at`).
+    static let epochMilliseconds: ClosedRange<Int64> = 0...4_102_444_800_000
     static let years: ClosedRange<Int64> = 1870...2200
     static let queryLength = 500
     static let languageLength = 10

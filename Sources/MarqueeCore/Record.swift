@@ -15,6 +15,12 @@ public struct Record: Hashable, Sendable {
         case koficMovie = "kofic.movie"
         /// A movie as KOFIC's movie list shows it (the catalogue), without the details of ``koficMovie``.
         case koficCatalogue = "kofic.catalogue"
+        /// A signed-in TMDB account's details (`/account`), keyed by the account's label.
+        case tmdbAccount = "tmdb.account"
+        /// A movie on a signed-in TMDB account's list: rated (with the user's rating), favourite or watchlist.
+        case tmdbAccountMovie = "tmdb.account.movie"
+        /// How many entries one list of a signed-in TMDB account held at one refresh (page 1's `total_results`).
+        case tmdbAccountRefresh = "tmdb.account.refresh"
         case book
         case image
         /// What became of one job (``JobOutcome``): lineage, not an entity.

@@ -408,6 +408,16 @@ public final class Emulator: Sendable {
             (name, handler) = ("tmdb.reviews", { self.tmdb.reviews(id, request) })
         case 3 where rest == ["genre", "movie", "list"]:
             (name, handler) = ("tmdb.genres", { self.tmdb.genres(request) })
+        case 1 where rest[0] == "account", 2 where rest[0] == "account":
+            let accountID = rest.count == 2 ? Int(rest[1]) ?? -1 : nil
+            (name, handler) = self.accountRoute("tmdb.account", request) { accounts, session in
+                accounts.details(session: session, accountID: accountID)
+            }
+        case 4 where rest[0] == "account" && Self.accountLists.contains(rest[2]) && rest[3] == "movies":
+            let accountID = Int(rest[1]) ?? -1
+            (name, handler) = self.accountRoute("tmdb.account.list", request) { accounts, session in
+                accounts.list(session: session, accountID: accountID, list: rest[2], request)
+            }
         default:
             return nil
         }
@@ -416,6 +426,29 @@ public final class Emulator: Sendable {
             key = String(authorization.dropFirst(7))
         }
         return self.keyed(name, .tmdb, key: key, accepted: { $0.tmdbKeys }, invalid: { _ in TMDB.invalidKey }, handler)
+    }
+
+    /// The account lists ``Accounts`` serves.
+    private static let accountLists: Set<String> = ["rated", "favorite", "watchlist"]
+
+    /// A signed-in account's route: the session is checked (after the key) with the settings of the request's
+    /// time, then `body` answers for the session's account.
+    private func accountRoute(
+        _ name: String,
+        _ request: EmulatorRequest,
+        _ body: @escaping @Sendable (Accounts, String) -> EmulatorResponse
+    ) -> (String, @Sendable () -> EmulatorResponse) {
+        let settings = self.state.settings
+        let accounts = Accounts(catalogue: self.catalogue)
+        return (
+            name,
+            {
+                switch Accounts.check(request, settings: settings) {
+                case .accepted(let session): body(accounts, session)
+                case .refused(let response): response
+                }
+            }
+        )
     }
 
     /// A keyed route: 401 (the upstream's shape) for a missing or wrong key, then the rate limit, then `handler`.

@@ -6,11 +6,17 @@ public import MarqueeJSON
 public struct EmulatorSettings: Sendable, Equatable {
     /// The default key of every upstream when none is configured.
     public static let defaultKey = "marquee-emulator"
+    /// The TMDB user session accepted by default.
+    public static let defaultSession = "marquee-session"
 
     /// TMDB keys accepted as `api_key` or `Authorization: Bearer`.
     public var tmdbKeys: [String] = [Self.defaultKey]
     /// KOFIC keys accepted as `key`.
     public var koficKeys: [String] = [Self.defaultKey]
+    /// The TMDB user sessions `/account` accepts, each one account (``Accounts``). Default: `marquee-session`.
+    public var tmdbSessions: [String] = [Self.defaultSession]
+    /// Sessions revoked: answered TMDB's 401 `status_code` 17 "Session denied.". Default: none.
+    public var tmdbRevokedSessions: [String] = []
     /// Kakao REST keys accepted as `Authorization: KakaoAK`.
     public var kakaoKeys: [String] = [Self.defaultKey]
     /// Requests per second per key and upstream (token bucket, burst = rate); 0 = off. Default: 0.
@@ -51,6 +57,8 @@ public struct EmulatorSettings: Sendable, Equatable {
             ("tmdbKeys", .int(self.tmdbKeys.count)),
             ("koficKeys", .int(self.koficKeys.count)),
             ("kakaoKeys", .int(self.kakaoKeys.count)),
+            ("tmdbSessions", .int(self.tmdbSessions.count)),
+            ("tmdbRevokedSessions", .int(self.tmdbRevokedSessions.count)),
             ("rateLimit", .double(self.rateLimit)),
             ("koficDailyQuota", .int(self.koficDailyQuota)),
             ("quotaDaySeconds", .int(self.quotaDaySeconds)),
@@ -68,7 +76,8 @@ public struct EmulatorSettings: Sendable, Equatable {
     }
 
     /// Applies a `POST /_control` body: any subset of the fields above, keys as a string or an array of
-    /// strings (`tmdbKey`/`tmdbKeys`, `koficKey`/`koficKeys`, `kakaoKey`/`kakaoKeys`). The actions
+    /// strings (`tmdbKey`/`tmdbKeys`, `koficKey`/`koficKeys`, `kakaoKey`/`kakaoKeys`, `tmdbSession`/`tmdbSessions`,
+    /// `tmdbRevokedSession`/`tmdbRevokedSessions`). The actions
     /// `resetQuota`, `resetRateLimits`, `outage` and `changeImages` are left to the caller.
     ///
     /// - Throws: ``ControlError`` naming the first field with a wrong type or value; nothing is changed then.
@@ -79,6 +88,8 @@ public struct EmulatorSettings: Sendable, Equatable {
             case "tmdbKey", "tmdbKeys": next.tmdbKeys = try Self.keys(name, value)
             case "koficKey", "koficKeys": next.koficKeys = try Self.keys(name, value)
             case "kakaoKey", "kakaoKeys": next.kakaoKeys = try Self.keys(name, value)
+            case "tmdbSession", "tmdbSessions": next.tmdbSessions = try Self.keys(name, value)
+            case "tmdbRevokedSession", "tmdbRevokedSessions": next.tmdbRevokedSessions = try Self.keys(name, value)
             case "rateLimit": next.rateLimit = try Self.number(name, value, 0...1_000_000)
             case "koficDailyQuota": next.koficDailyQuota = Int(try Self.number(name, value, 0...1_000_000_000))
             case "quotaDaySeconds": next.quotaDaySeconds = Int(try Self.number(name, value, 1...1_000_000_000))

@@ -24,7 +24,7 @@ public struct UpstreamURLs: Sendable, Equatable {
     public var openLibraryCovers: String { self.base + "/covers" }
 
     /// The environment variables (docs/design.md, "Configuration") that point the pipeline at this emulator, with the first
-    /// accepted key of each upstream.
+    /// accepted key of each upstream and the first accepted TMDB user session (the account `default`).
     public func environment(settings: EmulatorSettings) -> [(String, String)] {
         [
             ("TMDB_BASE_URL", self.tmdb),
@@ -35,6 +35,7 @@ public struct UpstreamURLs: Sendable, Equatable {
             ("OPENLIBRARY_BASE_URL", self.openLibrary),
             ("OPENLIBRARY_COVERS_BASE_URL", self.openLibraryCovers),
             ("TMDB_API_KEY", settings.tmdbKeys.first ?? ""),
+            ("TMDB_SESSION_ID", settings.tmdbSessions.first ?? ""),
             ("KOFIC_API_KEY", settings.koficKeys.first ?? ""),
             ("KAKAO_REST_API_KEY", settings.kakaoKeys.first ?? ""),
         ]

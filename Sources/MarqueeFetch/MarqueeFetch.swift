@@ -27,6 +27,11 @@ struct MarqueeFetch: AsyncParsableCommand {
             OPENLIBRARY_BASE_URL, OPENLIBRARY_COVERS_BASE_URL. A key may also come from a file: TMDB_API_KEY_FILE \
             and so on. Keys never appear in logs, errors, headers or metrics.
 
+            Signed-in TMDB users (tmdb.account jobs) are read with their sessions, secrets like the keys: \
+            TMDB_SESSION_ID (or TMDB_SESSION_ID_FILE) for the account TMDB_ACCOUNT labels (default "default"), or \
+            TMDB_SESSIONS (or TMDB_SESSIONS_FILE), label=session pairs. Jobs name an account by its label only; a \
+            refused session pauses that account's jobs, not TMDB's.
+
             The rate limits and the KOFIC budget are the whole pipeline's, not this process's: every fetch worker \
             on the same store (MARQUEE_STORE: SQLite on one machine, PostgreSQL across machines) takes its \
             requests from one schedule per source and key (docs/limits.md). A source answering 401/403, or failing \

@@ -17,6 +17,7 @@ public import MarqueeSources
 /// | 404 for a detail, another 4xx, an image URL off the allowlist | permanent |
 /// | 401/403 (KOFIC: its key error), or an outage of the source | the source pauses for the pipeline (``SourceLimits``): held |
 /// | the source is paused, or the KOFIC key's daily budget is spent | held: the job waits in a retry tier, no attempt spent |
+/// | a signed-in account's session refused (TMDB `status_code` 3/17) | that account pauses for the pipeline: held; TMDB goes on |
 /// | no key configured for the source | held (this worker's configuration; other sources go on) |
 /// | a payload that is not a fetch job | poison |
 /// | the fetch was cancelled (shutdown) | none: handed back uncommitted, it runs again |
@@ -80,9 +81,10 @@ public struct FetchHandler: StageHandler {
         fetch.redactedURL = request.redactedURL
         fetch.isConditional = false  // the handler sends the validators itself (stored only after a good parse)
         var cached: HTTPValidators?
-        if let validators = self.validators {
+        let validatorCache = request.isConditionalAllowed ? self.validators : nil
+        if let validatorCache {
             job.enter("reading validators")
-            cached = await validators.validators(for: request.redactedURL)
+            cached = await validatorCache.validators(for: request.redactedURL)
         }
         if let etag = cached?.etag { fetch.headers.append(HTTPHeader(name: "If-None-Match", value: etag)) }
         if let lastModified = cached?.lastModified {
@@ -91,7 +93,14 @@ public struct FetchHandler: StageHandler {
 
         job.enter("waiting for the source's limit")
         let ticket: SourceTicket
+        // A signed-in account's own pause beside the source's: a refused session holds that account's jobs alone.
+        // An account ticket is reported only once TMDB answered about the session (a probe left unreported stays a
+        // pause: the next probe comes later), so a request that never reached TMDB cannot resume the account.
+        var accountTicket: SourceTicket?
         do {
+            if let account = fetchJob.tmdbAccountLabel {
+                accountTicket = try await self.limits.admit(Self.accountLimit(account))
+            }
             ticket = try await self.limits.admit(source.rawValue)
         } catch let held as SourceHeld {
             throw StageError.held(held.reason, wait: held.wait)
@@ -116,6 +125,7 @@ public struct FetchHandler: StageHandler {
         }
         if response.isNotModified, cached != nil {
             await self.limits.report(ticket, .answered)
+            if let accountTicket { await self.limits.report(accountTicket, .answered) }
             return []
         }
 
@@ -131,6 +141,21 @@ public struct FetchHandler: StageHandler {
                 fetchedAt: Int64(JobID.nowMilliseconds())
             )
         } catch {
+            if let accountTicket {
+                if error.code == .sessionRefused {
+                    await self.limits.report(ticket, .answered)
+                    let reason = "\(error.reason) (set a new session in TMDB_SESSION_ID or TMDB_SESSIONS)"
+                    if let held = await self.limits.report(accountTicket, .refused(reason)) {
+                        throw StageError.held(held.reason, wait: held.wait)
+                    }
+                    throw Self.stageError(error, source: source)
+                }
+                // TMDB answered past the session (a 404, a malformed body …); a 429, a 5xx or a refused key says
+                // nothing of it.
+                if response.status != 429, response.status < 500, !error.code.isSameKind(as: .unauthorized(source)) {
+                    await self.limits.report(accountTicket, .answered)
+                }
+            }
             if error.code == .quotaExhausted {
                 await self.limits.report(ticket, .answered)
                 await self.limits.budgetExhausted(source.rawValue)
@@ -153,6 +178,7 @@ public struct FetchHandler: StageHandler {
             throw stageError
         }
         await self.limits.report(ticket, .answered)
+        if let accountTicket { await self.limits.report(accountTicket, .answered) }
         if !result.skipped.isEmpty {
             // Follow-ups the adapter left out because the next stage would refuse them (an edition key where a
             // work id is needed, …): worth a line, not a failure.
@@ -161,7 +187,7 @@ public struct FetchHandler: StageHandler {
                 metadata: ["marquee.skipped": "\(result.skipped.joined(separator: "; "))"]
             )
         }
-        if let validators = response.validators, let cache = self.validators {
+        if let validators = response.validators, let cache = validatorCache {
             // Only once the outputs are durable: a 304 produces nothing, so validators stored before a crash
             // that lost the outputs would lose them for good.
             let url = request.redactedURL
@@ -206,6 +232,9 @@ public struct FetchHandler: StageHandler {
     /// tries again: the operator has to act, and other workers may have the key.
     static let misconfiguredSourceWait: Duration = .seconds(60)
 
+    /// The name of a signed-in TMDB account's limit in ``SourceLimits``: `tmdb.account.<label>`.
+    public static func accountLimit(_ account: String) -> String { "tmdb.account.\(account)" }
+
     /// The stage's reading of an adapter's error.
     public static func stageError(_ error: SourceError, source: Source) -> StageError {
         let code = error.code
@@ -213,7 +242,9 @@ public struct FetchHandler: StageHandler {
             let hint = source.keyVariable.map { " (set \($0), or \($0)_FILE)" } ?? ""
             return .held(error.reason + hint, wait: error.retryAfter ?? Self.misconfiguredSourceWait)
         }
-        if code == .invalidConfiguration { return .held(error.reason, wait: Self.misconfiguredSourceWait) }
+        if code == .invalidConfiguration || code == .sessionRefused {
+            return .held(error.reason, wait: Self.misconfiguredSourceWait)
+        }
         return error.isRetriable ? .transient(error.reason, minimumWait: error.retryAfter) : .permanent(error.reason)
     }
 }

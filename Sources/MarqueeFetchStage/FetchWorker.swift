@@ -90,9 +90,13 @@ public final class FetchWorker: Service, Sendable {
 
     /// Each source's limits: its rate for the pipeline, KOFIC's daily budget, keyed by the source's key and
     /// upstream so workers with the same key against the same upstream share them.
+    ///
+    /// Each signed-in TMDB account configured is a limit of its own, without a rate (its requests go at TMDB's):
+    /// a refused session pauses that account's jobs for the pipeline as a refused key pauses a source, keyed by
+    /// the session's fingerprint, so a new session is a new limit that starts unpaused.
     static func sourceLimits(_ settings: FetchWorkerSettings) -> [SourceLimit] {
         let sources = settings.sources
-        return Source.allCases.map { source in
+        let limits = Source.allCases.map { source in
             let (key, url): (Secret?, String) =
                 switch source {
                 case .tmdb: (sources.tmdbAPIKey, sources.tmdbBaseURL)
@@ -109,6 +113,16 @@ public final class FetchWorker: Service, Sendable {
                 dailyBudget: source == .kofic ? settings.koficDailyBudget : nil
             )
         }
+        return limits
+            + sources.tmdbSessions.keys.sorted().map { account in
+                SourceLimit(
+                    source: FetchHandler.accountLimit(account),
+                    displayName: "TMDB account \(account)",
+                    key: sources.tmdbSessions[account]?.revealed,
+                    host: SourceLimit.hostAndPort(ofURL: sources.tmdbBaseURL),
+                    rate: nil
+                )
+            }
     }
 
     /// The services the handler needs, in the order a `ServiceGroup` starts them: the HTTP client, then the

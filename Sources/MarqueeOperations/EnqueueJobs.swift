@@ -110,6 +110,12 @@ public enum EnqueueJobs {
         try self.checked(languages.map { .tmdbGenres(language: $0) })
     }
 
+    /// Signed-in TMDB accounts' details, ratings, favourites and watchlists: a `tmdb.account` job per account label
+    /// (the fetch worker holds each label's session; the details answer queues the three lists).
+    public static func tmdbAccounts(_ accounts: [String]) throws(OperationsError) -> [FetchJob] {
+        try self.checked(accounts.map { .tmdbAccount(account: $0) })
+    }
+
     /// TMDB's movie change feed for the days `from` to `to` (default: `from`), `YYYY-MM-DD`: a job per window of
     /// at most 14 days (the longest TMDB serves), consecutive windows covering the range, each refreshing the
     /// changed movies in every one of `languages` with `follow`'s reviews, images and backdrops.

@@ -150,6 +150,38 @@ extension Catalogue {
         parse: SettingParsers.line
     )
 
+    public static let tmdbSessionID = Setting<String>(
+        "TMDB_SESSION_ID",
+        readers: "marquee-fetch",
+        summary: "A signed-in TMDB user's session id, for the account TMDB_ACCOUNT names (tmdb.account jobs).",
+        expected: "one line of text",
+        default: "",
+        defaultText: "none",
+        isSecret: true,
+        parse: SettingParsers.line
+    )
+
+    public static let tmdbAccount = Setting<String>(
+        "TMDB_ACCOUNT",
+        readers: "marquee-fetch",
+        summary: "The label jobs name TMDB_SESSION_ID's account by.",
+        expected: "an account label (a-z, 0-9, '.', '_', '-')",
+        default: "default",
+        defaultText: "default",
+        parse: SettingParsers.line
+    )
+
+    public static let tmdbSessions = Setting<String>(
+        "TMDB_SESSIONS",
+        readers: "marquee-fetch",
+        summary: "Several signed-in TMDB accounts: label=session pairs, separated by commas or lines.",
+        expected: "label=session pairs",
+        default: "",
+        defaultText: "none",
+        isSecret: true,
+        parse: { $0.contains("=") ? $0 : nil }
+    )
+
     /// The upstreams' base URLs, each with its default.
     public static let baseURLs: [Setting<String>] = [
         ("TMDB_BASE_URL", "TMDB's API", "https://api.themoviedb.org/3"),
@@ -181,7 +213,8 @@ extension Catalogue {
     )
 
     /// What `SourceConfiguration.fromEnvironment` reads.
-    public static let sources: [any AnySetting] = [tmdbAPIKey, koficAPIKey, kakaoAPIKey] + baseURLs + [userAgent]
+    public static let sources: [any AnySetting] =
+        [tmdbAPIKey, koficAPIKey, kakaoAPIKey, tmdbSessionID, tmdbAccount, tmdbSessions] + baseURLs + [userAgent]
 
     // MARK: marquee-images
 

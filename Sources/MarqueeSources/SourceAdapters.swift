@@ -38,7 +38,9 @@ public struct SourceAdapters: Sendable {
     /// The source that serves `job`.
     public static func source(of job: FetchJob) -> Source {
         switch job {
-        case .tmdbList, .tmdbSearch, .tmdbMovie, .tmdbReviews, .tmdbGenres, .tmdbChanges: .tmdb
+        case .tmdbList, .tmdbSearch, .tmdbMovie, .tmdbReviews, .tmdbGenres, .tmdbChanges, .tmdbAccount,
+            .tmdbAccountList:
+            .tmdb
         case .koficDailyBoxOffice, .koficWeeklyBoxOffice, .koficMovie, .koficMovies: .kofic
         case .kakaoPoster: .kakao
         case .openLibrarySearch, .openLibraryWork: .openLibrary

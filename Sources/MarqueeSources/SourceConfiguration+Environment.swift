@@ -1,3 +1,5 @@
+import MarqueeCore
+
 import struct Foundation.Data
 import struct Foundation.URL
 
@@ -10,6 +12,12 @@ extension SourceConfiguration {
         public static let koficAPIKey = "KOFIC_API_KEY"
         /// Kakao's REST API key; or `KAKAO_REST_API_KEY_FILE`.
         public static let kakaoAPIKey = "KAKAO_REST_API_KEY"
+        /// A signed-in TMDB user's session id, for the account ``tmdbAccount`` names; or `TMDB_SESSION_ID_FILE`.
+        public static let tmdbSessionID = "TMDB_SESSION_ID"
+        /// The label of the account `TMDB_SESSION_ID` signs in (default `default`).
+        public static let tmdbAccount = "TMDB_ACCOUNT"
+        /// Several accounts' sessions: `label=session` pairs separated by commas or lines; or `TMDB_SESSIONS_FILE`.
+        public static let tmdbSessions = "TMDB_SESSIONS"
         /// Base URLs.
         public static let tmdbBaseURL = "TMDB_BASE_URL"
         /// TMDB's image base URL.
@@ -33,6 +41,9 @@ extension SourceConfiguration {
     /// | `TMDB_API_KEY` or `TMDB_API_KEY_FILE` | none |
     /// | `KOFIC_API_KEY` or `KOFIC_API_KEY_FILE` | none |
     /// | `KAKAO_REST_API_KEY` or `KAKAO_REST_API_KEY_FILE` | none |
+    /// | `TMDB_SESSION_ID` or `TMDB_SESSION_ID_FILE` | none |
+    /// | `TMDB_ACCOUNT` (the label of `TMDB_SESSION_ID`'s account) | `default` |
+    /// | `TMDB_SESSIONS` or `TMDB_SESSIONS_FILE` (`label=session` pairs) | none |
     /// | `TMDB_BASE_URL` | `https://api.themoviedb.org/3` |
     /// | `TMDB_IMAGE_BASE_URL` | `https://image.tmdb.org/t/p` |
     /// | `KOFIC_BASE_URL` | `https://www.kobis.or.kr/kobisopenapi/webservice/rest` |
@@ -66,12 +77,67 @@ extension SourceConfiguration {
         configuration.tmdbAPIKey = try Self.key(EnvironmentKey.tmdbAPIKey, in: environment)
         configuration.koficAPIKey = try Self.key(EnvironmentKey.koficAPIKey, in: environment)
         configuration.kakaoAPIKey = try Self.key(EnvironmentKey.kakaoAPIKey, in: environment)
+        if let pairs = try Self.key(EnvironmentKey.tmdbSessions, in: environment, multiline: true) {
+            configuration.tmdbSessions = try Self.sessions(pairs.revealed)
+        }
+        if let session = try Self.key(EnvironmentKey.tmdbSessionID, in: environment) {
+            let label = value(EnvironmentKey.tmdbAccount)?.trimmingASCIIWhitespace() ?? "default"
+            guard FetchJob.isTMDBAccountLabel(label) else {
+                throw SourceError(
+                    .invalidConfiguration,
+                    "\(EnvironmentKey.tmdbAccount) must be an account label (a-z, 0-9, '.', '_', '-'), got '\(label.prefix(80))'"
+                )
+            }
+            guard configuration.tmdbSessions[label] == nil else {
+                throw SourceError(
+                    .invalidConfiguration,
+                    "the account '\(label)' has a session in both \(EnvironmentKey.tmdbSessionID) and \(EnvironmentKey.tmdbSessions)"
+                )
+            }
+            configuration.tmdbSessions[label] = session
+        }
         try configuration.validate()
         return configuration
     }
 
-    /// The key from `name`, or from the file `name_FILE` names.
-    private static func key(_ name: String, in environment: [String: String]) throws(SourceError) -> Secret? {
+    /// The sessions of `TMDB_SESSIONS`: `label=session` pairs separated by commas or line breaks. Errors name the
+    /// pair by its position, never its session.
+    static func sessions(_ text: String) throws(SourceError) -> [String: Secret] {
+        var sessions: [String: Secret] = [:]
+        let pairs = text.split(whereSeparator: { $0 == "," || $0 == "\n" || $0 == "\r" })
+            .map { String($0).trimmingASCIIWhitespace() }.filter { !$0.isEmpty }
+        for (index, pair) in pairs.enumerated() {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).trimmingASCIIWhitespace() }
+            let name = EnvironmentKey.tmdbSessions
+            guard parts.count == 2, !parts[1].isEmpty else {
+                throw SourceError(.invalidConfiguration, "\(name): pair \(index + 1) is not label=session")
+            }
+            guard FetchJob.isTMDBAccountLabel(parts[0]) else {
+                throw SourceError(
+                    .invalidConfiguration,
+                    "\(name): pair \(index + 1): '\(parts[0].prefix(80))' is not an account label (a-z, 0-9, '.', '_', '-')"
+                )
+            }
+            guard !parts[1].unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+                throw SourceError(
+                    .invalidConfiguration,
+                    "\(name): the session of '\(parts[0])' contains spaces or control characters"
+                )
+            }
+            guard sessions[parts[0]] == nil else {
+                throw SourceError(.invalidConfiguration, "\(name): the account '\(parts[0])' is named twice")
+            }
+            sessions[parts[0]] = Secret(parts[1])
+        }
+        return sessions
+    }
+
+    /// The key from `name`, or from the file `name_FILE` names; `multiline` accepts a file of several lines.
+    private static func key(
+        _ name: String,
+        in environment: [String: String],
+        multiline: Bool = false
+    ) throws(SourceError) -> Secret? {
         let fileName = name + "_FILE"
         let direct = environment[name].map { $0.trimmingASCIIWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
         let path = environment[fileName].map { $0.trimmingASCIIWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
@@ -94,7 +160,10 @@ extension SourceConfiguration {
             guard !key.isEmpty else {
                 throw SourceError(.invalidConfiguration, "\(fileName): '\(path)' is empty")
             }
-            guard !key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            guard
+                multiline
+                    || !key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            else {
                 throw SourceError(.invalidConfiguration, "\(fileName): '\(path)' holds more than one line")
             }
             return Secret(key)

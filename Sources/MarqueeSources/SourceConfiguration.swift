@@ -22,6 +22,9 @@ public struct SourceConfiguration: Sendable {
     public var koficAPIKey: Secret?
     /// Kakao's REST API key (`Authorization: KakaoAK <key>`). Default: none.
     public var kakaoAPIKey: Secret?
+    /// Signed-in TMDB users' session ids (`session_id` query of the `/account` calls), by account label: jobs
+    /// name an account by its label, and only the fetch worker holds the session. Default: none.
+    public var tmdbSessions: [String: Secret] = [:]
 
     /// The `User-Agent` of every request; Open Library asks clients to identify themselves.
     /// Default: `marquee/1.0 (catalogue ingestion pipeline)`.
@@ -31,7 +34,10 @@ public struct SourceConfiguration: Sendable {
     public init() {}
 
     /// The keys that are configured, for scrubbing upstream messages before they go into an error.
-    var secrets: [Secret] { [self.tmdbAPIKey, self.koficAPIKey, self.kakaoAPIKey].compactMap { $0 } }
+    var secrets: [Secret] {
+        [self.tmdbAPIKey, self.koficAPIKey, self.kakaoAPIKey].compactMap { $0 }
+            + self.tmdbSessions.keys.sorted().compactMap { self.tmdbSessions[$0] }
+    }
 
     /// Checks every base URL and normalises it (a trailing slash is dropped).
     ///

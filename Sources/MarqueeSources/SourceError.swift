@@ -14,6 +14,7 @@ public struct SourceError: RetriableError, Sendable {
         fileprivate enum Base: String, Hashable, Sendable {
             case missingKey
             case unauthorized
+            case sessionRefused
             case rateLimited
             case quotaExhausted
             case unavailable
@@ -37,6 +38,9 @@ public struct SourceError: RetriableError, Sendable {
         /// The source refused the key: HTTP 401/403, TMDB `status_code` 7 or 10, KOFIC's invalid-key fault,
         /// Kakao's 401.
         public static func unauthorized(_ source: Source) -> Code { Code(.unauthorized, source: source) }
+        /// A signed-in user's session was refused (TMDB `status_code` 3 or 17 on an account request): the account's
+        /// jobs pause, the source's other jobs go on.
+        public static let sessionRefused = Code(.sessionRefused)
         /// HTTP 429; ``SourceError/retryAfter`` holds the `Retry-After` delay when one was sent.
         public static let rateLimited = Code(.rateLimited)
         /// KOFIC's daily call quota is spent; ``SourceError/retryAfter`` reaches the next midnight in Korea.
@@ -116,7 +120,7 @@ public struct SourceError: RetriableError, Sendable {
     public var isRetriable: Bool {
         switch self.code.base {
         case .rateLimited, .quotaExhausted, .unavailable, .malformed: true
-        case .missingKey, .unauthorized, .notFound, .badRequest, .invalidConfiguration: false
+        case .missingKey, .unauthorized, .sessionRefused, .notFound, .badRequest, .invalidConfiguration: false
         }
     }
 

@@ -11,6 +11,10 @@ public struct SourceRequest: Sendable, CustomStringConvertible {
     public var redactedURL: String
     /// Request headers (`User-Agent`, `Accept`, and Kakao's `Authorization: KakaoAK <key>`).
     public var headers: [(name: String, value: String)]
+    /// Whether the fetch stage may send stored validators and store the answer's (conditional requests, keyed by
+    /// ``redactedURL``). `false` for a signed-in user's data: its redacted URL is the same for every session, so a
+    /// validator of one account must never answer for another. Default: `true`.
+    public var isConditionalAllowed = true
 
     /// Creates a request.
     ///

@@ -49,6 +49,9 @@ enum RecordRows {
         case .boxOfficeEntry: return try self.boxOffice(fields)
         case .koficMovie: return try self.koficMovie(fields)
         case .koficCatalogue: return try self.koficCatalogue(fields)
+        case .tmdbAccount: return try self.tmdbAccount(fields)
+        case .tmdbAccountMovie: return try self.tmdbAccountMovie(fields)
+        case .tmdbAccountRefresh: return try self.tmdbAccountRefresh(fields)
         case .book: return try self.book(fields)
         case .image: return try self.image(fields)
         case .jobOutcome: return try self.jobOutcome(fields)
@@ -240,6 +243,79 @@ enum RecordRows {
             values[name] = try f.array(name)
         }
         return [f.row(Tables.koficCatalogue, values)]
+    }
+
+    private static func tmdbAccount(_ f: Fields) throws(StoreError) -> [RowWrite] {
+        let account = try f.requiredText("account")
+        guard FetchJob.isTMDBAccountLabel(account) else { throw f.invalid("account", "not an account label") }
+        try f.expectKey("tmdb:account:\(account)")
+        let values: [String: JSONValue] = [
+            "account": .string(account), "account_id": .integer(try f.requiredInt("account_id")),
+            "username": try f.text("username").json, "name": try f.text("name").json,
+            "language": try f.text("language").json, "region": try f.text("region").json,
+            "include_adult": try f.bool("include_adult").json,
+        ]
+        return [f.row(Tables.tmdbAccounts, values)]
+    }
+
+    /// A rated movie goes to `account_ratings` (its rating required, 0…10), a favourite or watchlist entry to
+    /// `account_lists`.
+    private static func tmdbAccountMovie(_ f: Fields) throws(StoreError) -> [RowWrite] {
+        let account = try f.requiredText("account")
+        guard FetchJob.isTMDBAccountLabel(account) else { throw f.invalid("account", "not an account label") }
+        let listName = try f.requiredText("list")
+        guard let list = FetchJob.TMDBAccountList(rawValue: listName) else {
+            throw f.invalid("list", "expected one of rated, favorite, watchlist")
+        }
+        let movieID = try f.requiredInt("movie_id")
+        try f.expectKey("tmdb:account:\(account):\(list.rawValue):\(movieID)")
+        var values: [String: JSONValue] = [
+            "account": .string(account), "movie_id": .integer(movieID),
+            "account_id": .integer(try f.requiredInt("account_id")), "title": try f.text("title").json,
+            "original_title": try f.text("original_title").json, "release_date": try f.date("release_date").json,
+            "as_of": .integer(try Self.asOf(f)),
+        ]
+        guard list == .rated else {
+            values["list"] = .string(list.rawValue)
+            return [f.row(Tables.accountLists, values)]
+        }
+        guard let rating = try f.number("rating"), (0...10).contains(rating) else {
+            throw f.invalid("rating", "a rated movie needs a rating from 0 to 10")
+        }
+        values["rating"] = .number(rating)
+        values["rated_at"] = try f.text("rated_at").json
+        return [f.row(Tables.accountRatings, values)]
+    }
+
+    /// How many entries a list held at one refresh.
+    private static func tmdbAccountRefresh(_ f: Fields) throws(StoreError) -> [RowWrite] {
+        let account = try f.requiredText("account")
+        guard FetchJob.isTMDBAccountLabel(account) else { throw f.invalid("account", "not an account label") }
+        let listName = try f.requiredText("list")
+        guard let list = FetchJob.TMDBAccountList(rawValue: listName) else {
+            throw f.invalid("list", "expected one of rated, favorite, watchlist")
+        }
+        let asOf = try Self.asOf(f)
+        guard asOf > 0 else { throw f.invalid("as_of", "a refresh needs its time") }
+        try f.expectKey("tmdb:account:\(account):\(list.rawValue):refresh:\(asOf)")
+        let total = try f.requiredInt("total")
+        guard total >= 0 else { throw f.invalid("total", "must not be negative") }
+        return [
+            f.row(
+                Tables.accountListRefreshes,
+                [
+                    "account": .string(account), "list": .string(list.rawValue), "as_of": .integer(asOf),
+                    "total": .integer(total),
+                ]
+            )
+        ]
+    }
+
+    /// `as_of`: the refresh of an account entry (epoch ms); 0 when the record names none.
+    private static func asOf(_ f: Fields) throws(StoreError) -> Int64 {
+        let asOf = try f.int("as_of") ?? 0
+        guard asOf >= 0 else { throw f.invalid("as_of", "must not be negative") }
+        return asOf
     }
 
     private static func book(_ f: Fields) throws(StoreError) -> [RowWrite] {

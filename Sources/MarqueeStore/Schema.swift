@@ -18,6 +18,7 @@ enum Schema {
         Migration(version: 3, name: "kofic catalogue", sql: koficCatalogue),
         Migration(version: 4, name: "image validators", sql: imageValidators),
         Migration(version: 5, name: "movie refreshes", sql: movieRefreshes),
+        Migration(version: 6, name: "account data", sql: accountData),
     ]
 
     /// The latest version (what an up-to-date store reports).
@@ -414,5 +415,60 @@ enum Schema {
             fetched_at {int} NOT NULL
         );
         CREATE INDEX movie_refreshes_reason ON movie_refreshes (reason, fetched_at);
+        """
+
+    /// The account data: signed-in TMDB users' details, ratings and lists (`tmdb.account`, `tmdb.account.movie`
+    /// and `tmdb.account.refresh` records), each keyed by the account's label (the session id is never stored).
+    ///
+    /// `tmdb_accounts`: one row per account, as `/account` answered. `account_ratings`: the movies each account
+    /// rated, with the rating (0.5…10) and when it was given (`rated_at`, TMDB's ISO 8601 time, `NULL` when the
+    /// answer had none). `account_lists`: the movies on each account's favourites (`favorite`) and watchlist
+    /// (`watchlist`). `as_of` names the refresh that last listed a row (the time of its details answer, epoch ms);
+    /// `account_list_refreshes` holds how many entries each list had at each refresh, so a reader can tell the
+    /// latest refresh read whole and leave out the rows only older refreshes listed (removed upstream).
+    private static let accountData = """
+        CREATE TABLE tmdb_accounts (
+            account {text} PRIMARY KEY,
+            account_id {int} NOT NULL,
+            username {text},
+            name {text},
+            language {text},
+            region {text},
+            include_adult {bool},
+            fetched_at {int} NOT NULL
+        );
+        CREATE TABLE account_ratings (
+            account {text} NOT NULL,
+            movie_id {int} NOT NULL,
+            account_id {int} NOT NULL,
+            rating {real} NOT NULL,
+            rated_at {text},
+            title {text},
+            original_title {text},
+            release_date {date},
+            as_of {int} NOT NULL,
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (account, movie_id)
+        );
+        CREATE TABLE account_lists (
+            account {text} NOT NULL,
+            list {text} NOT NULL,
+            movie_id {int} NOT NULL,
+            account_id {int} NOT NULL,
+            title {text},
+            original_title {text},
+            release_date {date},
+            as_of {int} NOT NULL,
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (account, list, movie_id)
+        );
+        CREATE TABLE account_list_refreshes (
+            account {text} NOT NULL,
+            list {text} NOT NULL,
+            as_of {int} NOT NULL,
+            total {int} NOT NULL,
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (account, list, as_of)
+        );
         """
 }

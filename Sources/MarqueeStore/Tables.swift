@@ -186,6 +186,34 @@ enum Tables {
             ("genre", .text), ("nations", .json), ("genres", .json), ("directors", .json), ("companies", .json),
         ]
     )
+    static let tmdbAccounts = Table(
+        "tmdb_accounts",
+        key: [("account", .text)],
+        values: [
+            ("account_id", .int), ("username", .text), ("name", .text), ("language", .text), ("region", .text),
+            ("include_adult", .bool),
+        ]
+    )
+    static let accountRatings = Table(
+        "account_ratings",
+        key: [("account", .text), ("movie_id", .int)],
+        values: [
+            ("account_id", .int), ("rating", .real), ("rated_at", .text), ("title", .text), ("original_title", .text),
+            ("release_date", .date), ("as_of", .int),
+        ]
+    )
+    static let accountLists = Table(
+        "account_lists",
+        key: [("account", .text), ("list", .text), ("movie_id", .int)],
+        values: [
+            ("account_id", .int), ("title", .text), ("original_title", .text), ("release_date", .date), ("as_of", .int),
+        ]
+    )
+    static let accountListRefreshes = Table(
+        "account_list_refreshes",
+        key: [("account", .text), ("list", .text), ("as_of", .int)],
+        values: [("total", .int)]
+    )
     static let boxOffice = Table(
         "box_office",
         key: [("period", .text), ("period_key", .text), ("rank", .int)],
@@ -267,8 +295,7 @@ enum Tables {
     /// Gated tables in write order (parents before the tables that name them).
     static let gated: [Table] = [
         movies, movieDetails, movieRefreshes, movieTranslations, movieTranslationDetails, genres, reviews, koficMovies,
-        koficCatalogue,
-        boxOffice,
+        koficCatalogue, boxOffice, tmdbAccounts, accountRatings, accountLists, accountListRefreshes,
         books, bookSearchFacts, bookWorkFacts, authors, images, entityImages, jobOutcomes,
     ]
 }

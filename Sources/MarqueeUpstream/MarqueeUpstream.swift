@@ -45,6 +45,12 @@ struct MarqueeUpstream: AsyncParsableCommand {
     @Option(help: "Accepted TMDB key (api_key or Bearer). Default: $TMDB_API_KEY, else marquee-emulator.")
     var tmdbKey: String?
 
+    @Option(
+        help:
+            "Accepted TMDB user session (session_id= of the account routes). Default: $TMDB_SESSION_ID, else marquee-session."
+    )
+    var tmdbSession: String?
+
     @Option(help: "Accepted KOFIC key (key=). Default: $KOFIC_API_KEY, else marquee-emulator.")
     var koficKey: String?
 
@@ -122,6 +128,7 @@ struct MarqueeUpstream: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         var settings = EmulatorSettings()
         settings.tmdbKeys = [self.tmdbKey ?? environment["TMDB_API_KEY"] ?? EmulatorSettings.defaultKey]
+        settings.tmdbSessions = [self.tmdbSession ?? environment["TMDB_SESSION_ID"] ?? EmulatorSettings.defaultSession]
         settings.koficKeys = [self.koficKey ?? environment["KOFIC_API_KEY"] ?? EmulatorSettings.defaultKey]
         settings.kakaoKeys = [self.kakaoKey ?? environment["KAKAO_REST_API_KEY"] ?? EmulatorSettings.defaultKey]
         settings.rateLimit = self.rateLimit

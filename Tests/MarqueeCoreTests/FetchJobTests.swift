@@ -33,6 +33,8 @@ import Testing
             languages: ["en-US", "ko-KR"],
             follow: Follow(reviews: true, images: true)
         ),
+        .tmdbAccount(account: "default"),
+        .tmdbAccountList(account: "family", accountID: 548, list: .rated, page: 2),
     ]
 
     @Test func checkedIsDecodeOfTheJobsJSON() {

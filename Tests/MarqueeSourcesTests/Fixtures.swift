@@ -62,6 +62,7 @@ let testConfiguration: SourceConfiguration = {
     configuration.tmdbAPIKey = Secret("tmdb-SECRET-0123")
     configuration.koficAPIKey = Secret("kofic-SECRET-4567")
     configuration.kakaoAPIKey = Secret("kakao-SECRET-89ab")
+    configuration.tmdbSessions = ["default": Secret("session-SECRET-cdef")]
     return configuration
 }()
 

@@ -215,7 +215,7 @@ extension FetchJob {
         case .openLibraryWork(let id, _): .openLibraryWork(id: id, follow: follow)
         case .tmdbChanges(let start, let end, let page, let languages, _):
             .tmdbChanges(startDate: start, endDate: end, page: page, languages: languages, follow: follow)
-        case .tmdbGenres, .kakaoPoster: follow == .none ? self : nil
+        case .tmdbGenres, .kakaoPoster, .tmdbAccount, .tmdbAccountList: follow == .none ? self : nil
         }
     }
 }

@@ -79,4 +79,36 @@ import Testing
             return error
         }
     }
+
+    @Test func readsOneSessionUnderItsLabelAndSeveralFromPairs() throws {
+        let one = try SourceConfiguration.fromEnvironment(["TMDB_SESSION_ID": " s-one-111\n"])
+        #expect(one.tmdbSessions == ["default": Secret("s-one-111")])
+        let labelled = try SourceConfiguration.fromEnvironment([
+            "TMDB_SESSION_ID": "s-one-111", "TMDB_ACCOUNT": "me",
+            "TMDB_SESSIONS": "family=s-two-222,\n kids = s-three-333\n",
+        ])
+        #expect(
+            labelled.tmdbSessions
+                == ["me": Secret("s-one-111"), "family": Secret("s-two-222"), "kids": Secret("s-three-333")]
+        )
+        // The sessions are scrubbed from upstream messages like the keys.
+        #expect(labelled.secrets.contains(Secret("s-two-222")))
+    }
+
+    @Test func badSessionSettingsAreRefusedWithoutTheSession() throws {
+        let cases: [[String: String]] = [
+            ["TMDB_SESSIONS": "family"],
+            ["TMDB_SESSIONS": "Family=s-secret-1"],
+            ["TMDB_SESSIONS": "family=s-secret-1,family=s-secret-2"],
+            ["TMDB_SESSIONS": "family=s secret"],
+            ["TMDB_SESSION_ID": "s-secret-1", "TMDB_ACCOUNT": "bad label"],
+            ["TMDB_SESSION_ID": "s-secret-1", "TMDB_SESSIONS": "default=s-secret-2"],
+        ]
+        for environment in cases {
+            let error = try #require(Self.error(environment), "\(environment)")
+            #expect(error.code == .invalidConfiguration)
+            #expect(!error.description.contains("s-secret"), "\(error)")
+            #expect(!error.description.contains("s secret"), "\(error)")
+        }
+    }
 }

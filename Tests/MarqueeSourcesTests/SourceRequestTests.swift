@@ -4,7 +4,7 @@ import Testing
 @testable import MarqueeSources
 
 @Suite struct SourceRequestTests {
-    static let secrets = ["tmdb-SECRET-0123", "kofic-SECRET-4567", "kakao-SECRET-89ab"]
+    static let secrets = ["tmdb-SECRET-0123", "kofic-SECRET-4567", "kakao-SECRET-89ab", "session-SECRET-cdef"]
 
     /// One job of every kind and the URL it must be requested with (keys shown as REDACTED).
     static let cases: [(job: FetchJob, redactedURL: String)] = [
@@ -51,6 +51,11 @@ import Testing
             "https://api.themoviedb.org/3/movie/278/reviews?api_key=REDACTED&language=en-US&page=2"
         ),
         (.tmdbGenres(language: "ko"), "https://api.themoviedb.org/3/genre/movie/list?api_key=REDACTED&language=ko"),
+        (.tmdbAccount(account: "default"), "https://api.themoviedb.org/3/account?api_key=REDACTED&session_id=REDACTED"),
+        (
+            .tmdbAccountList(account: "default", accountID: 548, list: .favorite, page: 2),
+            "https://api.themoviedb.org/3/account/548/favorite/movies?api_key=REDACTED&session_id=REDACTED&page=2&sort_by=created_at.asc"
+        ),
         (
             .koficDailyBoxOffice(date: "20230426", follow: .none),
             "https://www.kobis.or.kr/kobisopenapi/webservice/rest/boxoffice/searchDailyBoxOfficeList.json?key=REDACTED&targetDt=20230426"

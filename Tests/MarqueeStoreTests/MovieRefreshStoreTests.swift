@@ -26,7 +26,7 @@ struct MovieRefreshStoreTests {
     func theNewestRefreshWinsAndARecordWithoutAReasonLeavesItAlone(engine: QueryEngine) async throws {
         try await engine.withEmptyStore { store in
             _ = try await store.migrate()
-            #expect(try await store.schemaVersion() == 5)
+            #expect((try await store.schemaVersion() ?? 0) >= 5, "movie_refreshes is migration 5")
             try await Self.write(store, [(Self.movie(1, at: 2_000), .list), (Self.movie(2, at: 2_000), nil)])
             #expect(
                 try await store.movie(id: 1)?.refresh == MovieRefresh(reason: "list", refreshedAtMilliseconds: 2_000)

@@ -59,6 +59,14 @@ public struct TMDBAdapter: SourceAdapter {
                 path: ["movie", "changes"],
                 query: [QueryItem("start_date", start), QueryItem("end_date", end), QueryItem("page", String(page))]
             )
+        case .tmdbAccount(let account):
+            return try self.accountRequest(account, path: ["account"], query: [])
+        case .tmdbAccountList(let account, let accountID, let list, let page, _):
+            return try self.accountRequest(
+                account,
+                path: ["account", String(accountID), list.rawValue, "movies"],
+                query: [QueryItem("page", String(page)), QueryItem("sort_by", "created_at.asc")]
+            )
         default:
             throw SourceError(.invalidConfiguration, source: .tmdb, "a \(job.kind) job is not a TMDB job")
         }
@@ -69,6 +77,31 @@ public struct TMDBAdapter: SourceAdapter {
     /// - Throws: A ``SourceError`` when no TMDB key is configured.
     public func configurationRequest() throws(SourceError) -> SourceRequest {
         try self.request(path: ["configuration"], query: [])
+    }
+
+    /// A request of a signed-in account's data: the account's session (a secret, redacted in the logged URL) beside
+    /// the API key. Never conditional: the redacted URL is the same for every session.
+    ///
+    /// - Throws: A ``SourceError`` (``SourceError/Code-swift.struct/invalidConfiguration``) when no session is
+    ///   configured for `account`.
+    private func accountRequest(
+        _ account: String,
+        path: [String],
+        query: [QueryItem]
+    ) throws(SourceError) -> SourceRequest {
+        guard let session = self.configuration.tmdbSessions[account] else {
+            throw SourceError(
+                .invalidConfiguration,
+                source: .tmdb,
+                "no session is configured for the TMDB account '\(account)' (set TMDB_SESSION_ID with TMDB_ACCOUNT=\(account), or TMDB_SESSIONS)"
+            )
+        }
+        var request = try self.request(
+            path: path,
+            query: [QueryItem("session_id", session.revealed, isSecret: true)] + query
+        )
+        request.isConditionalAllowed = false
+        return request
     }
 
     private func request(path: [String], query: [QueryItem]) throws(SourceError) -> SourceRequest {
@@ -93,7 +126,7 @@ public struct TMDBAdapter: SourceAdapter {
         for job: FetchJob,
         fetchedAt: Int64
     ) throws(SourceError) -> SourceResult {
-        let json = try self.checkedDocument(response, fetchedAt: fetchedAt)
+        let json = try self.checkedDocument(response, fetchedAt: fetchedAt, isAccount: job.tmdbAccountLabel != nil)
         var parser = TMDBParser(configuration: self.configuration, fetchedAt: fetchedAt)
         switch job {
         case .tmdbList(_, let page, let language, _, let follow), .tmdbSearch(_, let page, let language, _, let follow):
@@ -143,6 +176,31 @@ public struct TMDBAdapter: SourceAdapter {
             ) {
                 parser.result.add(job.tmdbPage(next))
             }
+        case .tmdbAccount(let account):
+            guard let accountID = json["id"]?.int, accountID > 0 else {
+                throw self.check.malformed(response, "the details of an account")
+            }
+            parser.account(json, account: account, accountID: accountID)
+        case .tmdbAccountList(let account, let accountID, let list, let page, let asOf):
+            guard let results = json["results"]?.arrayValue else {
+                throw self.check.malformed(response, "a page of the account's \(list.rawValue) movies")
+            }
+            parser.accountMovies(results, account: account, accountID: accountID, list: list, asOf: asOf)
+            if page == 1, asOf != 0 {
+                parser.accountRefresh(account: account, list: list, asOf: asOf, total: json["total_results"]?.int)
+            }
+            // The whole list is read (a rating left out would be missing from the apps): page 1 queues every other
+            // page TMDB reports, up to its last page.
+            for next in FanOut.pages(
+                page: page,
+                follow: Follow(pages: Self.maxPage),
+                totalPages: json["total_pages"]?.int,
+                maxPage: Self.maxPage
+            ) {
+                parser.result.add(
+                    .tmdbAccountList(account: account, accountID: accountID, list: list, page: next, asOf: asOf)
+                )
+            }
         default:
             throw SourceError(.invalidConfiguration, source: .tmdb, "a \(job.kind) job is not a TMDB job")
         }
@@ -151,26 +209,58 @@ public struct TMDBAdapter: SourceAdapter {
 
     /// The body of a success answer as JSON, after classifying error answers and TMDB error bodies.
     func checked(_ response: SourceResponse, fetchedAt: Int64) throws(SourceError) -> JSONValue {
-        try self.checked(response, fetchedAt: fetchedAt, read: self.check.json)
+        try self.checked(response, fetchedAt: fetchedAt, isAccount: false, read: self.check.json)
     }
 
     /// ``checked(_:fetchedAt:)`` as a ``JSONDocument``, which reads the members the parser needs without
     /// building the rest (the same answers accepted and refused, the same errors).
-    func checkedDocument(_ response: SourceResponse, fetchedAt: Int64) throws(SourceError) -> JSONDocument.Value {
-        try self.checked(response, fetchedAt: fetchedAt, read: { JSONDocument($0.body)?.root })
+    ///
+    /// - Parameter isAccount: The request carried a user's session: TMDB's `status_code` 3 and 17 (and a 401
+    ///   without a body) refuse the session, not the key.
+    func checkedDocument(
+        _ response: SourceResponse,
+        fetchedAt: Int64,
+        isAccount: Bool = false
+    ) throws(SourceError) -> JSONDocument.Value {
+        try self.checked(response, fetchedAt: fetchedAt, isAccount: isAccount, read: { JSONDocument($0.body)?.root })
     }
 
     private func checked<JSON: LenientJSON>(
         _ response: SourceResponse,
         fetchedAt: Int64,
+        isAccount: Bool,
         read: (SourceResponse) -> JSON?
     ) throws(SourceError) -> JSON {
         try self.check.transient(response, fetchedAt: fetchedAt)
         let json = read(response)
+        if isAccount, let refusal = self.sessionRefusal(in: json, response: response) { throw refusal }
         if let json, let error = self.error(in: json, response: response, fetchedAt: fetchedAt) { throw error }
         try self.check.status(response, message: nil)
         guard let json, json.isObject else { throw self.check.malformed(response, "a JSON object") }
         return json
+    }
+
+    /// TMDB's session codes: 3 "Authentication failed: You do not have permissions to access the service." and
+    /// 17 "Session denied." (both HTTP 401).
+    static let sessionRefusedCodes: Set<Int64> = [3, 17]
+
+    /// The refusal of an account request's session: `status_code` 3 or 17, or a 401 whose body names no code (the
+    /// key's own codes, 7 and 10, stay the key's: they pause TMDB).
+    private func sessionRefusal(in json: (some LenientJSON)?, response: SourceResponse) -> SourceError? {
+        let code = json?["status_code"]?.int
+        if let code, Self.sessionRefusedCodes.contains(code) {
+            let message = self.check.scrubbed(json?["status_message"]?.text ?? "status_code \(code)")
+            return SourceError(
+                .sessionRefused,
+                source: .tmdb,
+                "\(message) (status_code \(code))",
+                status: response.status
+            )
+        }
+        if code == nil, response.status == 401 {
+            return SourceError(.sessionRefused, source: .tmdb, "the session was refused", status: response.status)
+        }
+        return nil
     }
 
     /// The error a TMDB error body (`status_code`/`status_message`, or `errors`) stands for.
@@ -209,6 +299,14 @@ public struct TMDBAdapter: SourceAdapter {
 }
 
 extension FetchJob {
+    /// The account label of a `tmdb.account` or `tmdb.account.list` job; `nil` for the other kinds.
+    public var tmdbAccountLabel: String? {
+        switch self {
+        case .tmdbAccount(let account), .tmdbAccountList(let account, _, _, _, _): account
+        default: nil
+        }
+    }
+
     /// The same list, search or change-feed job for another page.
     func tmdbPage(_ page: Int64) -> FetchJob {
         switch self {

@@ -1,0 +1,76 @@
+import MarqueeCore
+import MarqueeJSON
+import Testing
+
+/// The `tmdb.account` and `tmdb.account.list` payloads: an account is named by its label (never a session), and
+/// each refusal names its field.
+@Suite struct TMDBAccountJobTests {
+    static func decode(_ json: String) -> Result<FetchJob, PayloadError> {
+        Result { () throws(PayloadError) in try FetchJob.decode(Array(json.utf8)) }
+    }
+
+    @Test func bothKindsRoundTripThroughTheirPayloads() throws {
+        let jobs: [FetchJob] = [
+            .tmdbAccount(account: "default"),
+            .tmdbAccountList(account: "family-tv", accountID: 548, list: .rated, page: 3),
+            .tmdbAccountList(account: "a.b_c", accountID: 9_000_000_000, list: .favorite, page: 1),
+            .tmdbAccountList(account: "x", accountID: 1, list: .watchlist, page: 500, asOf: 1_709_294_400_000),
+        ]
+        for job in jobs {
+            #expect(try FetchJob.decode(job.encoded()) == job)
+            #expect(try job.checked() == job)
+        }
+        #expect(
+            String(decoding: jobs[1].encoded(), as: UTF8.self)
+                == #"{"account":"family-tv","account_id":548,"kind":"tmdb.account.list","list":"rated","page":3,"v":1}"#
+        )
+        #expect(FetchJob.kinds.contains("tmdb.account"))
+        #expect(FetchJob.kinds.contains("tmdb.account.list"))
+    }
+
+    @Test func theDedupeKeyNamesTheAccountTheListAndThePage() {
+        #expect(FetchJob.tmdbAccount(account: "default").dedupeKey == "tmdb:account:default")
+        #expect(
+            FetchJob.tmdbAccountList(account: "default", accountID: 548, list: .watchlist, page: 2).dedupeKey
+                == "tmdb:account:default:watchlist:2"
+        )
+    }
+
+    @Test func theListPageDefaultsToOne() throws {
+        let job = try Self.decode(
+            #"{"v":1,"kind":"tmdb.account.list","account":"default","account_id":548,"list":"rated"}"#
+        )
+        .get()
+        #expect(job == .tmdbAccountList(account: "default", accountID: 548, list: .rated, page: 1))
+    }
+
+    @Test(arguments: [
+        (#"{"v":1,"kind":"tmdb.account"}"#, "account"),
+        (#"{"v":1,"kind":"tmdb.account","account":"Default"}"#, "account"),
+        (#"{"v":1,"kind":"tmdb.account","account":"-x"}"#, "account"),
+        (#"{"v":1,"kind":"tmdb.account","account":"a b"}"#, "account"),
+        (#"{"v":1,"kind":"tmdb.account","account":"default","session_id":"abc"}"#, "session_id"),
+        (#"{"v":1,"kind":"tmdb.account.list","account":"default","list":"rated"}"#, "account_id"),
+        (#"{"v":1,"kind":"tmdb.account.list","account":"default","account_id":0,"list":"rated"}"#, "account_id"),
+        (#"{"v":1,"kind":"tmdb.account.list","account":"default","account_id":5,"list":"lists"}"#, "list"),
+        (#"{"v":1,"kind":"tmdb.account.list","account":"default","account_id":5,"list":"rated","page":501}"#, "page"),
+        (#"{"v":1,"kind":"tmdb.account.list","account":"default","account_id":5,"list":"rated","as_of":-1}"#, "as_of"),
+    ])
+    func aWrongFieldIsRefusedByName(json: String, field: String) {
+        guard case .failure(let error) = Self.decode(json) else {
+            Issue.record("accepted \(json)")
+            return
+        }
+        #expect(error.field == field)
+    }
+
+    @Test func anAccountLabelIsShortLowercaseASCII() {
+        #expect(FetchJob.isTMDBAccountLabel("default"))
+        #expect(FetchJob.isTMDBAccountLabel("0family.tv_2-x"))
+        #expect(!FetchJob.isTMDBAccountLabel(""))
+        #expect(!FetchJob.isTMDBAccountLabel("_x"))
+        #expect(!FetchJob.isTMDBAccountLabel("가족"))
+        #expect(!FetchJob.isTMDBAccountLabel(String(repeating: "a", count: 65)))
+        #expect(FetchJob.isTMDBAccountLabel(String(repeating: "a", count: 64)))
+    }
+}
