@@ -35,20 +35,25 @@ public struct FetchHandler: StageHandler {
     private let validators: (any ValidatorCache)?
     private let limits: SourceLimits
     private let onResponse: (@Sendable (_ source: String, _ status: String) -> Void)?
+    private let repeatedRecords: RepeatedRecords
     private let logger: Logger
 
     /// - Parameters:
     ///   - validators: Where ETag / Last-Modified of parsed responses are kept for conditional requests;
     ///     `nil` sends no conditional requests.
     ///   - limits: The sources' rate limits, daily budgets and pauses, held with the other workers.
+    ///   - repeatedRecords: The genre records of movie details this worker delivered lately, left out of the next
+    ///     details that repeat them.
     public init(
         adapters: SourceAdapters,
         fetcher: HTTPFetcher,
         validators: (any ValidatorCache)?,
         limits: SourceLimits,
         onResponse: (@Sendable (_ source: String, _ status: String) -> Void)? = nil,
+        repeatedRecords: RepeatedRecords = RepeatedRecords(),
         logger: Logger
     ) {
+        self.repeatedRecords = repeatedRecords
         self.onResponse = onResponse
         self.adapters = adapters
         self.fetcher = fetcher
@@ -197,7 +202,18 @@ public struct FetchHandler: StageHandler {
         // for: the root's reason, or its kind's when the root came without one; a change-feed page's details are
         // refreshed because the movie changed.
         let reason = (job.envelope.refresh ?? RefreshReason.implied(by: fetchJob)).spawned(by: fetchJob)
-        return Self.outputs(result, refresh: reason)
+        guard case .tmdbMovie = fetchJob else { return Self.outputs(result, refresh: reason) }
+        // The genres a details answer names in passing go once an hour, not with every movie (a genre list,
+        // `tmdb.genres`, always sends its own).
+        var details = result
+        let now = ContinuousClock.now
+        details.records.removeAll { $0.kind == .genre && self.repeatedRecords.isRepeat($0, now: now) }
+        let genres = details.records.filter { $0.kind == .genre }
+        if !genres.isEmpty {
+            let repeated = self.repeatedRecords
+            job.whenDelivered { repeated.remember(genres, at: now) }
+        }
+        return Self.outputs(details, refresh: reason)
     }
 
     /// The stage outputs of a parsed response: records, image jobs, follow-up fetch jobs (each keyed by its

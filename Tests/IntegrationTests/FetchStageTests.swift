@@ -2,6 +2,7 @@ import Logging
 import MarqueeCore
 import MarqueeFetchStage
 import MarqueeHTTP
+import MarqueeJSON
 import MarqueeKafka
 import MarqueeLimits
 import MarqueePipeline
@@ -262,6 +263,56 @@ struct FetchStageTests {
             #expect(statistic(stats, "routeStatuses", "tmdb.movie", "304") == 20)
             #expect(statistic(stats, "routeStatuses", "tmdb.list", "200") == 0, "no body was downloaded")
             #expect(statistic(stats, "routeStatuses", "tmdb.movie", "200") == 0, "no body was downloaded")
+        }
+    }
+
+    /// The genres a details answer names go once an hour, not with every movie (docs/records.md, "genre"): once
+    /// the details of some movies were delivered, the details of more movies send none of the genres those named.
+    @Test func detailsSendTheGenresTheyNameOnce() async throws {
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "5", "--movies", "100"])
+        defer { emulator.terminate() }
+        // Twenty movies of a list, with the genres each details answer names.
+        let (_, listBody) = try await httpGet(emulator.tmdbBaseURL + "/movie/popular?api_key=marquee-emulator&page=1")
+        guard case .object(let list)? = JSONDocument.parse(Array(listBody.utf8)),
+            case .array(let items)? = list["results"]
+        else {
+            Issue.record("the emulator's list is not a list: \(listBody.prefix(200))")
+            return
+        }
+        var genresOf: [Int64: Set<Int64>] = [:]
+        for case .object(let item) in items {
+            guard case .integer(let id)? = item["id"] else { continue }
+            let (_, body) = try await httpGet(emulator.tmdbBaseURL + "/movie/\(id)?api_key=marquee-emulator")
+            guard case .object(let details)? = JSONDocument.parse(Array(body.utf8)),
+                case .array(let genres)? = details["genres"]
+            else { continue }
+            var named: Set<Int64> = []
+            for case .object(let genre) in genres {
+                if case .integer(let genreID)? = genre["id"] { named.insert(genreID) }
+            }
+            genresOf[id] = named
+        }
+        let ids = genresOf.keys.sorted()
+        try #require(ids.count == 20)
+        let (early, late) = (Array(ids.prefix(5)), Array(ids.dropFirst(5)))
+        let named = early.reduce(into: Set<Int64>()) { $0.formUnion(genresOf[$1] ?? []) }
+        let namedAgain = late.reduce(0) { $0 + (genresOf[$1] ?? []).intersection(named).count }
+        try #require(namedAgain > 0, "the later movies name genres the earlier ones named")
+
+        try await withFetchStage(emulator: emulator) { topics, ledger, _ in
+            let details = { (ids: [Int64]) in ids.map { FetchJob.tmdbMovie(id: $0, language: "en-US", follow: .none) } }
+            try await enqueue(details(early), to: topics, ledger: ledger)
+            try await ledger.wait("the first details", timeout: .seconds(120)) { $0.isDrained && $0.roots == 5 }
+            let first = ledger.snapshot.records.filter { $0.key.hasPrefix("genre:") }
+            #expect(Set(first.keys) == Set(named.map { "genre:tmdb:genre:\($0):en-US" }), "every genre named went")
+
+            try await enqueue(details(late), to: topics, ledger: ledger)
+            try await ledger.wait("the later details", timeout: .seconds(120)) { $0.isDrained && $0.roots == 20 }
+            let after = ledger.snapshot.records
+            for (key, count) in first {
+                #expect(after[key] == count, "\(key) was delivered already: the later details do not send it")
+            }
+            #expect(ledger.snapshot.records(ofKind: .movie) == 20)
         }
     }
 
