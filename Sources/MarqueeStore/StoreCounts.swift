@@ -24,6 +24,10 @@ public struct StoreCounts: Codable, Hashable, Sendable {
     /// KOFIC↔TMDB links.
     public var movieLinks = 0
     public var jobOutcomes = 0
+    /// Signed-in TMDB accounts, the movies they rated, and the movies on their favourites and watchlists.
+    public var tmdbAccounts = 0
+    public var accountRatings = 0
+    public var accountLists = 0
 
     public init() {}
 
@@ -39,6 +43,9 @@ public struct StoreCounts: Codable, Hashable, Sendable {
         case imageVariants = "image_variants"
         case movieLinks = "movie_links"
         case jobOutcomes = "job_outcomes"
+        case tmdbAccounts = "tmdb_accounts"
+        case accountRatings = "account_ratings"
+        case accountLists = "account_lists"
     }
 
     /// Every count with its JSON key, in a fixed order (for tables and summaries).
@@ -63,6 +70,9 @@ public struct StoreCounts: Codable, Hashable, Sendable {
             case .imageVariants: self.imageVariants
             case .movieLinks: self.movieLinks
             case .jobOutcomes: self.jobOutcomes
+            case .tmdbAccounts: self.tmdbAccounts
+            case .accountRatings: self.accountRatings
+            case .accountLists: self.accountLists
             }
         }
         set {
@@ -81,6 +91,9 @@ public struct StoreCounts: Codable, Hashable, Sendable {
             case .imageVariants: self.imageVariants = newValue
             case .movieLinks: self.movieLinks = newValue
             case .jobOutcomes: self.jobOutcomes = newValue
+            case .tmdbAccounts: self.tmdbAccounts = newValue
+            case .accountRatings: self.accountRatings = newValue
+            case .accountLists: self.accountLists = newValue
             }
         }
     }

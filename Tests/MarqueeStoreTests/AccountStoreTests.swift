@@ -77,6 +77,8 @@ import Testing
             #expect(ratings == [[.int(3)]])
             let lists = try await store.engine.read("SELECT COUNT(*) FROM account_lists", [])
             #expect(lists == [[.int(2)]])
+            let counts = try await store.counts()
+            #expect(counts.accountRatings == 3 && counts.accountLists == 2, "marquee query counts: \(counts)")
 
             let rated = try #require(try await store.accountMovies(account: "default"))
             #expect(rated.accountID == 548)
