@@ -37,93 +37,80 @@ struct ChangeFeedIndexTests {
         #expect(unchanged.count >= 2)
         _ = try await emulator.control(["today": before])
 
-        let (prefix, fetch, records) = try await pipelineTopics("mqr", fetchTiers: 1, recordsTiers: 1)
-        let path = "/tmp/\(TestEnvironment.uniqueName("marquee-refresh")).db"
-        defer { removeSQLiteFiles(path) }
-        let sqlite = try StoreLocation(parsing: "sqlite:\(path)")
-        let postgres = try await freshPostgresDatabase()
         // The fetch worker keeps its validators in the SQLite store: its second request for a movie is conditional.
-        let (fetcher, _) = try await startFetchWorker(
-            emulator: emulator,
-            prefix: prefix,
-            environment: ["TMDB_API_KEY": key, "MARQUEE_STORE": sqlite.connectionString]
-        )
-        let indexers = [
-            try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: sqlite),
-            try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: postgres),
-        ]
-
-        try await withOutcomes(of: records.main) { outcomes in
-            // Day one: every movie by hand (a root without a reason: a detail is a `request`).
-            var sent: Set<JobID> = []
-            for id in changed.union(unchanged).sorted() {
-                sent.insert(try await enqueue(.tmdbMovie(id: id, language: "en-US", follow: .none), to: fetch).id)
-            }
-            let roots = sent
-            try await outcomes.wait("the first details fetched") { roots.isSubset(of: $0.done) }
-            try await Self.waitUntilIndexed(records.main, by: indexers)
-            var first: [Int64: MovieRefresh] = [:]
-            for location in [sqlite, postgres] {
-                let refreshes = try await Self.refreshes(location, of: changed.union(unchanged))
-                #expect(refreshes.values.allSatisfy { $0.reason == "request" }, "\(location): \(refreshes)")
-                #expect(refreshes.count == changed.count + unchanged.count)
-                first = refreshes
-            }
-
-            // Day two: the feed of the day, then the unchanged movies asked for again.
-            _ = try await emulator.control(["today": day])
-            try await emulator.resetStats()
-            // Sent as the scheduler sends it: its details are refreshed for the change all the same.
-            let feed = Envelope.root(refresh: .schedule)
-            let changes = FetchJob.tmdbChanges(
-                startDate: day,
-                endDate: day,
-                page: 1,
-                languages: ["en-US"],
-                follow: .none
-            )
-            _ = try await withProducer { producer in
-                try await producer.send(
-                    KafkaProducerMessage(
-                        topic: fetch.main,
-                        key: Array(changes.dedupeKey.utf8),
-                        value: changes.encoded(),
-                        headers: feed.kafkaHeaders
+        try await BothStoresCrawl.run(emulator: emulator, stem: "mqr", environment: ["TMDB_API_KEY": key]) { crawl in
+            try await withOutcomes(of: crawl.records.main) { outcomes in
+                // Day one: every movie by hand (a root without a reason: a detail is a `request`).
+                var sent: Set<JobID> = []
+                for id in changed.union(unchanged).sorted() {
+                    sent.insert(
+                        try await enqueue(.tmdbMovie(id: id, language: "en-US", follow: .none), to: crawl.fetch).id
                     )
+                }
+                let roots = sent
+                try await outcomes.wait("the first details fetched") { roots.isSubset(of: $0.done) }
+                try await Self.waitUntilIndexed(crawl.records.main, by: crawl.indexers)
+                var first: [Int64: MovieRefresh] = [:]
+                for location in crawl.stores {
+                    let refreshes = try await Self.refreshes(location, of: changed.union(unchanged))
+                    #expect(refreshes.values.allSatisfy { $0.reason == "request" }, "\(location): \(refreshes)")
+                    #expect(refreshes.count == changed.count + unchanged.count)
+                    first = refreshes
+                }
+
+                // Day two: the feed of the day, then the unchanged movies asked for again.
+                _ = try await emulator.control(["today": day])
+                try await emulator.resetStats()
+                // Sent as the scheduler sends it: its details are refreshed for the change all the same.
+                let feed = Envelope.root(refresh: .schedule)
+                let changes = FetchJob.tmdbChanges(
+                    startDate: day,
+                    endDate: day,
+                    page: 1,
+                    languages: ["en-US"],
+                    follow: .none
                 )
-            }
-            try await outcomes.wait("the feed and its refreshes done") { log in
-                log.done.contains(feed.id) && log.spawned.isSubset(of: log.done)
-            }
-            sent = []
-            for id in unchanged.sorted() {
-                sent.insert(try await enqueue(.tmdbMovie(id: id, language: "en-US", follow: .none), to: fetch).id)
-            }
-            let again = sent
-            try await outcomes.wait("the unchanged movies asked again") { again.isSubset(of: $0.done) }
-            try await Self.waitUntilIndexed(records.main, by: indexers)
+                _ = try await withProducer { producer in
+                    try await producer.send(
+                        KafkaProducerMessage(
+                            topic: crawl.fetch.main,
+                            key: Array(changes.dedupeKey.utf8),
+                            value: changes.encoded(),
+                            headers: feed.kafkaHeaders
+                        )
+                    )
+                }
+                try await outcomes.wait("the feed and its refreshes done") { log in
+                    log.done.contains(feed.id) && log.spawned.isSubset(of: log.done)
+                }
+                sent = []
+                for id in unchanged.sorted() {
+                    sent.insert(
+                        try await enqueue(.tmdbMovie(id: id, language: "en-US", follow: .none), to: crawl.fetch).id
+                    )
+                }
+                let again = sent
+                try await outcomes.wait("the unchanged movies asked again") { again.isSubset(of: $0.done) }
+                try await Self.waitUntilIndexed(crawl.records.main, by: crawl.indexers)
 
-            for location in [sqlite, postgres] {
-                let refreshes = try await Self.refreshes(location, of: changed.union(unchanged))
-                for id in changed {
-                    let refresh = try #require(refreshes[id], "\(location): movie \(id)")
-                    #expect(refresh.reason == "change", "\(location): movie \(id)")
-                    #expect(refresh.refreshedAtMilliseconds > first[id]?.refreshedAtMilliseconds ?? .max)
+                for location in crawl.stores {
+                    let refreshes = try await Self.refreshes(location, of: changed.union(unchanged))
+                    for id in changed {
+                        let refresh = try #require(refreshes[id], "\(location): movie \(id)")
+                        #expect(refresh.reason == "change", "\(location): movie \(id)")
+                        #expect(refresh.refreshedAtMilliseconds > first[id]?.refreshedAtMilliseconds ?? .max)
+                    }
+                    for id in unchanged {
+                        // A 304 writes nothing: the first refresh stands, at its time.
+                        #expect(refreshes[id] == first[id], "\(location): movie \(id)")
+                    }
                 }
-                for id in unchanged {
-                    // A 304 writes nothing: the first refresh stands, at its time.
-                    #expect(refreshes[id] == first[id], "\(location): movie \(id)")
-                }
+                let stats = try await emulator.stats()
+                #expect(statistic(stats, "routeStatuses", "tmdb.changes", "200") == 1)
+                #expect(statistic(stats, "routeStatuses", "tmdb.movie", "200") == changed.count)
+                #expect(statistic(stats, "routeStatuses", "tmdb.movie", "304") == unchanged.count)
             }
-            let stats = try await emulator.stats()
-            #expect(statistic(stats, "routeStatuses", "tmdb.changes", "200") == 1)
-            #expect(statistic(stats, "routeStatuses", "tmdb.movie", "200") == changed.count)
-            #expect(statistic(stats, "routeStatuses", "tmdb.movie", "304") == unchanged.count)
         }
-
-        fetcher.signal(SIGTERM)
-        #expect(await fetcher.waitForExit() == 0)
-        for indexer in indexers { await indexer.stop() }
     }
 
     /// The ids the emulator's feed lists for `day` (adult titles left out: the fetch stage does not refresh them).

@@ -39,67 +39,53 @@ struct KOFICCatalogueCrawlTests {
         #expect(pages >= 3, "the catalogue spans several pages (\(total) movies)")
         try await emulator.resetStats()
 
-        let (prefix, fetch, records) = try await pipelineTopics("mqk", fetchTiers: 1, recordsTiers: 1)
-        let path = "/tmp/\(TestEnvironment.uniqueName("marquee-kofic")).db"
-        defer { removeSQLiteFiles(path) }
-        let sqlite = try StoreLocation(parsing: "sqlite:\(path)")
-        let postgres = try await freshPostgresDatabase()
-        let (fetcher, _) = try await startFetchWorker(
+        try await BothStoresCrawl.run(
             emulator: emulator,
-            prefix: prefix,
-            environment: [
-                "KOFIC_API_KEY": key, "MARQUEE_STORE": sqlite.connectionString,
-                "MARQUEE_FETCH_RATE_LIMITS": "kofic=50",
-            ]
-        )
-        let indexers = [
-            try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: sqlite),
-            try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: postgres),
-        ]
-
-        _ = try await enqueue(
-            .koficMovies(
-                query: .init(perPage: Int64(perPage)),
-                page: 1,
-                follow: Follow(details: true)
-            ),
-            to: fetch
-        )
-        // Each store gets a catalogue entry and an info record per movie, and one outcome per job.
-        let expected = total * 2 + pages + total
-        for indexer in indexers {
-            try await indexer.stored.wait("the crawl stored", timeout: .seconds(180)) { $0 >= expected }
-        }
-
-        for location in [sqlite, postgres] {
-            let store = try Store.open(location, logger: .marqueeTest)
-            #expect(try await store.engine.read("SELECT COUNT(*) FROM kofic_catalogue", []) == [[.int(Int64(total))]])
-            #expect(try await store.engine.read("SELECT COUNT(*) FROM kofic_movies", []) == [[.int(Int64(total))]])
-            // The list and the info agree on each movie.
-            let disagreeing = try await store.engine.read(
-                """
-                SELECT c.movie_cd FROM kofic_catalogue c JOIN kofic_movies m ON m.movie_cd = c.movie_cd
-                 WHERE c.title <> m.title OR c.production_year <> m.production_year OR c.open_date <> m.open_date
-                """,
-                []
+            stem: "mqk",
+            environment: ["KOFIC_API_KEY": key, "MARQUEE_FETCH_RATE_LIMITS": "kofic=50"]
+        ) { crawl in
+            _ = try await enqueue(
+                .koficMovies(
+                    query: .init(perPage: Int64(perPage)),
+                    page: 1,
+                    follow: Follow(details: true)
+                ),
+                to: crawl.fetch
             )
-            #expect(disagreeing.isEmpty, "\(location.connectionString): \(disagreeing.prefix(3))")
-            #expect(try await store.counts().koficCatalogue == total)
-            await store.close()
+            // Each store gets a catalogue entry and an info record per movie, and one outcome per job.
+            let expected = total * 2 + pages + total
+            for indexer in crawl.indexers {
+                try await indexer.stored.wait("the crawl stored", timeout: .seconds(180)) { $0 >= expected }
+            }
+
+            for location in crawl.stores {
+                let store = try Store.open(location, logger: .marqueeTest)
+                #expect(
+                    try await store.engine.read("SELECT COUNT(*) FROM kofic_catalogue", []) == [[.int(Int64(total))]]
+                )
+                #expect(try await store.engine.read("SELECT COUNT(*) FROM kofic_movies", []) == [[.int(Int64(total))]])
+                // The list and the info agree on each movie.
+                let disagreeing = try await store.engine.read(
+                    """
+                    SELECT c.movie_cd FROM kofic_catalogue c JOIN kofic_movies m ON m.movie_cd = c.movie_cd
+                     WHERE c.title <> m.title OR c.production_year <> m.production_year OR c.open_date <> m.open_date
+                    """,
+                    []
+                )
+                #expect(disagreeing.isEmpty, "\(location.connectionString): \(disagreeing.prefix(3))")
+                #expect(try await store.counts().koficCatalogue == total)
+                await store.close()
+            }
+
+            let stats = try await emulator.stats()
+            #expect(statistic(stats, "routes", "kofic.movieList") == pages)
+            #expect(statistic(stats, "routes", "kofic.movieInfo") == total)
+            // Every page and every info call counted against the key's budget of the day, shared in the store.
+            let limits = try Store.open(crawl.sqlite, logger: .marqueeTest)
+            let spent = try await limits.engine.read("SELECT SUM(spent) FROM coord_budgets", [])
+            #expect(spent == [[.int(Int64(pages + total))]])
+            await limits.close()
         }
-
-        let stats = try await emulator.stats()
-        #expect(statistic(stats, "routes", "kofic.movieList") == pages)
-        #expect(statistic(stats, "routes", "kofic.movieInfo") == total)
-        // Every page and every info call counted against the key's budget of the day, shared in the store.
-        let limits = try Store.open(sqlite, logger: .marqueeTest)
-        let spent = try await limits.engine.read("SELECT SUM(spent) FROM coord_budgets", [])
-        #expect(spent == [[.int(Int64(pages + total))]])
-        await limits.close()
-
-        fetcher.signal(SIGTERM)
-        #expect(await fetcher.waitForExit() == 0)
-        for indexer in indexers { await indexer.stop() }
     }
 
     /// A crawl with details against a daily budget of 4 calls: page 1 and three more calls are made, and every

@@ -65,93 +65,84 @@ struct TMDBAccountCrawlTests {
         #expect(expected.values.allSatisfy { ($0.pages["rated"] ?? 0) >= 2 }, "the rated lists span pages")
         try await emulator.resetStats()
 
-        let (prefix, fetch, records) = try await pipelineTopics("mqa", fetchTiers: 1, recordsTiers: 1)
-        let path = "/tmp/\(TestEnvironment.uniqueName("marquee-account")).db"
-        defer { removeSQLiteFiles(path) }
-        let sqlite = try StoreLocation(parsing: "sqlite:\(path)")
-        let postgres = try await freshPostgresDatabase()
-        let (fetcher, _) = try await startFetchWorker(
+        try await BothStoresCrawl.run(
             emulator: emulator,
-            prefix: prefix,
+            stem: "mqa",
             environment: [
-                "TMDB_API_KEY": Self.key, "MARQUEE_STORE": sqlite.connectionString,
+                "TMDB_API_KEY": Self.key,
                 "TMDB_SESSIONS": sessions.map { "\($0.key)=\($0.value)" }.joined(separator: ","),
             ]
-        )
-        let indexers = [
-            try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: sqlite),
-            try await IndexWorker.start(topics: records, group: TestEnvironment.uniqueName("index"), store: postgres),
-        ]
-        for account in sessions.keys { _ = try await enqueue(.tmdbAccount(account: account), to: fetch) }
+        ) { crawl in
+            for account in sessions.keys { _ = try await enqueue(.tmdbAccount(account: account), to: crawl.fetch) }
 
-        // Per account: its details, each list's movies and total, and one outcome per job (the details and every
-        // page).
-        let expectedRecords = expected.values.reduce(0) { $0 + Self.records($1) }
-        for indexer in indexers {
-            try await indexer.stored.wait("the accounts stored", timeout: .seconds(180)) { $0 >= expectedRecords }
-        }
-
-        for location in [sqlite, postgres] {
-            let store = try Store.open(location, logger: .marqueeTest)
-            for (account, want) in expected {
-                let rated = try #require(try await store.accountMovies(account: account, limit: 500))
-                #expect(rated.accountID == Int64(want.accountID))
-                #expect(rated.movies.count == want.totals["rated"], "\(location.connectionString) \(account)")
-                #expect(rated.refreshedAt != nil, "the refresh was stored whole")
-                #expect(rated.movies.allSatisfy { $0.rating != nil && $0.ratedAt != nil })
-                if let first = want.firstRated {
-                    let stored = rated.movies.first { $0.movieID == Int64(first.id) }
-                    #expect(stored?.rating == first.rating)
-                }
-                for list in [FetchJob.TMDBAccountList.favorite, .watchlist] {
-                    let movies = try await store.accountMovies(account: account, list: list, limit: 500)
-                    #expect(movies?.movies.count == want.totals[list.rawValue])
-                }
+            // Per account: its details, each list's movies and total, and one outcome per job (the details and every
+            // page).
+            let expectedRecords = expected.values.reduce(0) { $0 + Self.records($1) }
+            for indexer in crawl.indexers {
+                try await indexer.stored.wait("the accounts stored", timeout: .seconds(180)) { $0 >= expectedRecords }
             }
-            let accounts = try await store.engine.read("SELECT account FROM tmdb_accounts ORDER BY account", [])
-            #expect(accounts == [[.text("default")], [.text("family")]])
-            await store.close()
-        }
 
-        // What `marquee query ratings` shows of them, from either store.
-        for location in [sqlite, postgres] {
-            let family = try #require(expected["family"])
-            let text = try await runMarquee([
-                "query", "ratings", "--account", "family", "--store", location.connectionString,
-            ])
-            #expect(text.status == 0, "\(text.standardError)")
-            #expect(
-                text.standardOutput.hasPrefix(
-                    "TMDB account family (\(family.accountID), marquee-\(family.accountID)): rated movies\n"
+            for location in crawl.stores {
+                let store = try Store.open(location, logger: .marqueeTest)
+                for (account, want) in expected {
+                    let rated = try #require(try await store.accountMovies(account: account, limit: 500))
+                    #expect(rated.accountID == Int64(want.accountID))
+                    #expect(rated.movies.count == want.totals["rated"], "\(location.connectionString) \(account)")
+                    #expect(rated.refreshedAt != nil, "the refresh was stored whole")
+                    #expect(rated.movies.allSatisfy { $0.rating != nil && $0.ratedAt != nil })
+                    if let first = want.firstRated {
+                        let stored = rated.movies.first { $0.movieID == Int64(first.id) }
+                        #expect(stored?.rating == first.rating)
+                    }
+                    for list in [FetchJob.TMDBAccountList.favorite, .watchlist] {
+                        let movies = try await store.accountMovies(account: account, list: list, limit: 500)
+                        #expect(movies?.movies.count == want.totals[list.rawValue])
+                    }
+                }
+                let accounts = try await store.engine.read("SELECT account FROM tmdb_accounts ORDER BY account", [])
+                #expect(accounts == [[.text("default")], [.text("family")]])
+                await store.close()
+            }
+
+            // What `marquee query ratings` shows of them, from either store.
+            for location in crawl.stores {
+                let family = try #require(expected["family"])
+                let text = try await runMarquee([
+                    "query", "ratings", "--account", "family", "--store", location.connectionString,
+                ])
+                #expect(text.status == 0, "\(text.standardError)")
+                #expect(
+                    text.standardOutput.hasPrefix(
+                        "TMDB account family (\(family.accountID), marquee-\(family.accountID)): rated movies\n"
+                    )
                 )
-            )
-            #expect(text.standardOutput.hasSuffix("\(family.totals["rated"] ?? 0) movies\n"), "\(text.standardOutput)")
-            let json = try await runMarquee([
-                "query", "ratings", "--account", "family", "--list", "watchlist", "--json", "--store",
-                location.connectionString,
-            ])
-            #expect(json.status == 0, "\(json.standardError)")
-            let object = try #require(
-                try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
-            )
-            #expect(object["account_id"] as? Int == family.accountID)
-            #expect(object["list"] as? String == "watchlist")
-            #expect((object["movies"] as? [Any])?.count == family.totals["watchlist"])
-            let nobody = try await runMarquee([
-                "query", "ratings", "--account", "nobody", "--store", location.connectionString,
-            ])
-            #expect(nobody.status == 0)
-            #expect(nobody.standardError.contains("no TMDB account 'nobody'"))
+                #expect(
+                    text.standardOutput.hasSuffix("\(family.totals["rated"] ?? 0) movies\n"),
+                    "\(text.standardOutput)"
+                )
+                let json = try await runMarquee([
+                    "query", "ratings", "--account", "family", "--list", "watchlist", "--json", "--store",
+                    location.connectionString,
+                ])
+                #expect(json.status == 0, "\(json.standardError)")
+                let object = try #require(
+                    try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
+                )
+                #expect(object["account_id"] as? Int == family.accountID)
+                #expect(object["list"] as? String == "watchlist")
+                #expect((object["movies"] as? [Any])?.count == family.totals["watchlist"])
+                let nobody = try await runMarquee([
+                    "query", "ratings", "--account", "nobody", "--store", location.connectionString,
+                ])
+                #expect(nobody.status == 0)
+                #expect(nobody.standardError.contains("no TMDB account 'nobody'"))
+            }
+
+            let stats = try await emulator.stats()
+            #expect(statistic(stats, "routes", "tmdb.account") == 2)
+            let listPages = expected.values.reduce(0) { $0 + $1.pages.values.reduce(0, +) }
+            #expect(statistic(stats, "routes", "tmdb.account.list") == listPages)
         }
-
-        let stats = try await emulator.stats()
-        #expect(statistic(stats, "routes", "tmdb.account") == 2)
-        let listPages = expected.values.reduce(0) { $0 + $1.pages.values.reduce(0, +) }
-        #expect(statistic(stats, "routes", "tmdb.account.list") == listPages)
-
-        fetcher.signal(SIGTERM)
-        #expect(await fetcher.waitForExit() == 0)
-        for indexer in indexers { await indexer.stop() }
     }
 
     /// The records one refresh of an account stores: its details, its lists' movies, each list's total (page 1)
