@@ -261,12 +261,7 @@ enum RecordRows {
     /// A rated movie goes to `account_ratings` (its rating required, 0…10), a favourite or watchlist entry to
     /// `account_lists`.
     private static func tmdbAccountMovie(_ f: Fields) throws(StoreError) -> [RowWrite] {
-        let account = try f.requiredText("account")
-        guard FetchJob.isTMDBAccountLabel(account) else { throw f.invalid("account", "not an account label") }
-        let listName = try f.requiredText("list")
-        guard let list = FetchJob.TMDBAccountList(rawValue: listName) else {
-            throw f.invalid("list", "expected one of rated, favorite, watchlist")
-        }
+        let (account, list) = try Self.accountList(f)
         let movieID = try f.requiredInt("movie_id")
         try f.expectKey("tmdb:account:\(account):\(list.rawValue):\(movieID)")
         var values: [String: JSONValue] = [
@@ -287,14 +282,20 @@ enum RecordRows {
         return [f.row(Tables.accountRatings, values)]
     }
 
-    /// How many entries a list held at one refresh.
-    private static func tmdbAccountRefresh(_ f: Fields) throws(StoreError) -> [RowWrite] {
+    /// The `account` (a label) and `list` (rated, favorite or watchlist) of an account list's record.
+    private static func accountList(_ f: Fields) throws(StoreError) -> (String, FetchJob.TMDBAccountList) {
         let account = try f.requiredText("account")
         guard FetchJob.isTMDBAccountLabel(account) else { throw f.invalid("account", "not an account label") }
         let listName = try f.requiredText("list")
         guard let list = FetchJob.TMDBAccountList(rawValue: listName) else {
             throw f.invalid("list", "expected one of rated, favorite, watchlist")
         }
+        return (account, list)
+    }
+
+    /// How many entries a list held at one refresh.
+    private static func tmdbAccountRefresh(_ f: Fields) throws(StoreError) -> [RowWrite] {
+        let (account, list) = try Self.accountList(f)
         let asOf = try Self.asOf(f)
         guard asOf > 0 else { throw f.invalid("as_of", "a refresh needs its time") }
         try f.expectKey("tmdb:account:\(account):\(list.rawValue):refresh:\(asOf)")
