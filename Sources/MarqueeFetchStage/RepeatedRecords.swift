@@ -26,11 +26,10 @@ public final class RepeatedRecords: Sendable {
 
     /// Whether `record` repeats one delivered less than ``maxAge`` before `now`.
     public func isRepeat(_ record: Record, now: ContinuousClock.Instant = .now) -> Bool {
-        let data = record.data
-        return self.delivered.withLock { delivered in
-            guard let last = delivered[record.dedupeKey] else { return false }
-            return last.data == data && now - last.at < self.maxAge
-        }
+        let key = record.dedupeKey
+        guard let last = self.delivered.withLock({ $0[key] }), now - last.at < self.maxAge else { return false }
+        // Read only for a key delivered lately: a record made by a parser is its bytes until then.
+        return last.data == record.data
     }
 
     /// Remembers `records` as delivered at `at`.
