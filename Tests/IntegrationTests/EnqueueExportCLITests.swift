@@ -91,6 +91,7 @@ struct EnqueueExportCLITests {
             try await Task.sleep(for: .milliseconds(20))
         }
         process.signal(SIGKILL)
+        Issue.record("\(state) recorded no delivered batch within 60 s")
         throw CancellationError()
     }
 
