@@ -41,7 +41,10 @@ extension FetchJob {
             fields["account"] = .string(account)
         case .tmdbAccountList(let account, let accountID, let list, let page, let asOf):
             fields["account"] = .string(account)
-            fields["account_id"] = .integer(accountID)
+            switch accountID {
+            case .number(let number): fields["account_id"] = .integer(number)
+            case .object(let objectID): fields["account_object_id"] = .string(objectID)
+            }
             fields["list"] = .string(list.rawValue)
             fields["page"] = .integer(page)
             if asOf != 0 { fields["as_of"] = .integer(asOf) }

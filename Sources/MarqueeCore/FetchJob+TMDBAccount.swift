@@ -13,6 +13,18 @@ extension FetchJob {
         case watchlist
     }
 
+    /// How a list job names its account upstream: TMDB's v3 paths take the numeric id `/account` answered, its v4
+    /// paths the account object id its access token names. Either is public (neither signs in): the session or
+    /// the token stays with the fetch worker.
+    public enum TMDBAccountID: Hashable, Sendable, ExpressibleByIntegerLiteral {
+        /// v3: the numeric account id (`account_id`), read with the account's session.
+        case number(Int64)
+        /// v4: the account object id (`account_object_id`), read with the account's access token.
+        case object(String)
+
+        public init(integerLiteral value: Int64) { self = .number(value) }
+    }
+
     /// The longest account label.
     public static let tmdbAccountLabelLength = 64
     /// What an account label looks like, for refusals.
@@ -38,12 +50,28 @@ extension FetchJob {
         .tmdbAccount(account: try reader.tmdbAccountLabel())
     }
 
-    /// Decodes the fields of a `tmdb.account.list` payload after its `v` and `kind`: `account` (a label),
-    /// `account_id` (TMDB's numeric id of the account, which `/account` answered), `list` (rated, favorite or
-    /// watchlist), `page` (1…500, default 1) and `as_of` (the refresh, epoch ms; default 0, none).
+    /// Decodes the fields of a `tmdb.account.list` payload after its `v` and `kind`: `account` (a label), either
+    /// `account_id` (TMDB's numeric id of the account, which v3's `/account` answered) or `account_object_id` (the
+    /// v4 account object id of the account's access token), `list` (rated, favorite or watchlist), `page` (1…500,
+    /// default 1) and `as_of` (the refresh, epoch ms; default 0, none).
     static func tmdbAccountList(reading reader: inout PayloadReader) throws(PayloadError) -> FetchJob {
         let account = try reader.tmdbAccountLabel()
-        let accountID = try reader.int("account_id", in: FieldRules.tmdbAccountIDs)
+        let number = try reader.optionalInt("account_id", in: FieldRules.tmdbAccountIDs)
+        let objectID = try reader.optionalString(
+            "account_object_id",
+            maxLength: TMDBAccessToken.objectIDLength,
+            check: TMDBAccessToken.isAccountObjectID,
+            expected: TMDBAccountID.objectExpected
+        )
+        let accountID: TMDBAccountID
+        switch (number, objectID) {
+        case (let number?, nil): accountID = .number(number)
+        case (nil, let objectID?): accountID = .object(objectID)
+        case (nil, nil):
+            throw PayloadError(.missingField, field: "account_id", TMDBAccountID.eitherExpected)
+        case (_?, _?):
+            throw PayloadError(.invalidField, field: "account_object_id", TMDBAccountID.eitherExpected)
+        }
         let name = try reader.string(
             "list",
             check: { TMDBAccountList(rawValue: $0) != nil },
@@ -65,13 +93,29 @@ extension FetchJob {
             try PayloadReader.checkTMDBAccountLabel(account)
         case .tmdbAccountList(let account, let accountID, _, let page, let asOf):
             try PayloadReader.checkTMDBAccountLabel(account)
-            try PayloadReader.check(accountID, field: "account_id", in: FieldRules.tmdbAccountIDs)
+            switch accountID {
+            case .number(let number):
+                try PayloadReader.check(number, field: "account_id", in: FieldRules.tmdbAccountIDs)
+            case .object(let objectID):
+                try PayloadReader.check(
+                    objectID,
+                    field: "account_object_id",
+                    maxLength: TMDBAccessToken.objectIDLength,
+                    check: TMDBAccessToken.isAccountObjectID,
+                    expected: TMDBAccountID.objectExpected
+                )
+            }
             try PayloadReader.check(page, field: "page", in: FieldRules.pages)
             try PayloadReader.check(asOf, field: "as_of", in: FieldRules.epochMilliseconds)
         default:
             return
         }
     }
+}
+
+extension FetchJob.TMDBAccountID {
+    static let objectExpected = "an account object id (1 to 64 letters and digits)"
+    static let eitherExpected = "either account_id (v3, a number) or account_object_id (v4), not both"
 }
 
 extension PayloadReader {

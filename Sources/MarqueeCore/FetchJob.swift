@@ -32,10 +32,11 @@ public enum FetchJob: Hashable, Sendable {
     /// by its session id, a secret): each answer queues page 1 of the account's rated movies, favourites and
     /// watchlist.
     case tmdbAccount(account: String)
-    /// A page of one of a signed-in account's movie lists (`/account/{account_id}/<list>/movies`); page 1 queues
-    /// the rest of the list. `asOf` names the refresh the page belongs to (when its `tmdb.account` job fetched the
+    /// A page of one of a signed-in account's movie lists (v3 `/account/{account_id}/<list>/movies` with the
+    /// account's session, v4 `/account/{account_object_id}/movie/<list>` with its access token); page 1 queues the
+    /// rest of the list. `asOf` names the refresh the page belongs to (when its `tmdb.account` job fetched the
     /// details, epoch ms; 0 for none): a refresh read whole replaces the entries of the refreshes before it.
-    case tmdbAccountList(account: String, accountID: Int64, list: TMDBAccountList, page: Int64, asOf: Int64 = 0)
+    case tmdbAccountList(account: String, accountID: TMDBAccountID, list: TMDBAccountList, page: Int64, asOf: Int64 = 0)
     /// `date` is `yyyyMMdd`.
     case koficDailyBoxOffice(date: String, follow: Follow)
     /// `date` is any day of the week, `yyyyMMdd`.

@@ -25,7 +25,9 @@ public enum TMDBAccessToken {
     /// Whether `text` can be an account object id: 1…64 ASCII letters and digits (TMDB's are 24 hex digits).
     public static func isAccountObjectID(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= Self.objectIDLength
-            && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+            && text.utf8.allSatisfy {
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+            }
     }
 
     /// A token in TMDB's shape for `subject`, with `claims` in its payload beside `sub` (for the upstream emulator

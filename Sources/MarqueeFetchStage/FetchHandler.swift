@@ -149,7 +149,7 @@ public struct FetchHandler: StageHandler {
             if let accountTicket {
                 if error.code == .sessionRefused {
                     await self.limits.report(ticket, .answered)
-                    let reason = "\(error.reason) (set a new session in TMDB_SESSION_ID or TMDB_SESSIONS)"
+                    let reason = error.reason + self.signInHint(fetchJob.tmdbAccountLabel)
                     if let held = await self.limits.report(accountTicket, .refused(reason)) {
                         throw StageError.held(held.reason, wait: held.wait)
                     }
@@ -247,6 +247,14 @@ public struct FetchHandler: StageHandler {
     /// How long a job of a source this worker has no key for (or a broken configuration of) waits before it
     /// tries again: the operator has to act, and other workers may have the key.
     static let misconfiguredSourceWait: Duration = .seconds(60)
+
+    /// Where an operator sets a refused account's new session or access token.
+    private func signInHint(_ label: String?) -> String {
+        guard let label, self.adapters.configuration.tmdbAccessTokens[label] != nil else {
+            return " (set a new session in TMDB_SESSION_ID or TMDB_SESSIONS)"
+        }
+        return " (set a new access token in TMDB_ACCESS_TOKEN or TMDB_ACCESS_TOKENS)"
+    }
 
     /// The name of a signed-in TMDB account's limit in ``SourceLimits``: `tmdb.account.<label>`.
     public static func accountLimit(_ account: String) -> String { "tmdb.account.\(account)" }

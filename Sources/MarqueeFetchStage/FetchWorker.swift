@@ -92,8 +92,8 @@ public final class FetchWorker: Service, Sendable {
     /// upstream so workers with the same key against the same upstream share them.
     ///
     /// Each signed-in TMDB account configured is a limit of its own, without a rate (its requests go at TMDB's):
-    /// a refused session pauses that account's jobs for the pipeline as a refused key pauses a source, keyed by
-    /// the session's fingerprint, so a new session is a new limit that starts unpaused.
+    /// a refused session or access token pauses that account's jobs for the pipeline as a refused key pauses a
+    /// source, keyed by its fingerprint, so a new session or token is a new limit that starts unpaused.
     static func sourceLimits(_ settings: FetchWorkerSettings) -> [SourceLimit] {
         let sources = settings.sources
         let limits = Source.allCases.map { source in
@@ -114,12 +114,14 @@ public final class FetchWorker: Service, Sendable {
             )
         }
         return limits
-            + sources.tmdbSessions.keys.sorted().map { account in
+            + sources.tmdbAccountLabels.map { account in
                 SourceLimit(
                     source: FetchHandler.accountLimit(account),
                     displayName: "TMDB account \(account)",
-                    key: sources.tmdbSessions[account]?.revealed,
-                    host: SourceLimit.hostAndPort(ofURL: sources.tmdbBaseURL),
+                    key: sources.tmdbAccountSecret(account)?.revealed,
+                    host: SourceLimit.hostAndPort(
+                        ofURL: sources.tmdbSessions[account] == nil ? sources.tmdbV4URL ?? "" : sources.tmdbBaseURL
+                    ),
                     rate: nil
                 )
             }

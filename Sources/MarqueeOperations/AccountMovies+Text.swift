@@ -4,7 +4,7 @@ public import MarqueeStore
 
 extension AccountMovies {
     /// What `marquee query ratings` prints: a heading naming the account (its TMDB id and username when its
-    /// details were fetched) and the list, a table of the movies (the rating and when for the rated list), and a
+    /// details were fetched, its v4 object id for an access-token account) and the list, a table of the movies (the rating and when for the rated list), and a
     /// count.
     public var text: String {
         let isRated = self.list == "rated"
@@ -26,6 +26,8 @@ extension AccountMovies {
         let who =
             if let id = self.accountID {
                 "TMDB account \(self.account) (\(id)\(self.username.map { ", \($0)" } ?? ""))"
+            } else if let objectID = self.accountObjectID {
+                "TMDB account \(self.account) (v4 \(objectID))"
             } else {
                 "TMDB account \(self.account) (details not fetched yet)"
             }

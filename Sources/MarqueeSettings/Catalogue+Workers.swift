@@ -164,7 +164,7 @@ extension Catalogue {
     public static let tmdbAccount = Setting<String>(
         "TMDB_ACCOUNT",
         readers: "marquee-fetch",
-        summary: "The label jobs name TMDB_SESSION_ID's account by.",
+        summary: "The label jobs name the account of TMDB_SESSION_ID or TMDB_ACCESS_TOKEN by.",
         expected: "an account label (a-z, 0-9, '.', '_', '-')",
         default: "default",
         defaultText: "default",
@@ -180,6 +180,39 @@ extension Catalogue {
         defaultText: "none",
         isSecret: true,
         parse: { $0.contains("=") ? $0 : nil }
+    )
+
+    public static let tmdbAccessToken = Setting<String>(
+        "TMDB_ACCESS_TOKEN",
+        readers: "marquee-fetch",
+        summary: "A signed-in TMDB user's v4 access token, for the account TMDB_ACCOUNT names (tmdb.account jobs).",
+        expected: "a TMDB v4 user access token (a JWT)",
+        default: "",
+        defaultText: "none",
+        isSecret: true,
+        parse: SettingParsers.line
+    )
+
+    public static let tmdbAccessTokens = Setting<String>(
+        "TMDB_ACCESS_TOKENS",
+        readers: "marquee-fetch",
+        summary:
+            "Several TMDB accounts signed in by v4 access tokens: label=token pairs, separated by commas or lines.",
+        expected: "label=token pairs",
+        default: "",
+        defaultText: "none",
+        isSecret: true,
+        parse: { $0.contains("=") ? $0 : nil }
+    )
+
+    public static let tmdbV4BaseURL = Setting<String>(
+        "TMDB_V4_BASE_URL",
+        readers: "marquee-fetch",
+        summary: "Base URL of TMDB's API v4, where access-token accounts are read.",
+        expected: "an http or https URL",
+        default: "",
+        defaultText: "TMDB_BASE_URL with its final /3 as /4",
+        parse: SettingParsers.httpURL
     )
 
     /// The upstreams' base URLs, each with its default.
@@ -214,7 +247,11 @@ extension Catalogue {
 
     /// What `SourceConfiguration.fromEnvironment` reads.
     public static let sources: [any AnySetting] =
-        [tmdbAPIKey, koficAPIKey, kakaoAPIKey, tmdbSessionID, tmdbAccount, tmdbSessions] + baseURLs + [userAgent]
+        [
+            tmdbAPIKey, koficAPIKey, kakaoAPIKey, tmdbSessionID, tmdbAccount, tmdbSessions, tmdbAccessToken,
+            tmdbAccessTokens,
+        ]
+        + baseURLs + [tmdbV4BaseURL, userAgent]
 
     // MARK: marquee-images
 

@@ -18,8 +18,16 @@ extension SourceConfiguration {
         public static let tmdbAccount = "TMDB_ACCOUNT"
         /// Several accounts' sessions: `label=session` pairs separated by commas or lines; or `TMDB_SESSIONS_FILE`.
         public static let tmdbSessions = "TMDB_SESSIONS"
+        /// A signed-in TMDB user's v4 access token, for the account ``tmdbAccount`` names; or
+        /// `TMDB_ACCESS_TOKEN_FILE`.
+        public static let tmdbAccessToken = "TMDB_ACCESS_TOKEN"
+        /// Several accounts' v4 access tokens: `label=token` pairs separated by commas or lines; or
+        /// `TMDB_ACCESS_TOKENS_FILE`.
+        public static let tmdbAccessTokens = "TMDB_ACCESS_TOKENS"
         /// Base URLs.
         public static let tmdbBaseURL = "TMDB_BASE_URL"
+        /// TMDB's API v4 (the account lists read with an access token).
+        public static let tmdbV4BaseURL = "TMDB_V4_BASE_URL"
         /// TMDB's image base URL.
         public static let tmdbImageBaseURL = "TMDB_IMAGE_BASE_URL"
         /// KOFIC's base URL.
@@ -44,7 +52,10 @@ extension SourceConfiguration {
     /// | `TMDB_SESSION_ID` or `TMDB_SESSION_ID_FILE` | none |
     /// | `TMDB_ACCOUNT` (the label of `TMDB_SESSION_ID`'s account) | `default` |
     /// | `TMDB_SESSIONS` or `TMDB_SESSIONS_FILE` (`label=session` pairs) | none |
+    /// | `TMDB_ACCESS_TOKEN` or `TMDB_ACCESS_TOKEN_FILE` (labelled by `TMDB_ACCOUNT`) | none |
+    /// | `TMDB_ACCESS_TOKENS` or `TMDB_ACCESS_TOKENS_FILE` (`label=token` pairs) | none |
     /// | `TMDB_BASE_URL` | `https://api.themoviedb.org/3` |
+    /// | `TMDB_V4_BASE_URL` | `TMDB_BASE_URL` with its final `/3` as `/4` |
     /// | `TMDB_IMAGE_BASE_URL` | `https://image.tmdb.org/t/p` |
     /// | `KOFIC_BASE_URL` | `https://www.kobis.or.kr/kobisopenapi/webservice/rest` |
     /// | `KAKAO_BASE_URL` | `https://dapi.kakao.com` |
@@ -68,6 +79,7 @@ extension SourceConfiguration {
             return value
         }
         if let url = value(EnvironmentKey.tmdbBaseURL) { configuration.tmdbBaseURL = url }
+        if let url = value(EnvironmentKey.tmdbV4BaseURL) { configuration.tmdbV4BaseURL = url }
         if let url = value(EnvironmentKey.tmdbImageBaseURL) { configuration.tmdbImageBaseURL = url }
         if let url = value(EnvironmentKey.koficBaseURL) { configuration.koficBaseURL = url }
         if let url = value(EnvironmentKey.kakaoBaseURL) { configuration.kakaoBaseURL = url }
@@ -77,40 +89,87 @@ extension SourceConfiguration {
         configuration.tmdbAPIKey = try Self.key(EnvironmentKey.tmdbAPIKey, in: environment)
         configuration.koficAPIKey = try Self.key(EnvironmentKey.koficAPIKey, in: environment)
         configuration.kakaoAPIKey = try Self.key(EnvironmentKey.kakaoAPIKey, in: environment)
-        if let pairs = try Self.key(EnvironmentKey.tmdbSessions, in: environment, multiline: true) {
-            configuration.tmdbSessions = try Self.sessions(pairs.revealed)
-        }
-        if let session = try Self.key(EnvironmentKey.tmdbSessionID, in: environment) {
-            let label = value(EnvironmentKey.tmdbAccount)?.trimmingASCIIWhitespace() ?? "default"
-            guard FetchJob.isTMDBAccountLabel(label) else {
-                throw SourceError(
-                    .invalidConfiguration,
-                    "\(EnvironmentKey.tmdbAccount) must be an account label (a-z, 0-9, '.', '_', '-'), got '\(label.prefix(80))'"
-                )
-            }
-            guard configuration.tmdbSessions[label] == nil else {
-                throw SourceError(
-                    .invalidConfiguration,
-                    "the account '\(label)' has a session in both \(EnvironmentKey.tmdbSessionID) and \(EnvironmentKey.tmdbSessions)"
-                )
-            }
-            configuration.tmdbSessions[label] = session
-        }
+        try configuration.readAccounts(environment, label: value(EnvironmentKey.tmdbAccount))
         try configuration.validate()
         return configuration
     }
 
-    /// The sessions of `TMDB_SESSIONS`: `label=session` pairs separated by commas or line breaks. Errors name the
-    /// pair by its position, never its session.
-    static func sessions(_ text: String) throws(SourceError) -> [String: Secret] {
-        var sessions: [String: Secret] = [:]
+    /// The signed-in TMDB accounts: sessions (`TMDB_SESSIONS`, `TMDB_SESSION_ID`) and v4 access tokens
+    /// (`TMDB_ACCESS_TOKENS`, `TMDB_ACCESS_TOKEN`), the single ones labelled by `TMDB_ACCOUNT`. A label names one
+    /// account, signed in one way.
+    private mutating func readAccounts(_ environment: [String: String], label: String?) throws(SourceError) {
+        if let pairs = try Self.key(EnvironmentKey.tmdbSessions, in: environment, multiline: true) {
+            self.tmdbSessions = try Self.pairs(pairs.revealed, variable: EnvironmentKey.tmdbSessions, of: "session")
+        }
+        if let pairs = try Self.key(EnvironmentKey.tmdbAccessTokens, in: environment, multiline: true) {
+            let tokens = try Self.pairs(pairs.revealed, variable: EnvironmentKey.tmdbAccessTokens, of: "token")
+            for (label, token) in tokens.sorted(by: { $0.key < $1.key }) {
+                try Self.checkAccessToken(token, label: label, variable: EnvironmentKey.tmdbAccessTokens)
+                try self.checkUnused(label, by: EnvironmentKey.tmdbAccessTokens)
+            }
+            self.tmdbAccessTokens = tokens
+        }
+        let single = [
+            (EnvironmentKey.tmdbSessionID, try Self.key(EnvironmentKey.tmdbSessionID, in: environment)),
+            (EnvironmentKey.tmdbAccessToken, try Self.key(EnvironmentKey.tmdbAccessToken, in: environment)),
+        ]
+        guard single.contains(where: { $0.1 != nil }) else { return }
+        if single.allSatisfy({ $0.1 != nil }) {
+            throw SourceError(
+                .invalidConfiguration,
+                "\(EnvironmentKey.tmdbSessionID) and \(EnvironmentKey.tmdbAccessToken) would both sign in the account \(EnvironmentKey.tmdbAccount) names; give each account its label with \(EnvironmentKey.tmdbSessions) or \(EnvironmentKey.tmdbAccessTokens)"
+            )
+        }
+        let label = label?.trimmingASCIIWhitespace() ?? "default"
+        guard FetchJob.isTMDBAccountLabel(label) else {
+            throw SourceError(
+                .invalidConfiguration,
+                "\(EnvironmentKey.tmdbAccount) must be an account label (a-z, 0-9, '.', '_', '-'), got '\(label.prefix(80))'"
+            )
+        }
+        for case (let variable, let secret?) in single {
+            try self.checkUnused(label, by: variable)
+            if variable == EnvironmentKey.tmdbAccessToken {
+                try Self.checkAccessToken(secret, label: label, variable: variable)
+                self.tmdbAccessTokens[label] = secret
+            } else {
+                self.tmdbSessions[label] = secret
+            }
+        }
+    }
+
+    /// Refuses a second way of signing in the account `label`.
+    private func checkUnused(_ label: String, by variable: String) throws(SourceError) {
+        let other =
+            self.tmdbSessions[label] != nil
+            ? EnvironmentKey.tmdbSessions : self.tmdbAccessTokens[label] != nil ? EnvironmentKey.tmdbAccessTokens : nil
+        guard let other else { return }
+        throw SourceError(
+            .invalidConfiguration,
+            "the account '\(label)' is signed in by both \(variable) and \(other); an account has one session or one access token"
+        )
+    }
+
+    /// Refuses a token that is not a TMDB v4 user access token (a JWT naming its account in `sub`), naming the
+    /// account, never the token.
+    private static func checkAccessToken(_ token: Secret, label: String, variable: String) throws(SourceError) {
+        guard TMDBAccessToken.accountObjectID(in: token.revealed) == nil else { return }
+        throw SourceError(
+            .invalidConfiguration,
+            "\(variable): the token of '\(label)' is not a TMDB v4 user access token (a JWT whose 'sub' names the account)"
+        )
+    }
+
+    /// The `label=secret` pairs of `TMDB_SESSIONS` or `TMDB_ACCESS_TOKENS`, separated by commas or line breaks.
+    /// Errors name the pair by its position, never its secret.
+    static func pairs(_ text: String, variable name: String, of what: String) throws(SourceError) -> [String: Secret] {
+        var secrets: [String: Secret] = [:]
         let pairs = text.split(whereSeparator: { $0 == "," || $0 == "\n" || $0 == "\r" })
             .map { String($0).trimmingASCIIWhitespace() }.filter { !$0.isEmpty }
         for (index, pair) in pairs.enumerated() {
             let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).trimmingASCIIWhitespace() }
-            let name = EnvironmentKey.tmdbSessions
             guard parts.count == 2, !parts[1].isEmpty else {
-                throw SourceError(.invalidConfiguration, "\(name): pair \(index + 1) is not label=session")
+                throw SourceError(.invalidConfiguration, "\(name): pair \(index + 1) is not label=\(what)")
             }
             guard FetchJob.isTMDBAccountLabel(parts[0]) else {
                 throw SourceError(
@@ -121,15 +180,15 @@ extension SourceConfiguration {
             guard !parts[1].unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
                 throw SourceError(
                     .invalidConfiguration,
-                    "\(name): the session of '\(parts[0])' contains spaces or control characters"
+                    "\(name): the \(what) of '\(parts[0])' contains spaces or control characters"
                 )
             }
-            guard sessions[parts[0]] == nil else {
+            guard secrets[parts[0]] == nil else {
                 throw SourceError(.invalidConfiguration, "\(name): the account '\(parts[0])' is named twice")
             }
-            sessions[parts[0]] = Secret(parts[1])
+            secrets[parts[0]] = Secret(parts[1])
         }
-        return sessions
+        return secrets
     }
 
     /// The key from `name`, or from the file `name_FILE` names; `multiline` accepts a file of several lines.

@@ -5,6 +5,10 @@
 public struct SourceConfiguration: Sendable {
     /// TMDB API v3. Default: `https://api.themoviedb.org/3`.
     public var tmdbBaseURL: String = "https://api.themoviedb.org/3"
+    /// TMDB API v4, where an access token reads its account's lists. Default: ``tmdbBaseURL`` with its final `/3`
+    /// as `/4` (`https://api.themoviedb.org/4`); `nil` when that base does not end in `/3` (then an access-token
+    /// account needs it set).
+    public var tmdbV4BaseURL: String?
     /// TMDB images; image jobs use `{tmdbImageBaseURL}/original{path}`. Default: `https://image.tmdb.org/t/p`.
     public var tmdbImageBaseURL: String = "https://image.tmdb.org/t/p"
     /// KOFIC's REST API. Default: `https://www.kobis.or.kr/kobisopenapi/webservice/rest`.
@@ -25,6 +29,10 @@ public struct SourceConfiguration: Sendable {
     /// Signed-in TMDB users' session ids (`session_id` query of the `/account` calls), by account label: jobs
     /// name an account by its label, and only the fetch worker holds the session. Default: none.
     public var tmdbSessions: [String: Secret] = [:]
+    /// Signed-in TMDB users' v4 access tokens (`Authorization: Bearer` of the v4 account calls), by account label;
+    /// each names its account's object id (``TMDBAccessToken``). A label has a session or a token, not both.
+    /// Default: none.
+    public var tmdbAccessTokens: [String: Secret] = [:]
 
     /// The `User-Agent` of every request; Open Library asks clients to identify themselves.
     /// Default: `marquee/1.0 (catalogue ingestion pipeline)`.
@@ -37,6 +45,22 @@ public struct SourceConfiguration: Sendable {
     var secrets: [Secret] {
         [self.tmdbAPIKey, self.koficAPIKey, self.kakaoAPIKey].compactMap { $0 }
             + self.tmdbSessions.keys.sorted().compactMap { self.tmdbSessions[$0] }
+            + self.tmdbAccessTokens.keys.sorted().compactMap { self.tmdbAccessTokens[$0] }
+    }
+
+    /// The labels of the signed-in TMDB accounts, by session or by access token, sorted.
+    public var tmdbAccountLabels: [String] { Set(self.tmdbSessions.keys).union(self.tmdbAccessTokens.keys).sorted() }
+
+    /// The secret that signs in the account `label`: its session or its access token.
+    public func tmdbAccountSecret(_ label: String) -> Secret? {
+        self.tmdbSessions[label] ?? self.tmdbAccessTokens[label]
+    }
+
+    /// The v4 base URL in effect: ``tmdbV4BaseURL``, else ``tmdbBaseURL`` with its final `/3` as `/4`.
+    public var tmdbV4URL: String? {
+        if let url = self.tmdbV4BaseURL { return url }
+        guard self.tmdbBaseURL.hasSuffix("/3") else { return nil }
+        return self.tmdbBaseURL.dropLast() + "4"
     }
 
     /// Checks every base URL and normalises it (a trailing slash is dropped).
@@ -45,6 +69,13 @@ public struct SourceConfiguration: Sendable {
     ///   first wrong value.
     public mutating func validate() throws(SourceError) {
         self.tmdbBaseURL = try Self.checkedBaseURL(self.tmdbBaseURL, name: "tmdbBaseURL")
+        if let url = self.tmdbV4BaseURL { self.tmdbV4BaseURL = try Self.checkedBaseURL(url, name: "tmdbV4BaseURL") }
+        if !self.tmdbAccessTokens.isEmpty, self.tmdbV4URL == nil {
+            throw SourceError(
+                .invalidConfiguration,
+                "tmdbV4BaseURL is needed for the access-token accounts: tmdbBaseURL does not end in /3 (set TMDB_V4_BASE_URL)"
+            )
+        }
         self.tmdbImageBaseURL = try Self.checkedBaseURL(self.tmdbImageBaseURL, name: "tmdbImageBaseURL")
         self.koficBaseURL = try Self.checkedBaseURL(self.koficBaseURL, name: "koficBaseURL")
         self.kakaoBaseURL = try Self.checkedBaseURL(self.kakaoBaseURL, name: "kakaoBaseURL")

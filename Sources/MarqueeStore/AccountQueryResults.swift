@@ -8,8 +8,11 @@ public import MarqueeCore
 public struct AccountMovies: Codable, Hashable, Sendable {
     /// The account's label, as the fetch worker's settings name it.
     public var account: String
-    /// TMDB's numeric id of the account; `nil` when its details were not fetched yet.
+    /// TMDB's numeric id of the account (signed in by a session); `nil` when its details were not fetched yet, or
+    /// for an account signed in by an access token.
     @ExplicitNull public var accountID: Int64?
+    /// The account's v4 object id (signed in by an access token; v4 has no username or name); `nil` otherwise.
+    @ExplicitNull public var accountObjectID: String?
     @ExplicitNull public var username: String?
     @ExplicitNull public var name: String?
     /// When the account's details were last fetched (epoch ms).
@@ -25,6 +28,7 @@ public struct AccountMovies: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey {
         case account
         case accountID = "account_id"
+        case accountObjectID = "account_object_id"
         case username, name
         case fetchedAt = "fetched_at"
         case list
@@ -84,7 +88,7 @@ extension Store {
         }
         try Self.check(limit: limit)
         let details = try await self.query(
-            "SELECT account_id, username, name, fetched_at FROM tmdb_accounts WHERE account = ?",
+            "SELECT account_id, username, name, fetched_at, account_object_id FROM tmdb_accounts WHERE account = ?",
             [.text(account)]
         ).first
         // The latest refresh with every entry stored: entries of that refresh or a later one (a movie listed by
@@ -123,6 +127,7 @@ extension Store {
         return AccountMovies(
             account: account,
             accountID: details?[0].int,
+            accountObjectID: details?[4].text,
             username: details?[1].text,
             name: details?[2].text,
             fetchedAt: details?[3].int,

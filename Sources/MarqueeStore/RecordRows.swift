@@ -249,12 +249,12 @@ enum RecordRows {
         let account = try f.requiredText("account")
         guard FetchJob.isTMDBAccountLabel(account) else { throw f.invalid("account", "not an account label") }
         try f.expectKey("tmdb:account:\(account)")
-        let values: [String: JSONValue] = [
-            "account": .string(account), "account_id": .integer(try f.requiredInt("account_id")),
-            "username": try f.text("username").json, "name": try f.text("name").json,
+        var values: [String: JSONValue] = [
+            "account": .string(account), "username": try f.text("username").json, "name": try f.text("name").json,
             "language": try f.text("language").json, "region": try f.text("region").json,
             "include_adult": try f.bool("include_adult").json,
         ]
+        try Self.accountIDs(f, into: &values)
         return [f.row(Tables.tmdbAccounts, values)]
     }
 
@@ -265,11 +265,11 @@ enum RecordRows {
         let movieID = try f.requiredInt("movie_id")
         try f.expectKey("tmdb:account:\(account):\(list.rawValue):\(movieID)")
         var values: [String: JSONValue] = [
-            "account": .string(account), "movie_id": .integer(movieID),
-            "account_id": .integer(try f.requiredInt("account_id")), "title": try f.text("title").json,
+            "account": .string(account), "movie_id": .integer(movieID), "title": try f.text("title").json,
             "original_title": try f.text("original_title").json, "release_date": try f.date("release_date").json,
             "as_of": .integer(try Self.asOf(f)),
         ]
+        try Self.accountIDs(f, into: &values)
         guard list == .rated else {
             values["list"] = .string(list.rawValue)
             return [f.row(Tables.accountLists, values)]
@@ -280,6 +280,31 @@ enum RecordRows {
         values["rating"] = .number(rating)
         values["rated_at"] = try f.text("rated_at").json
         return [f.row(Tables.accountRatings, values)]
+    }
+
+    /// How the record names the account upstream: `account_id` (v3, a positive number) or `account_object_id`
+    /// (v4, the access token's account), exactly one; the other column is written `NULL`, so an account signed in
+    /// anew the other way keeps no stale id.
+    private static func accountIDs(_ f: Fields, into values: inout [String: JSONValue]) throws(StoreError) {
+        let number = try f.int("account_id")
+        let objectID = try f.text("account_object_id")
+        switch (number, objectID) {
+        case (let number?, nil):
+            guard number > 0 else { throw f.invalid("account_id", "must be positive") }
+        case (nil, let objectID?):
+            guard TMDBAccessToken.isAccountObjectID(objectID) else {
+                throw f.invalid("account_object_id", "expected 1 to 64 letters and digits")
+            }
+        case (nil, nil):
+            throw f.invalid("account_id", "the record names the account by neither account_id nor account_object_id")
+        case (_?, _?):
+            throw f.invalid(
+                "account_object_id",
+                "the record names the account by both account_id and account_object_id"
+            )
+        }
+        values["account_id"] = number.map(JSONValue.integer) ?? .null
+        values["account_object_id"] = objectID.map(JSONValue.string) ?? .null
     }
 
     /// The `account` (a label) and `list` (rated, favorite or watchlist) of an account list's record.

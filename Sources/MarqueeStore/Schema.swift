@@ -19,6 +19,7 @@ enum Schema {
         Migration(version: 4, name: "image validators", sql: imageValidators),
         Migration(version: 5, name: "movie refreshes", sql: movieRefreshes),
         Migration(version: 6, name: "account data", sql: accountData),
+        Migration(version: 7, name: "access-token accounts", sql: accessTokenAccounts),
     ]
 
     /// The latest version (what an up-to-date store reports).
@@ -470,5 +471,68 @@ enum Schema {
             fetched_at {int} NOT NULL,
             PRIMARY KEY (account, list, as_of)
         );
+        """
+
+    /// Accounts signed in by a TMDB v4 access token: v4 names an account by its object id (a string, the token's
+    /// `sub`), not by v3's number, and has no account details. `account_object_id` joins `account_id` in the three
+    /// tables, each row naming its account by one of them, so `account_id` may now be `NULL`.
+    ///
+    /// SQLite cannot drop a `NOT NULL`: each table is copied into its new form and renamed, on both engines alike.
+    private static let accessTokenAccounts = """
+        CREATE TABLE tmdb_accounts_v7 (
+            account {text} PRIMARY KEY,
+            account_id {int},
+            account_object_id {text},
+            username {text},
+            name {text},
+            language {text},
+            region {text},
+            include_adult {bool},
+            fetched_at {int} NOT NULL
+        );
+        INSERT INTO tmdb_accounts_v7 (account, account_id, username, name, language, region, include_adult, fetched_at)
+            SELECT account, account_id, username, name, language, region, include_adult, fetched_at FROM tmdb_accounts;
+        DROP TABLE tmdb_accounts;
+        ALTER TABLE tmdb_accounts_v7 RENAME TO tmdb_accounts;
+        CREATE TABLE account_ratings_v7 (
+            account {text} NOT NULL,
+            movie_id {int} NOT NULL,
+            account_id {int},
+            account_object_id {text},
+            rating {real} NOT NULL,
+            rated_at {text},
+            title {text},
+            original_title {text},
+            release_date {date},
+            as_of {int} NOT NULL,
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (account, movie_id)
+        );
+        INSERT INTO account_ratings_v7
+            (account, movie_id, account_id, rating, rated_at, title, original_title, release_date, as_of, fetched_at)
+            SELECT account, movie_id, account_id, rating, rated_at, title, original_title, release_date, as_of,
+                   fetched_at
+              FROM account_ratings;
+        DROP TABLE account_ratings;
+        ALTER TABLE account_ratings_v7 RENAME TO account_ratings;
+        CREATE TABLE account_lists_v7 (
+            account {text} NOT NULL,
+            list {text} NOT NULL,
+            movie_id {int} NOT NULL,
+            account_id {int},
+            account_object_id {text},
+            title {text},
+            original_title {text},
+            release_date {date},
+            as_of {int} NOT NULL,
+            fetched_at {int} NOT NULL,
+            PRIMARY KEY (account, list, movie_id)
+        );
+        INSERT INTO account_lists_v7
+            (account, list, movie_id, account_id, title, original_title, release_date, as_of, fetched_at)
+            SELECT account, list, movie_id, account_id, title, original_title, release_date, as_of, fetched_at
+              FROM account_lists;
+        DROP TABLE account_lists;
+        ALTER TABLE account_lists_v7 RENAME TO account_lists;
         """
 }

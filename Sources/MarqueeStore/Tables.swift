@@ -190,23 +190,24 @@ enum Tables {
         "tmdb_accounts",
         key: [("account", .text)],
         values: [
-            ("account_id", .int), ("username", .text), ("name", .text), ("language", .text), ("region", .text),
-            ("include_adult", .bool),
+            ("account_id", .int), ("account_object_id", .text), ("username", .text), ("name", .text),
+            ("language", .text), ("region", .text), ("include_adult", .bool),
         ]
     )
     static let accountRatings = Table(
         "account_ratings",
         key: [("account", .text), ("movie_id", .int)],
         values: [
-            ("account_id", .int), ("rating", .real), ("rated_at", .text), ("title", .text), ("original_title", .text),
-            ("release_date", .date), ("as_of", .int),
+            ("account_id", .int), ("account_object_id", .text), ("rating", .real), ("rated_at", .text),
+            ("title", .text), ("original_title", .text), ("release_date", .date), ("as_of", .int),
         ]
     )
     static let accountLists = Table(
         "account_lists",
         key: [("account", .text), ("list", .text), ("movie_id", .int)],
         values: [
-            ("account_id", .int), ("title", .text), ("original_title", .text), ("release_date", .date), ("as_of", .int),
+            ("account_id", .int), ("account_object_id", .text), ("title", .text), ("original_title", .text),
+            ("release_date", .date), ("as_of", .int),
         ]
     )
     static let accountListRefreshes = Table(

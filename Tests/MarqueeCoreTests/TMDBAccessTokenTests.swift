@@ -28,7 +28,9 @@ import Testing
         let payload =
             "eyJhdWQiOiJhYmMiLCJzdWIiOiI1ZjJkMWMzYjRhNWU2ZjdhOGI5YzBkMWUiLCJzY29wZXMiOlsiYXBpX3JlYWQiLCJhcGlfd3JpdGUiXSwidmVyc2lvbiI6MX0"
         #expect(TMDBAccessToken.accountObjectID(in: "\(header).\(payload).c2lnbmF0dXJl") == "5f2d1c3b4a5e6f7a8b9c0d1e")
-        #expect(TMDBAccessToken.accountObjectID(in: "\(header).\(payload)==.c2lnbmF0dXJl") == "5f2d1c3b4a5e6f7a8b9c0d1e")
+        #expect(
+            TMDBAccessToken.accountObjectID(in: "\(header).\(payload)==.c2lnbmF0dXJl") == "5f2d1c3b4a5e6f7a8b9c0d1e"
+        )
     }
 
     @Test func whatIsNotATokenNamesNoAccount() {
@@ -45,6 +47,8 @@ import Testing
         for token in cases {
             #expect(TMDBAccessToken.accountObjectID(in: token) == nil, "\(token)")
         }
-        #expect(TMDBAccessToken.accountObjectID(in: TMDBAccessToken.make(subject: "AZaz09", signature: [1])) == "AZaz09")
+        #expect(
+            TMDBAccessToken.accountObjectID(in: TMDBAccessToken.make(subject: "AZaz09", signature: [1])) == "AZaz09"
+        )
     }
 }

@@ -41,4 +41,17 @@ import Testing
         #expect(error.reason == "Session denied. (status_code 17)")
         #expect(FetchHandler.accountLimit("family") == "tmdb.account.family")
     }
+
+    @Test func anAccessTokenAccountIsALimitToo() {
+        var settings = Self.settings(["default": "session-two"])
+        let token = TMDBAccessToken.make(subject: "abc123", signature: Array("token-sig".utf8))
+        settings.sources.tmdbAccessTokens = ["kids": Secret(token)]
+        settings.sources.tmdbV4BaseURL = "http://127.0.0.1:8088/tmdb/4"
+        let accounts = FetchWorker.sourceLimits(settings).filter { $0.source.hasPrefix("tmdb.account.") }
+        #expect(accounts.map(\.source) == ["tmdb.account.default", "tmdb.account.kids"])
+        let kids = accounts[1]
+        #expect(kids.keyID == SourceLimit.fingerprint(ofKey: token))
+        #expect(kids.host == "127.0.0.1:8088")
+        #expect(!kids.id.contains(token))
+    }
 }

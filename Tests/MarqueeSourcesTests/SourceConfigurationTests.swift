@@ -1,5 +1,6 @@
 import Foundation
 import MarqueeCore
+import MarqueeJSON
 import Testing
 
 @testable import MarqueeSources
@@ -109,6 +110,58 @@ import Testing
             #expect(error.code == .invalidConfiguration)
             #expect(!error.description.contains("s-secret"), "\(error)")
             #expect(!error.description.contains("s secret"), "\(error)")
+        }
+    }
+
+    static func token(_ subject: String) -> String {
+        TMDBAccessToken.make(
+            subject: subject,
+            claims: ["aud": .string("t-secret-aud")],
+            signature: Array("t-secret".utf8)
+        )
+    }
+
+    @Test func readsOneAccessTokenUnderItsLabelAndSeveralFromPairsBesideTheSessions() throws {
+        let (one, two) = (Self.token("aaaa1111"), Self.token("bbbb2222"))
+        let single = try SourceConfiguration.fromEnvironment(["TMDB_ACCESS_TOKEN": " \(one)\n"])
+        #expect(single.tmdbAccessTokens == ["default": Secret(one)])
+        #expect(single.tmdbSessions.isEmpty)
+        #expect(single.tmdbV4URL == "https://api.themoviedb.org/4")
+        let mixed = try SourceConfiguration.fromEnvironment([
+            "TMDB_ACCESS_TOKEN": one, "TMDB_ACCOUNT": "me", "TMDB_ACCESS_TOKENS": "kids=\(two)",
+            "TMDB_SESSIONS": "family=s-two-222", "TMDB_BASE_URL": "http://127.0.0.1:9/tmdb/3/",
+        ])
+        #expect(mixed.tmdbAccessTokens == ["me": Secret(one), "kids": Secret(two)])
+        #expect(mixed.tmdbAccountLabels == ["family", "kids", "me"])
+        #expect(mixed.tmdbAccountSecret("kids") == Secret(two))
+        #expect(mixed.tmdbAccountSecret("family") == Secret("s-two-222"))
+        #expect(mixed.tmdbV4URL == "http://127.0.0.1:9/tmdb/4")
+        #expect(mixed.secrets.contains(Secret(two)))
+        let own = try SourceConfiguration.fromEnvironment([
+            "TMDB_ACCESS_TOKEN": one, "TMDB_BASE_URL": "http://proxy:1/tmdb", "TMDB_V4_BASE_URL": "http://proxy:1/v4/",
+        ])
+        #expect(own.tmdbV4URL == "http://proxy:1/v4")
+    }
+
+    @Test func badAccessTokenSettingsAreRefusedWithoutTheToken() throws {
+        let token = Self.token("aaaa1111")
+        let cases: [[String: String]] = [
+            ["TMDB_ACCESS_TOKEN": "t-secret-not-a-jwt"],
+            ["TMDB_ACCESS_TOKENS": "family=t-secret-not-a-jwt"],
+            ["TMDB_ACCESS_TOKENS": "family"],
+            ["TMDB_ACCESS_TOKENS": "family=\(token),family=\(token)"],
+            ["TMDB_ACCESS_TOKEN": token, "TMDB_SESSION_ID": "s-secret-1"],
+            ["TMDB_ACCESS_TOKEN": token, "TMDB_SESSIONS": "default=s-secret-1"],
+            ["TMDB_ACCESS_TOKENS": "family=\(token)", "TMDB_SESSIONS": "family=s-secret-1"],
+            ["TMDB_SESSION_ID": "s-secret-1", "TMDB_ACCESS_TOKENS": "default=\(token)"],
+            ["TMDB_ACCESS_TOKEN": token, "TMDB_BASE_URL": "http://proxy:1/tmdb"],
+            ["TMDB_ACCESS_TOKEN": token, "TMDB_V4_BASE_URL": "ftp://proxy/v4"],
+        ]
+        for environment in cases {
+            let error = try #require(Self.error(environment), "\(environment)")
+            #expect(error.code == .invalidConfiguration)
+            #expect(!error.description.contains("secret"), "\(error)")
+            #expect(!error.description.contains(token), "\(error)")
         }
     }
 }

@@ -184,4 +184,128 @@ import Testing
             #expect(emptied.movies.isEmpty)
         }
     }
+
+    static let objectID = "5b8f7e2c0e0a2656f0008e3a"
+
+    /// An account signed in by a v4 access token: its label and object id, no details.
+    static func tokenAccount(_ label: String, at fetchedAt: Int64) -> Record {
+        Record(
+            kind: .tmdbAccount,
+            key: "tmdb:account:\(label)",
+            fetchedAt: fetchedAt,
+            data: ["account": .string(label), "account_object_id": .string(Self.objectID)]
+        )
+    }
+
+    /// ``movie(_:_:_:title:rating:ratedAt:asOf:at:)`` named by the object id instead of `account_id`.
+    static func tokenMovie(_ label: String, _ list: String, _ id: Int64, rating: Double? = nil, at: Int64) -> Record {
+        var record = Self.movie(label, list, id, title: "Movie \(id)", rating: rating, at: at)
+        record.data["account_id"] = nil
+        record.data["account_object_id"] = .string(Self.objectID)
+        return record
+    }
+
+    @Test("an access-token account is stored by its object id and shown without details", arguments: TestEngine.enabled)
+    func accessTokenAccounts(engine: TestEngine) async throws {
+        try await engine.withStore { store in
+            _ = try await store.write([
+                Self.tokenAccount("family", at: 1_000),
+                Self.tokenMovie("family", "rated", 550, rating: 8, at: 1_000),
+                Self.tokenMovie("family", "watchlist", 13, at: 1_000),
+            ])
+            let rated = try #require(try await store.accountMovies(account: "family"))
+            #expect(rated.accountObjectID == Self.objectID)
+            #expect(rated.accountID == nil)
+            #expect(rated.username == nil)
+            #expect(rated.fetchedAt == 1_000)
+            #expect(rated.movies.map(\.movieID) == [550])
+            #expect(rated.movies.first?.rating == 8)
+            let rows = try await store.engine.read(
+                "SELECT account_id, account_object_id FROM account_lists WHERE account = 'family'",
+                []
+            )
+            #expect(rows == [[.null, .text(Self.objectID)]])
+            // Signed in anew by a session, the account keeps no stale object id; and back again, no stale number.
+            _ = try await store.write([Self.account("family", id: 548, at: 2_000)])
+            var details = try await store.engine.read(
+                "SELECT account_id, account_object_id, username FROM tmdb_accounts WHERE account = 'family'",
+                []
+            )
+            #expect(details == [[.int(548), .null, .text("travisbell")]])
+            _ = try await store.write([Self.tokenAccount("family", at: 3_000)])
+            details = try await store.engine.read(
+                "SELECT account_id, account_object_id FROM tmdb_accounts WHERE account = 'family'",
+                []
+            )
+            #expect(details == [[.null, .text(Self.objectID)]])
+        }
+    }
+
+    @Test func aRecordNamesItsAccountByExactlyOneID() {
+        var both = Self.tokenMovie("family", "rated", 550, rating: 8, at: 1)
+        both.data["account_id"] = .integer(548)
+        var neither = Self.tokenMovie("family", "rated", 550, rating: 8, at: 1)
+        neither.data["account_object_id"] = nil
+        var wrong = Self.tokenAccount("family", at: 1)
+        wrong.data["account_object_id"] = .string("../548")
+        var zero = Self.account("family", id: 548, at: 1)
+        zero.data["account_id"] = .integer(0)
+        for (record, field) in [
+            (both, "account_object_id"), (neither, "account_id"), (wrong, "account_object_id"), (zero, "account_id"),
+        ] {
+            do {
+                try Store.validate(record)
+                Issue.record("accepted \(record.data)")
+            } catch {
+                #expect(error.code == .invalidRecord)
+                #expect(error.field == field, "\(error)")
+            }
+        }
+    }
+
+    @Test("a store of the account tables' first form keeps its rows when migrated", arguments: TestEngine.enabled)
+    func migrationKeepsTheRows(engine: TestEngine) async throws {
+        let store = try Store.open(
+            try await engine.freshLocation(),
+            timeout: TestEngine.patientTimeout,
+            logger: .marqueeTest
+        )
+        let dialect = store.engine.dialect
+        // The schema as it was before access-token accounts, with a session account's rows.
+        try await store.engine.transaction { session in
+            try await session.execute(dialect.ddl(Schema.migrationsTable), [])
+            for migration in Schema.migrations where migration.version < 7 {
+                for statement in Store.statements(dialect.ddl(migration.sql)) {
+                    try await session.execute(statement, [])
+                }
+                try await session.execute(
+                    dialect.placeholders("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 0)"),
+                    [.int(Int64(migration.version)), .text(migration.name)]
+                )
+            }
+        }
+        // Rows as the first form held them (it has no account_object_id).
+        for sql in [
+            "INSERT INTO tmdb_accounts (account, account_id, username, fetched_at) VALUES ('default', 548, 'travisbell', 1000)",
+            "INSERT INTO account_ratings (account, movie_id, account_id, rating, as_of, fetched_at) VALUES ('default', 550, 548, 9, 0, 1000)",
+            "INSERT INTO account_lists (account, list, movie_id, account_id, as_of, fetched_at) VALUES ('default', 'favorite', 129, 548, 0, 1000)",
+        ] {
+            try await store.engine.transaction { session in try await session.execute(sql, []) }
+        }
+        let report = try await store.migrate()
+        #expect(report.applied == Schema.migrations.map(\.version).filter { $0 >= 7 })
+        let rated = try #require(try await store.accountMovies(account: "default"))
+        #expect(rated.accountID == 548)
+        #expect(rated.accountObjectID == nil)
+        #expect(rated.username == "travisbell")
+        #expect(rated.movies.map(\.movieID) == [550])
+        let favourites = try #require(try await store.accountMovies(account: "default", list: .favorite))
+        #expect(favourites.movies.map(\.movieID) == [129])
+        // The migrated tables take the new rows.
+        _ = try await store.write([
+            Self.tokenAccount("family", at: 2_000), Self.tokenMovie("family", "rated", 13, rating: 7, at: 2_000),
+        ])
+        #expect(try await store.accountMovies(account: "family")?.movies.map(\.movieID) == [13])
+        await store.close()
+    }
 }

@@ -60,13 +60,39 @@ public struct TMDBAdapter: SourceAdapter {
                 query: [QueryItem("start_date", start), QueryItem("end_date", end), QueryItem("page", String(page))]
             )
         case .tmdbAccount(let account):
-            return try self.accountRequest(account, path: ["account"], query: [])
+            switch try self.credential(of: account) {
+            case .session(let session):
+                return try self.accountRequest(session: session, path: ["account"], query: [])
+            case .accessToken(let token, let objectID):
+                // v4 has no account details: the account's own lists answer for the token, and name nothing more.
+                return try self.accountRequest(
+                    token: token,
+                    path: ["account", objectID, "lists"],
+                    query: [QueryItem("page", "1")]
+                )
+            }
         case .tmdbAccountList(let account, let accountID, let list, let page, _):
-            return try self.accountRequest(
-                account,
-                path: ["account", String(accountID), list.rawValue, "movies"],
-                query: [QueryItem("page", String(page)), QueryItem("sort_by", "created_at.asc")]
-            )
+            let query = [QueryItem("page", String(page)), QueryItem("sort_by", "created_at.asc")]
+            switch (try self.credential(of: account), accountID) {
+            case (.session(let session), .number(let number)):
+                return try self.accountRequest(
+                    session: session,
+                    path: ["account", String(number), list.rawValue, "movies"],
+                    query: query
+                )
+            case (.accessToken(let token, let objectID), .object(let jobObjectID)) where jobObjectID == objectID:
+                return try self.accountRequest(
+                    token: token,
+                    path: ["account", objectID, "movie", list.v4Path],
+                    query: query
+                )
+            case (.session, .object), (.accessToken, .number), (.accessToken, .object):
+                throw SourceError(
+                    .badRequest,
+                    source: .tmdb,
+                    "the job names the account '\(account)' as another sign-in did (it was queued before the account's session or access token changed); enqueue tmdb-account for it again"
+                )
+            }
         default:
             throw SourceError(.invalidConfiguration, source: .tmdb, "a \(job.kind) job is not a TMDB job")
         }
@@ -79,26 +105,63 @@ public struct TMDBAdapter: SourceAdapter {
         try self.request(path: ["configuration"], query: [])
     }
 
-    /// A request of a signed-in account's data: the account's session (a secret, redacted in the logged URL) beside
-    /// the API key. Never conditional: the redacted URL is the same for every session.
+    /// How the fetch worker signs in an account: by a v3 session, or by a v4 access token and the account object id
+    /// it names.
+    enum AccountCredential {
+        case session(Secret)
+        case accessToken(Secret, objectID: String)
+    }
+
+    /// The credential the configuration holds for the account `label`.
     ///
-    /// - Throws: A ``SourceError`` (``SourceError/Code-swift.struct/invalidConfiguration``) when no session is
-    ///   configured for `account`.
+    /// - Throws: A ``SourceError`` (``SourceError/Code-swift.struct/invalidConfiguration``) when it holds none.
+    func credential(of label: String) throws(SourceError) -> AccountCredential {
+        if let session = self.configuration.tmdbSessions[label] { return .session(session) }
+        if let token = self.configuration.tmdbAccessTokens[label],
+            let objectID = TMDBAccessToken.accountObjectID(in: token.revealed)
+        {
+            return .accessToken(token, objectID: objectID)
+        }
+        throw SourceError(
+            .invalidConfiguration,
+            source: .tmdb,
+            "no session or access token is configured for the TMDB account '\(label)' (set TMDB_SESSION_ID or TMDB_ACCESS_TOKEN with TMDB_ACCOUNT=\(label), or TMDB_SESSIONS or TMDB_ACCESS_TOKENS)"
+        )
+    }
+
+    /// A v3 request of a signed-in account's data: the account's session (a secret, redacted in the logged URL)
+    /// beside the API key. Never conditional: the redacted URL is the same for every session.
     private func accountRequest(
-        _ account: String,
+        session: Secret,
         path: [String],
         query: [QueryItem]
     ) throws(SourceError) -> SourceRequest {
-        guard let session = self.configuration.tmdbSessions[account] else {
-            throw SourceError(
-                .invalidConfiguration,
-                source: .tmdb,
-                "no session is configured for the TMDB account '\(account)' (set TMDB_SESSION_ID with TMDB_ACCOUNT=\(account), or TMDB_SESSIONS)"
-            )
-        }
         var request = try self.request(
             path: path,
             query: [QueryItem("session_id", session.revealed, isSecret: true)] + query
+        )
+        request.isConditionalAllowed = false
+        return request
+    }
+
+    /// A v4 request of a signed-in account's data: the access token alone signs it (`Authorization: Bearer`,
+    /// redacted in logs); v4 takes no API key. Never conditional, like the v3 account requests.
+    private func accountRequest(token: Secret, path: [String], query: [QueryItem]) throws(SourceError) -> SourceRequest
+    {
+        guard let base = self.configuration.tmdbV4URL else {
+            throw SourceError(
+                .invalidConfiguration,
+                source: .tmdb,
+                "TMDB_V4_BASE_URL is not set and TMDB_BASE_URL does not end in /3"
+            )
+        }
+        var request = SourceRequest.json(
+            .tmdb,
+            base: base,
+            path: path,
+            query: query,
+            userAgent: self.configuration.userAgent,
+            headers: [(name: "Authorization", value: "Bearer \(token.revealed)")]
         )
         request.isConditionalAllowed = false
         return request
@@ -126,7 +189,10 @@ public struct TMDBAdapter: SourceAdapter {
         for job: FetchJob,
         fetchedAt: Int64
     ) throws(SourceError) -> SourceResult {
-        let json = try self.checkedDocument(response, fetchedAt: fetchedAt, isAccount: job.tmdbAccountLabel != nil)
+        let signIn: SignIn? = try job.tmdbAccountLabel.map { label throws(SourceError) in
+            if case .accessToken = try self.credential(of: label) { .accessToken } else { .session }
+        }
+        let json = try self.checkedDocument(response, fetchedAt: fetchedAt, signIn: signIn)
         var parser = TMDBParser(configuration: self.configuration, fetchedAt: fetchedAt)
         switch job {
         case .tmdbList(_, let page, let language, _, let follow), .tmdbSearch(_, let page, let language, _, let follow):
@@ -177,10 +243,17 @@ public struct TMDBAdapter: SourceAdapter {
                 parser.result.add(job.tmdbPage(next))
             }
         case .tmdbAccount(let account):
-            guard let accountID = json["id"]?.int, accountID > 0 else {
-                throw self.check.malformed(response, "the details of an account")
+            if case .accessToken(_, let objectID) = try self.credential(of: account) {
+                guard json["results"]?.arrayValue != nil else {
+                    throw self.check.malformed(response, "a page of the account's lists")
+                }
+                parser.account(account: account, objectID: objectID)
+            } else {
+                guard let accountID = json["id"]?.int, accountID > 0 else {
+                    throw self.check.malformed(response, "the details of an account")
+                }
+                parser.account(json, account: account, accountID: accountID)
             }
-            parser.account(json, account: account, accountID: accountID)
         case .tmdbAccountList(let account, let accountID, let list, let page, let asOf):
             guard let results = json["results"]?.arrayValue else {
                 throw self.check.malformed(response, "a page of the account's \(list.rawValue) movies")
@@ -209,31 +282,43 @@ public struct TMDBAdapter: SourceAdapter {
 
     /// The body of a success answer as JSON, after classifying error answers and TMDB error bodies.
     func checked(_ response: SourceResponse, fetchedAt: Int64) throws(SourceError) -> JSONValue {
-        try self.checked(response, fetchedAt: fetchedAt, isAccount: false, read: self.check.json)
+        try self.checked(response, fetchedAt: fetchedAt, signIn: nil, read: self.check.json)
+    }
+
+    /// How an account request was signed in, which decides whose refusal a 401 is.
+    enum SignIn {
+        /// A v3 session beside the API key: TMDB's session codes refuse the session, its key codes the key.
+        case session
+        /// A v4 access token, the request's only credential: every 401 refuses the token.
+        case accessToken
     }
 
     /// ``checked(_:fetchedAt:)`` as a ``JSONDocument``, which reads the members the parser needs without
     /// building the rest (the same answers accepted and refused, the same errors).
     ///
-    /// - Parameter isAccount: The request carried a user's session: TMDB's `status_code` 3 and 17 (and a 401
-    ///   without a body) refuse the session, not the key.
+    /// - Parameter signIn: How the request signed in a user, if it did: a session's refusal (TMDB's `status_code`
+    ///   3 and 17, or a 401 without a body) or an access token's (any 401) is the account's, not the key's.
     func checkedDocument(
         _ response: SourceResponse,
         fetchedAt: Int64,
-        isAccount: Bool = false
+        signIn: SignIn? = nil
     ) throws(SourceError) -> JSONDocument.Value {
-        try self.checked(response, fetchedAt: fetchedAt, isAccount: isAccount, read: { JSONDocument($0.body)?.root })
+        try self.checked(response, fetchedAt: fetchedAt, signIn: signIn, read: { JSONDocument($0.body)?.root })
     }
 
     private func checked<JSON: LenientJSON>(
         _ response: SourceResponse,
         fetchedAt: Int64,
-        isAccount: Bool,
+        signIn: SignIn?,
         read: (SourceResponse) -> JSON?
     ) throws(SourceError) -> JSON {
         try self.check.transient(response, fetchedAt: fetchedAt)
         let json = read(response)
-        if isAccount, let refusal = self.sessionRefusal(in: json, response: response) { throw refusal }
+        switch signIn {
+        case .session: if let refusal = self.sessionRefusal(in: json, response: response) { throw refusal }
+        case .accessToken: if let refusal = self.tokenRefusal(in: json, response: response) { throw refusal }
+        case nil: break
+        }
         if let json, let error = self.error(in: json, response: response, fetchedAt: fetchedAt) { throw error }
         try self.check.status(response, message: nil)
         guard let json, json.isObject else { throw self.check.malformed(response, "a JSON object") }
@@ -261,6 +346,22 @@ public struct TMDBAdapter: SourceAdapter {
             return SourceError(.sessionRefused, source: .tmdb, "the session was refused", status: response.status)
         }
         return nil
+    }
+
+    /// The refusal of a v4 account request's access token: any 401 (TMDB answers an unknown or logged-out token with
+    /// `status_code` 7 "Invalid API key", 3 or 17; the API key is not part of the request).
+    private func tokenRefusal(in json: (some LenientJSON)?, response: SourceResponse) -> SourceError? {
+        guard response.status == 401 else { return nil }
+        let code = json?["status_code"]?.int
+        let message = code.map { code in
+            " (" + self.check.scrubbed(json?["status_message"]?.text ?? "no message") + ", status_code \(code))"
+        }
+        return SourceError(
+            .sessionRefused,
+            source: .tmdb,
+            "the access token was refused\(message ?? "")",
+            status: response.status
+        )
     }
 
     /// The error a TMDB error body (`status_code`/`status_message`, or `errors`) stands for.
@@ -320,4 +421,9 @@ extension FetchJob {
             self
         }
     }
+}
+
+extension FetchJob.TMDBAccountList {
+    /// The list's name in TMDB's v4 paths (`/movie/favorites` where v3 says `favorite`).
+    var v4Path: String { self == .favorite ? "favorites" : self.rawValue }
 }

@@ -21,6 +21,24 @@ extension TMDBParser {
         self.result.records.append(
             Record(kind: .tmdbAccount, key: "tmdb:account:\(account)", fetchedAt: self.fetchedAt, writtenData: data)
         )
+        self.accountLists(account: account, accountID: .number(accountID))
+    }
+
+    /// The `tmdb.account` record of an account signed in by a v4 access token, and page 1 of each of its movie
+    /// lists: v4 has no account details, so the record names the account's label and object id (the token's
+    /// `sub`) alone. The answer it follows (the account's own lists) shows the token was accepted.
+    mutating func account(account: String, objectID: String) {
+        var data = JSONWriter.object(capacity: 128)
+        data.write("account", account)
+        data.write("account_object_id", objectID)
+        self.result.records.append(
+            Record(kind: .tmdbAccount, key: "tmdb:account:\(account)", fetchedAt: self.fetchedAt, writtenData: data)
+        )
+        self.accountLists(account: account, accountID: .object(objectID))
+    }
+
+    /// Page 1 of each of an account's movie lists, as part of the refresh this answer starts (`as_of`).
+    private mutating func accountLists(account: String, accountID: FetchJob.TMDBAccountID) {
         for list in FetchJob.TMDBAccountList.allCases {
             self.result.add(
                 .tmdbAccountList(account: account, accountID: accountID, list: list, page: 1, asOf: self.fetchedAt)
@@ -36,7 +54,7 @@ extension TMDBParser {
     mutating func accountMovies(
         _ results: some Sequence<some LenientJSON>,
         account: String,
-        accountID: Int64,
+        accountID: FetchJob.TMDBAccountID,
         list: FetchJob.TMDBAccountList,
         asOf: Int64
     ) {
@@ -48,7 +66,10 @@ extension TMDBParser {
             }
             var data = JSONWriter.object(capacity: 256)
             data.write("account", account)
-            data.write("account_id", accountID)
+            switch accountID {
+            case .number(let number): data.write("account_id", number)
+            case .object(let objectID): data.write("account_object_id", objectID)
+            }
             data.write("as_of", asOf)
             data.write("list", list.rawValue)
             data.write("movie_id", id)
