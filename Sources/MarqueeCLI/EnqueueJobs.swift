@@ -192,7 +192,10 @@ struct TMDBAccountJobs: AsyncParsableCommand {
         commandName: "tmdb-account",
         abstract: "Signed-in TMDB accounts: details, rated movies (with the ratings), favourites and watchlist.",
         discussion: """
-            Names each account by its label, never by its session: the fetch workers hold the sessions             (TMDB_SESSION_ID with TMDB_ACCOUNT, default label "default"; or TMDB_SESSIONS, label=session pairs).             The details job queues every page of the three lists. A refused session pauses that account's jobs.
+            Names each account by its label, never by its session or token: the fetch workers hold the \
+            sessions (TMDB_SESSION_ID with TMDB_ACCOUNT, default label "default"; or TMDB_SESSIONS, label=session \
+            pairs) and v4 access tokens (TMDB_ACCESS_TOKEN, TMDB_ACCESS_TOKENS). The details job queues every page \
+            of the three lists. A refused session or token pauses that account's jobs.
 
             Examples:
               marquee enqueue tmdb-account

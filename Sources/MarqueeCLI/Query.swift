@@ -324,7 +324,7 @@ extension Query {
             abstract: "Show a signed-in TMDB account's rated movies (with the ratings), favourites or watchlist.",
             discussion: """
                 The account is named by its label, as the fetch workers' settings name it (TMDB_ACCOUNT, default \
-                "default"; or TMDB_SESSIONS). Rated movies come latest rating first, the other lists by title.
+                "default"; or TMDB_SESSIONS, TMDB_ACCESS_TOKENS). Rated movies come latest rating first, the other lists by title.
 
                 Examples:
                   marquee query ratings --account default

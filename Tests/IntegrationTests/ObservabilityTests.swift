@@ -13,23 +13,24 @@ import class Foundation.Process
 import class Foundation.Thread
 import struct Foundation.URL
 
-/// Fetches a URL with curl, with `Host: host` when given: `(status, body)`.
+/// Fetches a URL with curl, with `Host: host` when given and each of `headers` (`Name: value`): `(status, body)`.
 ///
 /// curl runs and is waited for on a thread of its own: waiting on the cooperative pool (two threads here) would
 /// starve every other test, and a server running in the test process itself could not answer.
-func httpGet(_ url: String, host: String? = nil) async throws -> (Int, String) {
+func httpGet(_ url: String, host: String? = nil, headers: [String] = []) async throws -> (Int, String) {
     try await withCheckedThrowingContinuation { continuation in
         Thread {
-            continuation.resume(with: Result { try curlGet(url, host: host) })
+            continuation.resume(with: Result { try curlGet(url, host: host, headers: headers) })
         }.start()
     }
 }
 
-private func curlGet(_ url: String, host: String?) throws -> (Int, String) {
+private func curlGet(_ url: String, host: String?, headers: [String]) throws -> (Int, String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
     process.arguments =
-        ["-s", "-w", "\n%{http_code}", "--max-time", "10"] + (host.map { ["-H", "Host: \($0)"] } ?? []) + [url]
+        ["-s", "-w", "\n%{http_code}", "--max-time", "10"] + (host.map { ["-H", "Host: \($0)"] } ?? [])
+        + headers.flatMap { ["-H", $0] } + [url]
     let output = Pipe()
     process.standardOutput = output
     try process.run()
