@@ -48,13 +48,7 @@ struct TMDBAccessTokenCrawlTests {
                 headers: ["Authorization: Bearer \(token)"]
             )
             #expect(status == 200, "\(path): \(page)")
-            let answer = try #require(try JSONSerialization.jsonObject(with: Data(page.utf8)) as? [String: Any])
-            expected.totals[list] = try #require(answer["total_results"] as? Int)
-            expected.pages[list] = try #require(answer["total_pages"] as? Int)
-            if list == "rated", let first = (answer["results"] as? [[String: Any]])?.first {
-                let rating = try #require((first["account_rating"] as? [String: Any])?["value"] as? Double)
-                expected.firstRated = (try #require(first["id"] as? Int), rating)
-            }
+            try expected.read(page, list: list)
         }
         return expected
     }

@@ -28,6 +28,17 @@ struct TMDBAccountCrawlTests {
         var totals: [String: Int] = [:]
         var pages: [String: Int] = [:]
         var firstRated: (id: Int, rating: Double)?
+
+        /// Reads page 1 of `list` (v3 or v4, the same shape): its total, its pages and the first rated movie.
+        mutating func read(_ page: String, list: String) throws {
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(page.utf8)) as? [String: Any])
+            self.totals[list] = try #require(answer["total_results"] as? Int)
+            self.pages[list] = try #require(answer["total_pages"] as? Int)
+            if list == "rated", let first = (answer["results"] as? [[String: Any]])?.first {
+                let rating = try #require((first["account_rating"] as? [String: Any])?["value"] as? Double)
+                self.firstRated = (try #require(first["id"] as? Int), rating)
+            }
+        }
     }
 
     static func expected(_ emulator: UpstreamEmulatorProcess, session: String) async throws -> Expected {
@@ -40,13 +51,7 @@ struct TMDBAccountCrawlTests {
             let (_, page) = try await httpGet(
                 "\(base)/\(expected.accountID)/\(list)/movies?api_key=\(Self.key)&session_id=\(session)&page=1"
             )
-            let answer = try #require(try JSONSerialization.jsonObject(with: Data(page.utf8)) as? [String: Any])
-            expected.totals[list] = try #require(answer["total_results"] as? Int)
-            expected.pages[list] = try #require(answer["total_pages"] as? Int)
-            if list == "rated", let first = (answer["results"] as? [[String: Any]])?.first {
-                let rating = try #require((first["account_rating"] as? [String: Any])?["value"] as? Double)
-                expected.firstRated = (try #require(first["id"] as? Int), rating)
-            }
+            try expected.read(page, list: list)
         }
         return expected
     }
