@@ -32,9 +32,12 @@ struct Accounts: Sendable {
         10_000_000 + Int(StableHash.combine(self.catalogue.seed, StableHash.bytes(Array(session.utf8))) % 90_000_000)
     }
 
-    /// The movies of one list, oldest first (TMDB's `created_at.asc`).
-    func entries(session: String, list: String) -> [Entry] {
-        let salt = StableHash.bytes(Array(session.utf8))
+    /// The movies of one list of `owner`'s account, oldest first (TMDB's `created_at.asc`).
+    ///
+    /// `owner` is what names the account: a v3 session, or the account object id of a v4 access token
+    /// (``V4Accounts``). `list` is `rated`, `favorite` or `watchlist`.
+    func entries(owner: String, list: String) -> [Entry] {
+        let salt = StableHash.bytes(Array(owner.utf8))
         var random = SeededRandom(self.catalogue.seed, salt, 0xACC0)
         let sizes = Self.sizes(&random)
         let (count, listSalt): (Int, UInt64) =
@@ -101,18 +104,27 @@ struct Accounts: Sendable {
     /// with TMDB's `account_rating` (`value`, `created_at`).
     func list(session: String, accountID: Int, list: String, _ request: EmulatorRequest) -> EmulatorResponse {
         guard accountID == self.accountID(session: session) else { return Self.authenticationFailed }
-        var page = 1
-        if let text = request.query["page"] {
-            guard let value = Int(text), (1...500).contains(value) else {
-                return TMDB.error(
-                    400,
-                    code: 22,
-                    message: "Invalid page: Pages start at 1 and max at 500. They are expected to be an integer."
-                )
-            }
-            page = value
-        }
-        let entries = self.entries(session: session, list: list)
+        return self.page(self.entries(owner: session, list: list), rated: list == "rated", request)
+    }
+
+    /// The `page` query parameter: 1 when absent, `nil` unless it is an integer in 1…500.
+    static func page(_ request: EmulatorRequest) -> Int? {
+        guard let text = request.query["page"] else { return 1 }
+        guard let value = Int(text), (1...500).contains(value) else { return nil }
+        return value
+    }
+
+    /// TMDB's 400 for a `page` out of 1…500.
+    static let invalidPage = TMDB.error(
+        400,
+        code: 22,
+        message: "Invalid page: Pages start at 1 and max at 500. They are expected to be an integer."
+    )
+
+    /// One page of a list's `entries` as TMDB answers it (v3 and v4 alike): 20 a page, oldest first unless
+    /// `sort_by=created_at.desc`, each entry with TMDB's `account_rating` when the list is `rated`.
+    func page(_ entries: [Entry], rated: Bool, _ request: EmulatorRequest) -> EmulatorResponse {
+        guard let page = Self.page(request) else { return Self.invalidPage }
         let ordered = request.query["sort_by"] == "created_at.desc" ? Array(entries.reversed()) : entries
         let size = TMDB.pageSize
         let start = (page - 1) * size
@@ -120,7 +132,7 @@ struct Accounts: Sendable {
         let language = Language(parameter: request.query["language"])
         let results: [JSON] = slice.map { entry in
             var item = self.catalogue.movie(at: entry.index).listEntry(language)
-            if list == "rated", case .object(var members) = item {
+            if rated, case .object(var members) = item {
                 members.append(
                     (
                         "account_rating",

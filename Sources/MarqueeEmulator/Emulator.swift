@@ -374,6 +374,7 @@ public final class Emulator: Sendable {
         host: String,
         immediate: (String, Upstream, String, @escaping @Sendable () -> EmulatorResponse) -> Route
     ) -> Route? {
+        if parts.count >= 3, parts[1] == "4" { return self.tmdbV4Route(Array(parts.dropFirst(2)), request) }
         guard parts.count >= 3, parts[1] == "3" else { return nil }
         let rest = Array(parts.dropFirst(2))
         let name: String
@@ -426,6 +427,41 @@ public final class Emulator: Sendable {
             key = String(authorization.dropFirst(7))
         }
         return self.keyed(name, .tmdb, key: key, accepted: { $0.tmdbKeys }, invalid: { _ in TMDB.invalidKey }, handler)
+    }
+
+    /// A route of TMDB's v4 account API (`rest` is the path after `/tmdb/4`), or `nil` for an unknown path.
+    ///
+    /// The bearer token stands for the key: a missing or unknown one is TMDB's 401 `status_code` 7 and the rate
+    /// limit is counted per token, as for the v3 key. Then, with the settings of the request's time, a revoked
+    /// token or one whose subject is not the path's account object id is 401 `status_code` 3 (``V4Accounts``).
+    private func tmdbV4Route(_ rest: [String], _ request: EmulatorRequest) -> Route? {
+        guard rest.count >= 3, rest[0] == "account" else { return nil }
+        let accountObjectID = rest[1]
+        let v4 = V4Accounts(accounts: Accounts(catalogue: self.catalogue))
+        let name: String
+        let body: @Sendable (String) -> EmulatorResponse
+        switch rest.count {
+        case 3 where rest[2] == "lists":
+            (name, body) = ("tmdb.v4.account.lists", { subject in v4.lists(subject: subject, request) })
+        case 4 where rest[2] == "movie" && V4Accounts.movieLists[rest[3]] != nil:
+            let list = rest[3]
+            (name, body) = ("tmdb.v4.account.list", { subject in v4.movies(subject: subject, list: list, request) })
+        default:
+            return nil
+        }
+        let token = V4Accounts.token(request)
+        return self.keyed(
+            name,
+            .tmdb,
+            key: token,
+            accepted: { V4Accounts.known($0) },
+            invalid: { _ in TMDB.invalidKey }
+        ) {
+            switch V4Accounts.check(token ?? "", accountObjectID: accountObjectID, settings: self.state.settings) {
+            case .accepted(let subject): body(subject)
+            case .refused(let response): response
+            }
+        }
     }
 
     /// The account lists ``Accounts`` serves.

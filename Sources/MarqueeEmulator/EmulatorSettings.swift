@@ -1,3 +1,4 @@
+import MarqueeCore
 public import MarqueeJSON
 
 /// The behaviour controls: accepted keys, rate limits, quota, fault rates and latency.
@@ -8,6 +9,30 @@ public struct EmulatorSettings: Sendable, Equatable {
     public static let defaultKey = "marquee-emulator"
     /// The TMDB user session accepted by default.
     public static let defaultSession = "marquee-session"
+    /// The account object id of ``defaultAccessToken``.
+    public static let defaultAccountObjectID = "6565a8f1c2d3e4f5a6b7c8d9"
+    /// The TMDB v4 user access token accepted by default: a token in TMDB's shape whose subject is
+    /// ``defaultAccountObjectID``, the same on every run.
+    public static let defaultAccessToken = Self.accessToken(subject: Self.defaultAccountObjectID)
+
+    /// A v4 user access token in TMDB's shape for the account object id `subject`: TMDB's claims (`aud`, `jti`,
+    /// `nbf`, `scopes`, `version`) with fixed values and a fixed 32-byte signature, so the same subject gives the
+    /// same token on every run.
+    ///
+    /// The emulator reads only the subject; the signature is no real one.
+    public static func accessToken(subject: String) -> String {
+        TMDBAccessToken.make(
+            subject: subject,
+            claims: [
+                "aud": .string("3f6c1d2e9a8b7c6d5e4f3a2b1c0d9e8f"),
+                "jti": .string("4815162"),
+                "nbf": .integer(1_701_158_400),
+                "scopes": .array([.string("api_read"), .string("api_write")]),
+                "version": .integer(1),
+            ],
+            signature: (0..<32).map { UInt8(truncatingIfNeeded: 0x5A &+ $0 &* 37) }
+        )
+    }
 
     /// TMDB keys accepted as `api_key` or `Authorization: Bearer`.
     public var tmdbKeys: [String] = [Self.defaultKey]
@@ -17,6 +42,12 @@ public struct EmulatorSettings: Sendable, Equatable {
     public var tmdbSessions: [String] = [Self.defaultSession]
     /// Sessions revoked: answered TMDB's 401 `status_code` 17 "Session denied.". Default: none.
     public var tmdbRevokedSessions: [String] = []
+    /// The TMDB v4 user access tokens the v4 account routes accept as `Authorization: Bearer`, each the account its
+    /// subject names (``V4Accounts``). Default: ``defaultAccessToken``.
+    public var tmdbAccessTokens: [String] = [Self.defaultAccessToken]
+    /// Access tokens revoked: answered TMDB's 401 `status_code` 3 "Authentication failed: You do not have
+    /// permissions to access the service.". Default: none.
+    public var tmdbRevokedAccessTokens: [String] = []
     /// Kakao REST keys accepted as `Authorization: KakaoAK`.
     public var kakaoKeys: [String] = [Self.defaultKey]
     /// Requests per second per key and upstream (token bucket, burst = rate); 0 = off. Default: 0.
@@ -51,7 +82,7 @@ public struct EmulatorSettings: Sendable, Equatable {
     /// Settings with the defaults.
     public init() {}
 
-    /// The settings as JSON, without keys (only how many of each are accepted).
+    /// The settings as JSON, without keys, sessions or access tokens (only how many of each are accepted).
     public var publicJSON: JSON {
         .object([
             ("tmdbKeys", .int(self.tmdbKeys.count)),
@@ -59,6 +90,8 @@ public struct EmulatorSettings: Sendable, Equatable {
             ("kakaoKeys", .int(self.kakaoKeys.count)),
             ("tmdbSessions", .int(self.tmdbSessions.count)),
             ("tmdbRevokedSessions", .int(self.tmdbRevokedSessions.count)),
+            ("tmdbAccessTokens", .int(self.tmdbAccessTokens.count)),
+            ("tmdbRevokedAccessTokens", .int(self.tmdbRevokedAccessTokens.count)),
             ("rateLimit", .double(self.rateLimit)),
             ("koficDailyQuota", .int(self.koficDailyQuota)),
             ("quotaDaySeconds", .int(self.quotaDaySeconds)),
@@ -77,7 +110,8 @@ public struct EmulatorSettings: Sendable, Equatable {
 
     /// Applies a `POST /_control` body: any subset of the fields above, keys as a string or an array of
     /// strings (`tmdbKey`/`tmdbKeys`, `koficKey`/`koficKeys`, `kakaoKey`/`kakaoKeys`, `tmdbSession`/`tmdbSessions`,
-    /// `tmdbRevokedSession`/`tmdbRevokedSessions`). The actions
+    /// `tmdbRevokedSession`/`tmdbRevokedSessions`, `tmdbAccessToken`/`tmdbAccessTokens`,
+    /// `tmdbRevokedAccessToken`/`tmdbRevokedAccessTokens`). The actions
     /// `resetQuota`, `resetRateLimits`, `outage` and `changeImages` are left to the caller.
     ///
     /// - Throws: ``ControlError`` naming the first field with a wrong type or value; nothing is changed then.
@@ -90,6 +124,9 @@ public struct EmulatorSettings: Sendable, Equatable {
             case "kakaoKey", "kakaoKeys": next.kakaoKeys = try Self.keys(name, value)
             case "tmdbSession", "tmdbSessions": next.tmdbSessions = try Self.keys(name, value)
             case "tmdbRevokedSession", "tmdbRevokedSessions": next.tmdbRevokedSessions = try Self.keys(name, value)
+            case "tmdbAccessToken", "tmdbAccessTokens": next.tmdbAccessTokens = try Self.keys(name, value)
+            case "tmdbRevokedAccessToken", "tmdbRevokedAccessTokens":
+                next.tmdbRevokedAccessTokens = try Self.keys(name, value)
             case "rateLimit": next.rateLimit = try Self.number(name, value, 0...1_000_000)
             case "koficDailyQuota": next.koficDailyQuota = Int(try Self.number(name, value, 0...1_000_000_000))
             case "quotaDaySeconds": next.quotaDaySeconds = Int(try Self.number(name, value, 1...1_000_000_000))

@@ -10,6 +10,8 @@ public struct UpstreamURLs: Sendable, Equatable {
 
     /// `TMDB_BASE_URL`: `<base>/tmdb/3`.
     public var tmdb: String { self.base + "/tmdb/3" }
+    /// `TMDB_V4_BASE_URL`: `<base>/tmdb/4` (the v4 account API, read with a user access token).
+    public var tmdbV4: String { self.base + "/tmdb/4" }
     /// `TMDB_IMAGE_BASE_URL`: `<base>/tmdb-images/t/p`.
     public var tmdbImages: String { self.base + "/tmdb-images/t/p" }
     /// `TMDB_EXPORT_BASE_URL`: `<base>/tmdb-files/p/exports` (the daily id exports).
@@ -25,9 +27,13 @@ public struct UpstreamURLs: Sendable, Equatable {
 
     /// The environment variables (docs/design.md, "Configuration") that point the pipeline at this emulator, with the first
     /// accepted key of each upstream and the first accepted TMDB user session (the account `default`).
+    ///
+    /// No v4 access token is listed: `TMDB_ACCESS_TOKEN` would name the account `default` a second time, beside
+    /// `TMDB_SESSION_ID`.
     public func environment(settings: EmulatorSettings) -> [(String, String)] {
         [
             ("TMDB_BASE_URL", self.tmdb),
+            ("TMDB_V4_BASE_URL", self.tmdbV4),
             ("TMDB_IMAGE_BASE_URL", self.tmdbImages),
             ("TMDB_EXPORT_BASE_URL", self.tmdbExports),
             ("KOFIC_BASE_URL", self.kofic),

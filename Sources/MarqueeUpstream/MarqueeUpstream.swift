@@ -13,7 +13,7 @@ struct MarqueeUpstream: AsyncParsableCommand {
         commandName: "marquee-upstream",
         abstract: "Emulates TMDB, KOFIC, Kakao image search, Open Library and its covers on one local port.",
         discussion: """
-            Every upstream lives under its own path prefix: /tmdb/3, /tmdb-images/t/p, \
+            Every upstream lives under its own path prefix: /tmdb/3, /tmdb/4, /tmdb-images/t/p, \
             /kofic/kobisopenapi/webservice/rest, /kakao, /openlibrary, /covers. Responses come from a deterministic \
             catalogue (same --seed, same bytes). On start one JSON line goes to stdout: \
             {"event":"listening","url":"http://127.0.0.1:PORT"}; logs go to stderr. GET/POST /_control changes \
@@ -50,6 +50,12 @@ struct MarqueeUpstream: AsyncParsableCommand {
             "Accepted TMDB user session (session_id= of the account routes). Default: $TMDB_SESSION_ID, else marquee-session."
     )
     var tmdbSession: String?
+
+    @Option(
+        help:
+            "Accepted TMDB v4 user access token (Authorization: Bearer on the /tmdb/4 account routes). Default: $TMDB_ACCESS_TOKEN, else a built-in token."
+    )
+    var tmdbAccessToken: String?
 
     @Option(help: "Accepted KOFIC key (key=). Default: $KOFIC_API_KEY, else marquee-emulator.")
     var koficKey: String?
@@ -129,6 +135,9 @@ struct MarqueeUpstream: AsyncParsableCommand {
         var settings = EmulatorSettings()
         settings.tmdbKeys = [self.tmdbKey ?? environment["TMDB_API_KEY"] ?? EmulatorSettings.defaultKey]
         settings.tmdbSessions = [self.tmdbSession ?? environment["TMDB_SESSION_ID"] ?? EmulatorSettings.defaultSession]
+        settings.tmdbAccessTokens = [
+            self.tmdbAccessToken ?? environment["TMDB_ACCESS_TOKEN"] ?? EmulatorSettings.defaultAccessToken
+        ]
         settings.koficKeys = [self.koficKey ?? environment["KOFIC_API_KEY"] ?? EmulatorSettings.defaultKey]
         settings.kakaoKeys = [self.kakaoKey ?? environment["KAKAO_REST_API_KEY"] ?? EmulatorSettings.defaultKey]
         settings.rateLimit = self.rateLimit
