@@ -50,7 +50,7 @@ extension SourceConfiguration {
     /// | `KOFIC_API_KEY` or `KOFIC_API_KEY_FILE` | none |
     /// | `KAKAO_REST_API_KEY` or `KAKAO_REST_API_KEY_FILE` | none |
     /// | `TMDB_SESSION_ID` or `TMDB_SESSION_ID_FILE` | none |
-    /// | `TMDB_ACCOUNT` (the label of `TMDB_SESSION_ID`'s account) | `default` |
+    /// | `TMDB_ACCOUNT` (the label of `TMDB_SESSION_ID`'s or `TMDB_ACCESS_TOKEN`'s account) | `default` |
     /// | `TMDB_SESSIONS` or `TMDB_SESSIONS_FILE` (`label=session` pairs) | none |
     /// | `TMDB_ACCESS_TOKEN` or `TMDB_ACCESS_TOKEN_FILE` (labelled by `TMDB_ACCOUNT`) | none |
     /// | `TMDB_ACCESS_TOKENS` or `TMDB_ACCESS_TOKENS_FILE` (`label=token` pairs) | none |
