@@ -57,12 +57,7 @@ extension FetchJob {
     static func tmdbAccountList(reading reader: inout PayloadReader) throws(PayloadError) -> FetchJob {
         let account = try reader.tmdbAccountLabel()
         let number = try reader.optionalInt("account_id", in: FieldRules.tmdbAccountIDs)
-        let objectID = try reader.optionalString(
-            "account_object_id",
-            maxLength: TMDBAccessToken.objectIDLength,
-            check: TMDBAccessToken.isAccountObjectID,
-            expected: TMDBAccountID.objectExpected
-        )
+        let objectID = try reader.optionalTMDBAccountObjectID()
         let accountID: TMDBAccountID
         switch (number, objectID) {
         case (let number?, nil): accountID = .number(number)
@@ -97,13 +92,7 @@ extension FetchJob {
             case .number(let number):
                 try PayloadReader.check(number, field: "account_id", in: FieldRules.tmdbAccountIDs)
             case .object(let objectID):
-                try PayloadReader.check(
-                    objectID,
-                    field: "account_object_id",
-                    maxLength: TMDBAccessToken.objectIDLength,
-                    check: TMDBAccessToken.isAccountObjectID,
-                    expected: TMDBAccountID.objectExpected
-                )
+                try PayloadReader.checkTMDBAccountObjectID(objectID)
             }
             try PayloadReader.check(page, field: "page", in: FieldRules.pages)
             try PayloadReader.check(asOf, field: "as_of", in: FieldRules.epochMilliseconds)
@@ -136,6 +125,26 @@ extension PayloadReader {
             maxLength: FetchJob.tmdbAccountLabelLength,
             check: FetchJob.isTMDBAccountLabel,
             expected: FetchJob.tmdbAccountLabelExpected
+        )
+    }
+
+    /// The optional `account_object_id` field: a v4 account object id (``TMDBAccessToken/isAccountObjectID(_:)``).
+    mutating func optionalTMDBAccountObjectID() throws(PayloadError) -> String? {
+        try self.optionalString(
+            "account_object_id",
+            maxLength: TMDBAccessToken.objectIDLength,
+            check: TMDBAccessToken.isAccountObjectID,
+            expected: FetchJob.TMDBAccountID.objectExpected
+        )
+    }
+
+    static func checkTMDBAccountObjectID(_ objectID: String) throws(PayloadError) {
+        try Self.check(
+            objectID,
+            field: "account_object_id",
+            maxLength: TMDBAccessToken.objectIDLength,
+            check: TMDBAccessToken.isAccountObjectID,
+            expected: FetchJob.TMDBAccountID.objectExpected
         )
     }
 }

@@ -189,9 +189,9 @@ public struct TMDBAdapter: SourceAdapter {
         for job: FetchJob,
         fetchedAt: Int64
     ) throws(SourceError) -> SourceResult {
-        let signIn: SignIn? = try job.tmdbAccountLabel.map { label throws(SourceError) in
-            if case .accessToken = try self.credential(of: label) { .accessToken } else { .session }
-        }
+        // An account job's credential, read once: it decides whose refusal a 401 is and what the answer holds.
+        let credential = try job.tmdbAccountLabel.map { label throws(SourceError) in try self.credential(of: label) }
+        let signIn: SignIn? = credential.map { if case .accessToken = $0 { .accessToken } else { .session } }
         let json = try self.checkedDocument(response, fetchedAt: fetchedAt, signIn: signIn)
         var parser = TMDBParser(configuration: self.configuration, fetchedAt: fetchedAt)
         switch job {
@@ -243,7 +243,7 @@ public struct TMDBAdapter: SourceAdapter {
                 parser.result.add(job.tmdbPage(next))
             }
         case .tmdbAccount(let account):
-            if case .accessToken(_, let objectID) = try self.credential(of: account) {
+            if case .accessToken(_, let objectID) = credential {
                 guard json["results"]?.arrayValue != nil else {
                     throw self.check.malformed(response, "a page of the account's lists")
                 }
