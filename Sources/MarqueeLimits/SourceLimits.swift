@@ -390,24 +390,31 @@ public final class SourceLimits: Sendable {
     private func record(_ index: Int, failed: Bool, at now: ContinuousClock.Instant) -> (Int, Int)? {
         let configuration = self.configuration
         return self.state.withLock { state in
-            var limit = state.limits[index]
-            defer { state.limits[index] = limit }
-            limit.outcomes.append((now, failed))
-            while let first = limit.outcomes.first, now - first.at > configuration.outageWindow {
-                limit.outcomes.removeFirst()
+            Self.inPlace(&state.limits[index]) { limit in
+                limit.outcomes.append((now, failed))
+                while let first = limit.outcomes.first, now - first.at > configuration.outageWindow {
+                    limit.outcomes.removeFirst()
+                }
+                limit.consecutiveFailures = failed ? limit.consecutiveFailures + 1 : 0
+                guard failed, limit.circuit == nil else { return nil }
+                if limit.consecutiveFailures >= configuration.outageConsecutiveFailures {
+                    return (limit.consecutiveFailures, limit.consecutiveFailures)
+                }
+                let failures = limit.outcomes.count(where: \.failed)
+                let total = limit.outcomes.count
+                guard failures >= configuration.outageMinimumFailures,
+                    Double(failures) >= configuration.outageFailureRatio * Double(total)
+                else { return nil }
+                return (failures, total)
             }
-            limit.consecutiveFailures = failed ? limit.consecutiveFailures + 1 : 0
-            guard failed, limit.circuit == nil else { return nil }
-            if limit.consecutiveFailures >= configuration.outageConsecutiveFailures {
-                return (limit.consecutiveFailures, limit.consecutiveFailures)
-            }
-            let failures = limit.outcomes.count(where: \.failed)
-            let total = limit.outcomes.count
-            guard failures >= configuration.outageMinimumFailures,
-                Double(failures) >= configuration.outageFailureRatio * Double(total)
-            else { return nil }
-            return (failures, total)
         }
+    }
+
+    /// Runs `body` on a limit where it lies. A copy taken out of the array (`var limit = state.limits[index]`)
+    /// shares its queues' storage with the array, so the first change to a queue would copy all of it: the
+    /// outcomes of the last ``SourceLimitsConfiguration/outageWindow``, thousands a second, on every request.
+    private static func inPlace<T>(_ limit: inout Limit, _ body: (inout Limit) -> T) -> T {
+        body(&limit)
     }
 
     private func openCircuit(_ index: Int, reason: String) async {
@@ -549,14 +556,15 @@ public final class SourceLimits: Sendable {
             // Alone: this worker's share of what the store last said was left of the day's budget (divided by the
             // members it knew of), so the workers together stay within it.
             (granted, spent) = self.state.withLock { state in
-                var limit = state.limits[index]
-                defer { state.limits[index] = limit }
-                if limit.localBudget.day != day { limit.localBudget = (day, 0) }
-                let spentBefore = limit.storeBudget.day == day ? limit.storeBudget.spent : 0
-                let share = max(0, budget - spentBefore) / max(1, state.members)
-                guard limit.localBudget.spent < share else { return (false, budget) }
-                limit.localBudget.spent += 1
-                return (true, spentBefore + limit.localBudget.spent)
+                let members = max(1, state.members)
+                return Self.inPlace(&state.limits[index]) { limit in
+                    if limit.localBudget.day != day { limit.localBudget = (day, 0) }
+                    let spentBefore = limit.storeBudget.day == day ? limit.storeBudget.spent : 0
+                    let share = max(0, budget - spentBefore) / members
+                    guard limit.localBudget.spent < share else { return (false, budget) }
+                    limit.localBudget.spent += 1
+                    return (true, spentBefore + limit.localBudget.spent)
+                }
             }
         }
         self.onEvent?(.budgetRemaining(source: limit.source, max(0, budget - spent)))
@@ -744,21 +752,21 @@ public final class SourceLimits: Sendable {
         while !Task.isCancelled {
             let now = ContinuousClock.now
             let (granted, next) = self.state.withLock { state -> ([Waiter], ContinuousClock.Instant?) in
-                var limit = state.limits[index]
-                defer { state.limits[index] = limit }
-                var granted: [Waiter] = []
-                while let slot = limit.slots.first, slot <= now {
-                    limit.slots.removeFirst()
-                    // A slot this loop woke too late for (a starved thread) is lost, not granted with the next
-                    // ones: granting it late would put two requests where the schedule has one.
-                    guard slot >= now - staleness else { continue }
-                    guard let waiter = limit.waiters.popFirst() else { continue }  // nobody waits: the slot is lost
-                    granted.append(waiter)
-                    limit.requests += 1
-                    limit.waited += now - waiter.since
-                    limit.recentRequests.append(now)
+                Self.inPlace(&state.limits[index]) { limit in
+                    var granted: [Waiter] = []
+                    while let slot = limit.slots.first, slot <= now {
+                        limit.slots.removeFirst()
+                        // A slot this loop woke too late for (a starved thread) is lost, not granted with the next
+                        // ones: granting it late would put two requests where the schedule has one.
+                        guard slot >= now - staleness else { continue }
+                        guard let waiter = limit.waiters.popFirst() else { continue }  // nobody waits: the slot is lost
+                        granted.append(waiter)
+                        limit.requests += 1
+                        limit.waited += now - waiter.since
+                        limit.recentRequests.append(now)
+                    }
+                    return (granted, limit.slots.first)
                 }
-                return (granted, limit.slots.first)
             }
             if let onGrant = self.onGrant { for _ in granted { onGrant(now) } }
             for waiter in granted { waiter.continuation.resume(returning: true) }
@@ -818,14 +826,15 @@ public final class SourceLimits: Sendable {
         let now = ContinuousClock.now
         return self.state.withLock { state in
             self.configuration.limits.indices.map { index in
-                var limit = state.limits[index]
-                while let first = limit.recentRequests.first, now - first > .seconds(10) {
-                    limit.recentRequests.removeFirst()
+                let limit = Self.inPlace(&state.limits[index]) { limit in
+                    while let first = limit.recentRequests.first, now - first > .seconds(10) {
+                        limit.recentRequests.removeFirst()
+                    }
+                    while let first = limit.recentThrottles.first, now - first > .seconds(60) {
+                        limit.recentThrottles.removeFirst()
+                    }
+                    return limit
                 }
-                while let first = limit.recentThrottles.first, now - first > .seconds(60) {
-                    limit.recentThrottles.removeFirst()
-                }
-                state.limits[index] = limit
                 let (seconds, attoseconds) = limit.waited.components
                 return Store.LimitUsage(
                     limitID: self.configuration.limits[index].id,

@@ -79,7 +79,15 @@ enum SQLDialect: Sendable {
     }
 
     /// Deletes the children of the parents whose keys are in the JSON parameter.
+    ///
+    /// On PostgreSQL a one-column key is matched with `= ANY (ARRAY(…))`, which the planner answers with the
+    /// child's key index whatever it knows of the table. With `IN (SELECT …)` it guesses the join's selectivity,
+    /// and on a table not yet analyzed (a first crawl or backfill into an empty store) it scanned the whole
+    /// child table for every batch, a cost growing with the table.
     func deleteChildren(_ child: Table, parentKey: [Column]) -> String {
+        if self == .postgres, parentKey.count == 1, let key = parentKey.first {
+            return "DELETE FROM \(child.name) WHERE \(key.name) = ANY (ARRAY(\(self.select(parentKey))))"
+        }
         let names = parentKey.map(\.name).joined(separator: ", ")
         return "DELETE FROM \(child.name) WHERE (\(names)) IN (\(self.select(parentKey)))"
     }
