@@ -101,7 +101,11 @@ enum SQLDialect: Sendable {
 
     /// Links KOFIC movies to TMDB movies (``TitleMatching``) for the KOFIC codes and TMDB ids in the two JSON
     /// parameters (the rows a batch wrote), stamped with the third; returns a row per new link.
-    var linkMovies: String {
+    ///
+    /// Only the selects a batch needs are sent: those driven by its KOFIC codes when it wrote KOFIC movies, those
+    /// driven by its TMDB ids when it wrote TMDB movies. Planning the four joins took longer than running them, on
+    /// every batch.
+    func linkMovies(byCodes: Bool, byMovieIDs: Bool) -> String {
         let codes: String
         let ids: String
         switch self {
@@ -113,32 +117,54 @@ enum SQLDialect: Sendable {
             ids = "SELECT value FROM json_each(?2)"
         }
         let stamp = self == .postgres ? "$3::bigint" : "?3"
-        // Four selects, each driven by the batch's keys through an index (no OR across tables).
+        // Each select is driven by the batch's keys through an index (no OR across tables).
+        var selects: [String] = []
+        if byCodes {
+            selects.append(
+                """
+                SELECT k.movie_cd, tr.movie_id, 'title+year', \(stamp)
+                  FROM kofic_movies k
+                  JOIN movie_translations tr ON tr.title_norm = k.title_norm
+                  JOIN movies m ON m.movie_id = tr.movie_id
+                 WHERE k.movie_cd IN (\(codes)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
+                """
+            )
+            selects.append(
+                """
+                SELECT k.movie_cd, m.movie_id, 'original-title+year', \(stamp)
+                  FROM kofic_movies k
+                  JOIN movies m ON m.original_title_norm = k.title_en_norm
+                 WHERE k.movie_cd IN (\(codes)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
+                """
+            )
+        }
+        if byMovieIDs {
+            selects.append(
+                """
+                SELECT k.movie_cd, tr.movie_id, 'title+year', \(stamp)
+                  FROM movie_translations tr
+                  JOIN kofic_movies k ON k.title_norm = tr.title_norm
+                  JOIN movies m ON m.movie_id = tr.movie_id
+                 WHERE tr.movie_id IN (\(ids)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
+                """
+            )
+            selects.append(
+                """
+                SELECT k.movie_cd, m.movie_id, 'original-title+year', \(stamp)
+                  FROM movies m
+                  JOIN kofic_movies k ON k.title_en_norm = m.original_title_norm
+                 WHERE m.movie_id IN (\(ids)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
+                """
+            )
+        }
         return """
             INSERT INTO movie_links (movie_cd, movie_id, method, linked_at)
-            SELECT k.movie_cd, tr.movie_id, 'title+year', \(stamp)
-              FROM kofic_movies k
-              JOIN movie_translations tr ON tr.title_norm = k.title_norm
-              JOIN movies m ON m.movie_id = tr.movie_id
-             WHERE k.movie_cd IN (\(codes)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
-            UNION
-            SELECT k.movie_cd, tr.movie_id, 'title+year', \(stamp)
-              FROM movie_translations tr
-              JOIN kofic_movies k ON k.title_norm = tr.title_norm
-              JOIN movies m ON m.movie_id = tr.movie_id
-             WHERE tr.movie_id IN (\(ids)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
-            UNION
-            SELECT k.movie_cd, m.movie_id, 'original-title+year', \(stamp)
-              FROM kofic_movies k
-              JOIN movies m ON m.original_title_norm = k.title_en_norm
-             WHERE k.movie_cd IN (\(codes)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
-            UNION
-            SELECT k.movie_cd, m.movie_id, 'original-title+year', \(stamp)
-              FROM movies m
-              JOIN kofic_movies k ON k.title_en_norm = m.original_title_norm
-             WHERE m.movie_id IN (\(ids)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
+            \(selects.joined(separator: "\nUNION\n"))
             ON CONFLICT (movie_cd, movie_id) DO NOTHING
             RETURNING movie_cd
             """
     }
+
+    /// Whether the store holds any KOFIC movie: a batch of TMDB movies alone has nothing to link to otherwise.
+    static let anyKOFICMovie = "SELECT 1 FROM kofic_movies LIMIT 1"
 }

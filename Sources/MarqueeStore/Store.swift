@@ -234,9 +234,14 @@ public final class Store: Service, Sendable {
                 default: break
                 }
             }
-            if !koficCodes.isEmpty || !movieIDs.isEmpty {
+            let linksByCodes = !koficCodes.isEmpty
+            var linksByMovieIDs = !movieIDs.isEmpty
+            if linksByMovieIDs, !linksByCodes {
+                linksByMovieIDs = !(try await session.query(SQLDialect.anyKOFICMovie, []).isEmpty)
+            }
+            if linksByCodes || linksByMovieIDs {
                 summary.links = try await session.query(
-                    dialect.linkMovies,
+                    dialect.linkMovies(byCodes: linksByCodes, byMovieIDs: linksByMovieIDs),
                     [Self.json(koficCodes), Self.json(movieIDs.sorted().map { .integer($0) }), .int(now)]
                 ).count
             }

@@ -164,6 +164,54 @@ struct StoreWriteTests {
     }
 
     @Test(
+        "a TMDB movie stored before any KOFIC movie is linked when the KOFIC movie arrives, and in one batch with it",
+        arguments: TestEngine.enabled
+    )
+    func koficLinksTMDBFirst(engine: TestEngine) async throws {
+        try await engine.withStore { store in
+            let tmdb = try await store.write([
+                Sample.movie(496243, at: 1_000), Sample.localized(496243, "ko-KR", "기생충", at: 1_000),
+            ])
+            #expect(tmdb.links == 0)
+            let kofic = try await store.write([Sample.koficMovie("20183782", "기생충", openDate: "2019-05-30", at: 1_000)])
+            #expect(kofic.links == 1)
+            // Both sides in one batch, with a KOFIC movie already stored.
+            let both = try await store.write([
+                Sample.movie(1255, at: 1_000, released: "2006-07-27"), Sample.localized(1255, "ko-KR", "괴물", at: 1_000),
+                Sample.koficMovie("20050155", "괴물", openDate: "2006-07-27", at: 1_000),
+            ])
+            #expect(both.links == 1)
+            let links = try await store.engine.read("SELECT movie_cd, movie_id FROM movie_links ORDER BY 1, 2", [])
+            #expect(links == [[.text("20050155"), .int(1255)], [.text("20183782"), .int(496243)]])
+        }
+    }
+
+    /// Children are replaced by deleting those of the batch's parents. On a table PostgreSQL has not analyzed yet
+    /// (a first crawl or backfill into an empty store) an `IN (SELECT …)` of the keys was planned as a scan of
+    /// the whole child table, on every batch.
+    @Test(
+        "PostgreSQL deletes a batch's children through the key index on a table it has not analyzed",
+        .enabled(if: TestEnvironment.isIntegrationEnabled)
+    )
+    func childrenDeletedThroughTheIndex() async throws {
+        try await TestEngine.postgres.withStore { store in
+            _ = try await store.write([Sample.movie(1, at: 1_000)])  // migrates
+            try await store.engine.transaction {
+                try await $0.execute("ALTER TABLE movie_genres SET (autovacuum_enabled = false)", [])
+            }
+            _ = try await store.write((2...1_000).map { Sample.movie($0, at: 1_000, genres: [18, 35]) })
+            let delete = SQLDialect.postgres.deleteChildren(Tables.movieGenres, parentKey: Tables.movies.key)
+            let plan = try await store.engine.read(
+                "EXPLAIN \(delete)",
+                [Store.json([["movie_id": .integer(7)]], columns: Tables.movies.key)]
+            )
+            .compactMap { $0.first?.text }
+            #expect(plan.contains { $0.contains("Index") && $0.contains("movie_genres") }, "\(plan)")
+            #expect(!plan.contains { $0.contains("Seq Scan on movie_genres") }, "\(plan)")
+        }
+    }
+
+    @Test(
         "an invalid record is refused with the field at fault, and nothing of its batch is written",
         arguments: TestEngine.enabled
     )
