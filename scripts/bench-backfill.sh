@@ -10,7 +10,7 @@
 # worker's own pace. Goal: ≥ 0.8, and the backlog bounded by --max-backlog (BENCH_MAX_BACKLOG) plus one batch.
 #
 # Environment: BENCH_MOVIES (100000), BENCH_MAX_BACKLOG (5000), BENCH_RATE (0: no rate limit, the backlog bound
-# paces), BENCH_CONCURRENCY (32, the fetch worker's and the benchmark's), BENCH_ALONE_JOBS (5000), MARQUEE_KAFKA_PORT
+# paces), BENCH_CONCURRENCY (32, the fetch worker's and the benchmark's), BENCH_ALONE_JOBS (20000), MARQUEE_KAFKA_PORT
 # (19092), MARQUEE_POSTGRES_PORT (15432). Needs the local stack (make up). The last line is machine-readable:
 #   bench-backfill: stored_ratio=… enqueue_per_sec=… stored_per_sec=… peak_backlog=… peak_rss_mb_enqueue=…
 set -euo pipefail
@@ -22,7 +22,7 @@ movies=${BENCH_MOVIES:-100000}
 max_backlog=${BENCH_MAX_BACKLOG:-5000}
 rate=${BENCH_RATE:-0}
 concurrency=${BENCH_CONCURRENCY:-32}
-alone_jobs=${BENCH_ALONE_JOBS:-5000}
+alone_jobs=${BENCH_ALONE_JOBS:-20000}
 brokers="127.0.0.1:${MARQUEE_KAFKA_PORT:-19092}"
 pg_port=${MARQUEE_POSTGRES_PORT:-15432}
 scratch="$root/.build-release"
@@ -176,7 +176,10 @@ read -r alone0_upstream alone0_broker < <(echo "$(cpu_seconds "$upstream_pid") $
 read -r alone2_upstream alone2_broker < <(echo "$(cpu_seconds "$upstream_pid") $(cpu_seconds "$broker_pid")")
 read -r alone_user alone_system <"$logs/alone.cpu"
 # CPU milliseconds a detail job cost alone (the benchmark, its seeding included, the emulator and the broker).
-alone_cpu=$(echo "1000 * ($alone_user + $alone_system + $alone2_upstream - $alone0_upstream + $alone2_broker - $alone0_broker) / $alone_jobs" | bc -l)
+alone_bench=$(printf '%.3f' "$(echo "1000 * ($alone_user + $alone_system) / $alone_jobs" | bc -l)")
+alone_upstream=$(printf '%.3f' "$(echo "1000 * ($alone2_upstream - $alone0_upstream) / $alone_jobs" | bc -l)")
+alone_broker=$(printf '%.3f' "$(echo "1000 * ($alone2_broker - $alone0_broker) / $alone_jobs" | bc -l)")
+alone_cpu=$(echo "$alone_bench + $alone_upstream + $alone_broker" | bc -l)
 # When both runs are held by the CPU, stored_ratio cannot pass the ratio of their CPU costs.
 cpu_ratio=$(echo "$alone_cpu / $cpu_total" | bc -l)
 alone=$(grep -oE '(^| )jobs_per_sec=[0-9.]+' "$logs/alone.log" | tail -n1 | cut -d= -f2)
@@ -196,8 +199,8 @@ printf '  CPU ms a stored detail: fetch %s, index %s, emulator %s, broker %s, Po
     "$cpu_fetch" "$cpu_index" "$cpu_upstream" "$cpu_broker" "$cpu_postgres" "$cpu_enqueue" "$cpu_total"
 printf '  the CPU floor on %s cores: %.0f details/s (the rate at which the processes above would use every core)\n' \
     "$(nproc)" "$floor_per_sec"
-printf '  CPU ms a detail job alone (FetchBenchmark, emulator, broker): %.3f; ÷ the backfill'"'"'s: %.2f (the ratio'"'"'s ceiling when both are CPU-bound)\n' \
-    "$alone_cpu" "$cpu_ratio"
+printf '  CPU ms a detail job alone: FetchBenchmark %s, emulator %s, broker %s; total %.3f; ÷ the backfill'"'"'s: %.2f (the ratio'"'"'s ceiling when both are CPU-bound)\n' \
+    "$alone_bench" "$alone_upstream" "$alone_broker" "$alone_cpu" "$cpu_ratio"
 printf 'bench-backfill: stored_ratio=%.2f enqueue_per_sec=%.0f stored_per_sec=%.1f peak_backlog=%s peak_rss_mb_enqueue=%s peak_rss_mb_fetch=%s peak_rss_mb_index=%s alone_per_sec=%s cpu_ms_per_detail=%.3f floor_per_sec=%.0f cpu_ratio=%.2f\n' \
     "$ratio" "$enqueue_per_sec" "$stored_per_sec" "$peak_backlog" "$rss_enqueue" "$rss_fetch" "$rss_index" "$alone" \
     "$cpu_total" "$floor_per_sec" "$cpu_ratio"
