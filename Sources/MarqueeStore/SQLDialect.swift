@@ -117,45 +117,31 @@ enum SQLDialect: Sendable {
             ids = "SELECT value FROM json_each(?2)"
         }
         let stamp = self == .postgres ? "$3::bigint" : "?3"
-        // Each select is driven by the batch's keys through an index (no OR across tables).
-        var selects: [String] = []
-        if byCodes {
-            selects.append(
+        // The two matchings (title and year, original title and year), each limited by a filter on the batch's
+        // keys, so that the keys drive it through an index (no OR across tables).
+        func matchings(title: String, originalTitle: String) -> [String] {
+            [
                 """
                 SELECT k.movie_cd, tr.movie_id, 'title+year', \(stamp)
                   FROM kofic_movies k
                   JOIN movie_translations tr ON tr.title_norm = k.title_norm
                   JOIN movies m ON m.movie_id = tr.movie_id
-                 WHERE k.movie_cd IN (\(codes)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
-                """
-            )
-            selects.append(
+                 WHERE \(title) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
+                """,
                 """
                 SELECT k.movie_cd, m.movie_id, 'original-title+year', \(stamp)
                   FROM kofic_movies k
                   JOIN movies m ON m.original_title_norm = k.title_en_norm
-                 WHERE k.movie_cd IN (\(codes)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
-                """
-            )
+                 WHERE \(originalTitle) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
+                """,
+            ]
+        }
+        var selects: [String] = []
+        if byCodes {
+            selects += matchings(title: "k.movie_cd IN (\(codes))", originalTitle: "k.movie_cd IN (\(codes))")
         }
         if byMovieIDs {
-            selects.append(
-                """
-                SELECT k.movie_cd, tr.movie_id, 'title+year', \(stamp)
-                  FROM movie_translations tr
-                  JOIN kofic_movies k ON k.title_norm = tr.title_norm
-                  JOIN movies m ON m.movie_id = tr.movie_id
-                 WHERE tr.movie_id IN (\(ids)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
-                """
-            )
-            selects.append(
-                """
-                SELECT k.movie_cd, m.movie_id, 'original-title+year', \(stamp)
-                  FROM movies m
-                  JOIN kofic_movies k ON k.title_en_norm = m.original_title_norm
-                 WHERE m.movie_id IN (\(ids)) AND m.release_year BETWEEN k.year - 1 AND k.year + 1
-                """
-            )
+            selects += matchings(title: "tr.movie_id IN (\(ids))", originalTitle: "m.movie_id IN (\(ids))")
         }
         return """
             INSERT INTO movie_links (movie_cd, movie_id, method, linked_at)

@@ -168,21 +168,39 @@ struct StoreWriteTests {
         arguments: TestEngine.enabled
     )
     func koficLinksTMDBFirst(engine: TestEngine) async throws {
+        func parasite(_ id: Int64) -> Record {
+            var movie = Sample.movie(id, at: 1_000)
+            movie.data["original_title"] = .string("Parasite")
+            return movie
+        }
         try await engine.withStore { store in
             let tmdb = try await store.write([
-                Sample.movie(496243, at: 1_000), Sample.localized(496243, "ko-KR", "기생충", at: 1_000),
+                Sample.movie(496243, at: 1_000), Sample.localized(496243, "ko-KR", "기생충", at: 1_000), parasite(7001),
             ])
             #expect(tmdb.links == 0)
+            // Matched by the batch's KOFIC code: by title, and by original title.
             let kofic = try await store.write([Sample.koficMovie("20183782", "기생충", openDate: "2019-05-30", at: 1_000)])
-            #expect(kofic.links == 1)
+            #expect(kofic.links == 2)
+            // Matched by the batch's TMDB id, by original title.
+            #expect(try await store.write([parasite(7002)]).links == 1)
             // Both sides in one batch, with a KOFIC movie already stored.
             let both = try await store.write([
                 Sample.movie(1255, at: 1_000, released: "2006-07-27"), Sample.localized(1255, "ko-KR", "괴물", at: 1_000),
                 Sample.koficMovie("20050155", "괴물", openDate: "2006-07-27", at: 1_000),
             ])
             #expect(both.links == 1)
-            let links = try await store.engine.read("SELECT movie_cd, movie_id FROM movie_links ORDER BY 1, 2", [])
-            #expect(links == [[.text("20050155"), .int(1255)], [.text("20183782"), .int(496243)]])
+            let links = try await store.engine.read(
+                "SELECT movie_cd, movie_id, method FROM movie_links ORDER BY 1, 2",
+                []
+            )
+            #expect(
+                links == [
+                    [.text("20050155"), .int(1255), .text("title+year")],
+                    [.text("20183782"), .int(7001), .text("original-title+year")],
+                    [.text("20183782"), .int(7002), .text("original-title+year")],
+                    [.text("20183782"), .int(496243), .text("title+year")],
+                ]
+            )
         }
     }
 
