@@ -140,9 +140,10 @@ rss_fetch=$(peak_rss_mb "$fetch_pid")
 rss_index=$(peak_rss_mb "$index_pid")
 read -r enqueue_kb enqueue_user enqueue_system <"$logs/enqueue.rss"
 rss_enqueue=$((enqueue_kb / 1024))
-# CPU milliseconds a stored detail cost each process: their sum over the machine's cores is the floor of the
-# time a detail takes here, whatever the pacing.
-cpu_ms() { printf '%.3f' "$(echo "1000 * ($2 - $1) / $stored" | bc -l)"; }
+# cpu_ms START END [COUNT]: the CPU seconds from START to END as milliseconds a stored detail (or a COUNT). What
+# a stored detail cost each process: their sum over the machine's cores is the floor of the time a detail takes
+# here, whatever the pacing.
+cpu_ms() { printf '%.3f' "$(echo "1000 * ($2 - $1) / ${3:-$stored}" | bc -l)"; }
 cpu_fetch=$(cpu_ms "$cpu0_fetch" "$cpu2_fetch")
 cpu_index=$(cpu_ms "$cpu0_index" "$cpu2_index")
 cpu_upstream=$(cpu_ms "$cpu0_upstream" "$cpu2_upstream")
@@ -176,9 +177,9 @@ read -r alone0_upstream alone0_broker < <(echo "$(cpu_seconds "$upstream_pid") $
 read -r alone2_upstream alone2_broker < <(echo "$(cpu_seconds "$upstream_pid") $(cpu_seconds "$broker_pid")")
 read -r alone_user alone_system <"$logs/alone.cpu"
 # CPU milliseconds a detail job cost alone (the benchmark, its seeding included, the emulator and the broker).
-alone_bench=$(printf '%.3f' "$(echo "1000 * ($alone_user + $alone_system) / $alone_jobs" | bc -l)")
-alone_upstream=$(printf '%.3f' "$(echo "1000 * ($alone2_upstream - $alone0_upstream) / $alone_jobs" | bc -l)")
-alone_broker=$(printf '%.3f' "$(echo "1000 * ($alone2_broker - $alone0_broker) / $alone_jobs" | bc -l)")
+alone_bench=$(cpu_ms 0 "$(echo "$alone_user + $alone_system" | bc -l)" "$alone_jobs")
+alone_upstream=$(cpu_ms "$alone0_upstream" "$alone2_upstream" "$alone_jobs")
+alone_broker=$(cpu_ms "$alone0_broker" "$alone2_broker" "$alone_jobs")
 alone_cpu=$(echo "$alone_bench + $alone_upstream + $alone_broker" | bc -l)
 # When both runs are held by the CPU, stored_ratio cannot pass the ratio of their CPU costs.
 cpu_ratio=$(echo "$alone_cpu / $cpu_total" | bc -l)
