@@ -19,7 +19,7 @@ import Glibc
 ///   topic with the original bytes and headers, plus the error headers.
 ///
 /// With ``StageConfiguration/outcomeStage`` set, each finished job also emits a `job.outcome` record
-/// (``JobOutcome``), delivered together with its outputs or its hop.
+/// (``JobOutcome``): with its hop, with its records, or once the jobs it spawned were all acknowledged.
 ///
 /// A retry tier's job whose time has not come is handed back to the consumer (its partition pauses) and runs
 /// when due; other partitions go on. On graceful shutdown the stage stops taking jobs, lets in-flight ones finish
@@ -339,22 +339,29 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         var messages: [KafkaProducerMessage] = []
         messages.reserveCapacity(outputs.count + 1)
         // Each output's child envelope is made once: the ids sent are the ids the outcome lists as spawned. The ids
-        // derive from this job's id and the output's place, so a redelivered job re-sends the same ids.
+        // derive from this job's id, the output's stage and key, and its place among the outputs to that stage, so a
+        // redelivered job re-sends the same ids even when a run sends a different number of outputs to another stage
+        // (a genre record a worker sent a moment ago is left out, …).
         var counts: [String: Int] = [:]
         var spawned: [JobID] = []
         if outcomeStage != nil { spawned.reserveCapacity(outputs.count) }
         let children = envelope.children
         // Outputs come grouped by stage (records, then image jobs, then follow-ups): each topic name is made once
-        // per run of equal stages.
+        // per run of equal stages, and each stage's count of outputs so far is looked up once per run too.
         var topicStage: String?
         var topic = ""
-        for (index, output) in outputs.enumerated() {
-            var child = children.child(output: index, stage: output.stage, key: output.key)
-            if let refresh = output.refresh { child.refresh = refresh }
+        var place = 0
+        var places: [(stage: String, count: Int)] = []
+        for output in outputs {
             if topicStage != output.stage {
+                if let previous = topicStage { Self.setPlace(place, of: previous, in: &places) }
                 topicStage = output.stage
                 topic = self.configuration.topics.topic(ofStage: output.stage)
+                place = places.first { $0.stage == output.stage }?.count ?? 0
             }
+            var child = children.child(output: place, stage: output.stage, key: output.key)
+            place += 1
+            if let refresh = output.refresh { child.refresh = refresh }
             messages.append(
                 KafkaProducerMessage(
                     topic: topic,
@@ -369,27 +376,37 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             }
         }
         let kind = context.kind
-        if let outcome = self.outcomeMessage(
+        let outcome = self.outcomeMessage(
             .done,
             of: message,
             envelope: envelope,
             kind: kind,
             outputs: counts,
             spawned: spawned
-        ) {
-            messages.append(outcome)
-        }
+        )
         // An output too large for its topic can never be produced: the job fails permanently, the stage goes on.
-        if let index = messages.firstIndex(where: { MessageSize.of($0) > self.messageLimit }) {
-            let size = MessageSize.of(messages[index])
+        if let tooLarge = messages.first(where: { MessageSize.of($0) > self.messageLimit })
+            ?? outcome.flatMap({ MessageSize.of($0) > self.messageLimit ? $0 : nil })
+        {
+            let size = MessageSize.of(tooLarge)
             let reason =
-                "an output for '\(messages[index].topic)' is \(MessageSize.text(size)), over the \(MessageSize.text(self.messageLimit)) limit of a message (--max-message-bytes)"
+                "an output for '\(tooLarge.topic)' is \(MessageSize.text(size)), over the \(MessageSize.text(self.messageLimit)) limit of a message (--max-message-bytes)"
             try await routeFailure(.permanent(reason))
             return
         }
+        // The outcome names the jobs this one spawned, and the lineage waits for each of them (`marquee drain`):
+        // it is sent only once they are all on their topics. Sent with them, it could be acknowledged while a
+        // spawned job was lost (a broker outage, a kill -9), and a rerun that spawns other jobs (its request
+        // answered 304) would never send that one. Without spawned jobs it goes with the records.
+        var last: [KafkaProducerMessage] = []
+        if let outcome {
+            if spawned.isEmpty { messages.append(outcome) } else { last.append(outcome) }
+        }
         // A failure to produce is not the job's fault: it stops the stage (the job stays uncommitted). Except an
         // output the broker refuses as too large for its topic (`max.message.bytes` below this producer's limit).
-        if let refused = try await Self.deliver(messages, producer: producer) {
+        var refused = try await Self.deliver(messages, producer: producer)
+        if refused == nil, !last.isEmpty { refused = try await Self.deliver(last, producer: producer) }
+        if let refused {
             let reason =
                 "the broker refused an output as too large for its topic (the topic's max.message.bytes is below --max-message-bytes): \(refused.reason)"
             try await routeFailure(.permanent(reason))
@@ -550,6 +567,15 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
 
     /// Delivers `messages`; returns the error when the broker (or the producer) refused one as too large, and
     /// throws any other failure.
+    /// Keeps how many outputs went to `stage` so far, for when a later run of outputs goes to it again.
+    private static func setPlace(_ count: Int, of stage: String, in places: inout [(stage: String, count: Int)]) {
+        if let index = places.firstIndex(where: { $0.stage == stage }) {
+            places[index].count = count
+        } else {
+            places.append((stage, count))
+        }
+    }
+
     private static func deliver(_ messages: [KafkaProducerMessage], producer: KafkaProducer) async throws -> KafkaError?
     {
         do {

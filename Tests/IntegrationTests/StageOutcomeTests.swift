@@ -2,6 +2,7 @@ import MarqueeCore
 import MarqueeKafka
 import MarqueePipeline
 import MarqueeTestSupport
+import Synchronization
 import Testing
 
 /// Runs a `fetch` stage that emits `job.outcome` records to `records` when `outcomeStage` says so, and reports
@@ -122,16 +123,27 @@ struct StageOutcomeTests {
 
     @Test func aJobHandledTwiceSpawnsTheSameJobsBothTimes() async throws {
         // At-least-once: a job redelivered after a crash before its commit runs again. The same message twice
-        // stands for that; its outputs must carry the same ids both times, so the lineage counts them once.
+        // stands for that; its outputs must carry the same ids both times, so the lineage counts them once. The
+        // second run sends fewer records before them (a worker leaves out a genre it sent a moment ago): the
+        // spawned jobs keep their ids all the same.
         let finished = Observed<[StageJobReport]>([])
+        let runs = Mutex(0)
         try await withOutcomeStage(
             finished: finished,
             handler: { job in
                 guard case .tmdbList = try FetchJob.decode(job.payload) else { return [] }
-                return [Int64(1), 2].map { id in
-                    let detail = FetchJob.tmdbMovie(id: id, language: "ko-KR", follow: .none)
-                    return StageOutput(stage: "fetch", key: detail.dedupeKey, payload: detail.encoded())
+                let run = runs.withLock {
+                    $0 += 1
+                    return $0
                 }
+                let genres = (0..<(run == 1 ? 3 : 1)).map { id in
+                    StageOutput(stage: "records", key: "genre:\(id)", payload: Array(#"{"v":1,"kind":"genre"}"#.utf8))
+                }
+                return genres
+                    + [Int64(1), 2].map { id in
+                        let detail = FetchJob.tmdbMovie(id: id, language: "ko-KR", follow: .none)
+                        return StageOutput(stage: "fetch", key: detail.dedupeKey, payload: detail.encoded())
+                    }
             }
         ) { topics in
             let root = try await enqueue(Self.list, to: topics, times: 2)
@@ -275,6 +287,49 @@ struct StageOutcomeTests {
             #expect(outcome.outcome.error == parked.headers.string(Envelope.Header.error))
             #expect(outcome.source == parked.headers.string(Envelope.Header.origin))
         }
+    }
+
+    /// A job's outcome names the jobs it spawned, and the lineage waits for each of them: the outcome is sent only
+    /// once every spawned job is on its topic. Here the stage's producer cannot reach the images topic (it ignores
+    /// it in the broker's metadata, as if it did not exist), so the image job cannot be sent: the stage stops with
+    /// the job uncommitted, and no outcome names a job that is on no topic.
+    @Test func anOutcomeIsSentOnlyOnceTheJobsItSpawnedAreOnTheirTopics() async throws {
+        var configuration = testStageConfiguration()
+        let topics = configuration.topics
+        let images = topics.topic(ofStage: "images")
+        configuration.outcomeStage = "records"
+        configuration.producer = { producer in
+            producer.batchMessages = 1
+            // A regular expression; the dots in the name match themselves among others.
+            producer.kafka.additionalProperties["topic.blacklist"] = "^\(images)$"
+            producer.kafka.additionalProperties["topic.metadata.propagation.max.ms"] = "1000"
+            producer.kafka.additionalProperties["message.timeout.ms"] = "3000"
+        }
+        let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+        let records = StageTopics(stage: "records", prefix: topics.prefix, tiers: 0)
+        _ = try await StageTopics.createAll([topics, records], partitions: 2, admin: admin)
+        let detail = FetchJob.tmdbMovie(id: 7, language: "ko-KR", follow: .none)
+        let stage = Stage(
+            configuration: configuration,
+            handler: ClosureHandler(body: { job in
+                guard case .tmdbList = try FetchJob.decode(job.payload) else { return [] }
+                return [
+                    StageOutput(stage: "fetch", key: detail.dedupeKey, payload: detail.encoded()),
+                    StageOutput(stage: "images", key: "poster", payload: Array(#"{"v":1,"kind":"image"}"#.utf8)),
+                ]
+            }),
+            logger: .marqueeTest
+        )
+        let root = try await enqueue(Self.list, to: topics)
+        let stopped = await #expect(throws: KafkaError.self, "the stage stops: it could not send the image job") {
+            try await stage.run()
+        }
+        #expect(
+            stopped?.description.contains(images) == true,
+            "the error names the topic: \(String(describing: stopped))"
+        )
+        let found = try outcomes(in: try await readAll(from: records.main)).map(\.outcome)
+        #expect(found.filter { $0.jobID == root.id }.isEmpty, "no outcome of the list: \(found)")
     }
 
     @Test func withoutAnOutcomeStageNothingIsEmitted() async throws {
