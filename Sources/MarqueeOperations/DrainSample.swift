@@ -82,9 +82,15 @@ public struct DrainSample: Sendable, Hashable {
     public var pendingSummary: String {
         var parts = self.stages.filter { $0.lag > 0 }.map { "\($0.name) lag \($0.lag)" }
         if self.followsRoots, let lineage = self.lineage, !lineage.isComplete {
-            parts.append(
-                "\(lineage.finished) of \(lineage.expected) jobs finished, \(lineage.retrying) waiting for a retry"
-            )
+            if let unfinished = lineage.unfinished, unfinished > 0 {
+                let first = lineage.firstUnfinished.map { " (marquee job \($0.rawValue))" } ?? ""
+                let jobs = unfinished == 1 ? "1 job of the crawl has" : "\(unfinished) jobs of the crawl have"
+                parts.append("\(jobs) no final outcome\(first)")
+            } else {
+                parts.append(
+                    "\(lineage.finished) of \(lineage.expected) jobs finished, \(lineage.retrying) waiting for a retry"
+                )
+            }
         }
         return parts.isEmpty ? "idle, not yet settled" : parts.joined(separator: ", ")
     }

@@ -4,7 +4,7 @@ public import MarqueeCore
 ///
 /// A crawl is finished when every job it is known to consist of — its roots and every job a finished job
 /// spawned — finished too (done or dead-lettered) and none is waiting in a retry tier.
-public struct LineageProgress: Sendable, Hashable, Encodable {
+public struct LineageProgress: Sendable, Hashable {
     /// Root jobs with an outcome.
     public var roots = 0
     /// Jobs known so far: the roots asked about (or with an outcome) plus everything any run of a job spawned
@@ -15,17 +15,28 @@ public struct LineageProgress: Sendable, Hashable, Encodable {
     public var deadLettered = 0
     /// Jobs whose latest outcome is a retry: they will run again.
     public var retrying = 0
+    /// Known jobs without a final outcome, counted one by one once the counts above say every job finished:
+    /// `finished` also counts jobs no parent names (a job run twice that spawned other ids the second time), so
+    /// the counts alone could hide a job that never ran. `nil` while the counts say work is left.
+    public var unfinished: Int?
+    /// One of the ``unfinished`` jobs (the smallest id), to look up with `marquee job`.
+    public var firstUnfinished: JobID?
 
     public init() {}
 
-    /// Every known job finished and none waits for a retry. (A job run twice sends its outputs under the same
-    /// ids, and its row keeps what each run spawned, so `finished` does not exceed `expected` in practice; the
-    /// comparison tolerates it.)
-    public var isComplete: Bool { self.retrying == 0 && self.finished >= self.expected && self.expected > 0 }
+    /// Whether the counts say every known job finished and none waits for a retry.
+    public var countsSayComplete: Bool { self.retrying == 0 && self.finished >= self.expected && self.expected > 0 }
+
+    /// Every known job finished and none waits for a retry: the counts say so, and no known job is without a final
+    /// outcome.
+    public var isComplete: Bool { self.countsSayComplete && self.unfinished == 0 }
 }
 
 extension Store {
     /// The lineage of the crawls under `roots` (`nil`: every job the store knows).
+    ///
+    /// One statement of counts; once they say every job finished, a second one that checks each known job (the
+    /// spawned ids and the roots) for a final outcome.
     ///
     /// - Parameter roots: The root job ids `marquee enqueue` printed; roots without an outcome yet count as
     ///   expected and unfinished.
@@ -61,6 +72,29 @@ extension Store {
         progress.deadLettered = value(2)
         progress.retrying = value(3)
         progress.expected = max(roots?.count ?? 0, progress.roots) + value(4)
+        if progress.countsSayComplete {
+            // The spawned ids and the roots asked about, each once, that have no final outcome.
+            let spawnedIDs =
+                dialect == .postgres
+                ? "SELECT jsonb_array_elements_text(spawned) AS id FROM job_outcomes WHERE \(filter)"
+                : "SELECT j.value AS id FROM job_outcomes, json_each(job_outcomes.spawned) AS j WHERE \(filter)"
+            let askedRoots =
+                roots == nil
+                ? ""
+                : dialect == .postgres
+                    ? " UNION SELECT value FROM json_array_elements_text($1::json)" : " UNION SELECT value FROM json_each(?1)"
+            let unfinished = try await self.engine.read(
+                """
+                WITH known AS (\(spawnedIDs)\(askedRoots))
+                SELECT COUNT(*), MIN(id) FROM known
+                 WHERE NOT EXISTS (SELECT 1 FROM job_outcomes o
+                                    WHERE o.job_id = known.id AND o.outcome IN ('done', 'dead-lettered'))
+                """,
+                binds
+            ).first ?? []
+            progress.unfinished = unfinished.first.flatMap { $0.int }.map { Int($0) } ?? 0
+            progress.firstUnfinished = unfinished.count > 1 ? unfinished[1].text.map(JobID.init(rawValue:)) : nil
+        }
         return progress
     }
 }

@@ -43,6 +43,7 @@ import Testing
         lineage.expected = expected
         lineage.finished = finished
         lineage.retrying = retrying
+        if lineage.countsSayComplete { lineage.unfinished = 0 }
         return lineage
     }
 
@@ -55,6 +56,17 @@ import Testing
         #expect(
             !Self.sample(lags: [0, 0, 0], lineage: Self.lineage(expected: 5, finished: 5, retrying: 1), roots: true)
                 .isIdle
+        )
+        // The counts say every job finished, but one known job has no final outcome (a job no parent names counts
+        // among the finished): not idle, and the summary names the job to look up.
+        var hidden = Self.lineage(expected: 5, finished: 5)
+        hidden.unfinished = 1
+        hidden.firstUnfinished = JobID(rawValue: "01M8FQA0YS6815G0PGVTS8P01B")
+        let sample = Self.sample(lags: [0, 0, 0], lineage: hidden, roots: true)
+        #expect(!sample.isIdle)
+        #expect(
+            sample.pendingSummary
+                == "1 job of the crawl has no final outcome (marquee job 01M8FQA0YS6815G0PGVTS8P01B)"
         )
     }
 
