@@ -275,6 +275,7 @@ in_host store runuser -u postgres -- "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_
     -o "-p 5432 -k $pg_dir -c listen_addresses=${address[store]} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 ${pg_settings[*]}" \
     start >/dev/null
 sql() { ctl psql -X -qtA -v ON_ERROR_STOP=1 -h "${address[store]}" -p 5432 -U marquee -d marquee -c "$1"; }
+source "$root/scripts/fault-lineage.sh"
 ctl psql -X -q -h "${address[store]}" -p 5432 -U marquee -d postgres -c "CREATE DATABASE marquee" >/dev/null
 
 # The broker host.
@@ -652,8 +653,8 @@ done_jobs=$(sql "SELECT count(*) FROM job_outcomes WHERE outcome = 'done'")
 dead=$(sql "SELECT count(*) FROM job_outcomes WHERE outcome = 'dead-lettered'")
 retrying=$(sql "SELECT count(*) FROM job_outcomes WHERE outcome = 'retried'")
 unexplained=$(sql "SELECT count(*) FROM job_outcomes WHERE outcome = 'dead-lettered' AND coalesce(error, '') = ''")
-missing=$(sql "SELECT count(*) FROM (SELECT DISTINCT jsonb_array_elements_text(spawned) AS id FROM job_outcomes) s WHERE NOT EXISTS (SELECT 1 FROM job_outcomes o WHERE o.job_id = s.id AND o.outcome IN ('done', 'dead-lettered'))")
-orphans=$(sql "SELECT count(*) FROM job_outcomes o WHERE parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM job_outcomes p WHERE p.job_id = o.parent_id AND p.spawned ? o.job_id)")
+missing=$(lineage_missing)
+orphans=$(lineage_orphans)
 duplicates=$(sql "SELECT (SELECT count(*) - count(DISTINCT movie_id) FROM movies) + (SELECT count(*) - count(DISTINCT review_id) FROM reviews) + (SELECT count(*) - count(DISTINCT job_id) FROM job_outcomes)")
 lost=$((missing + root_count - roots_seen))
 lag_json=$(ctl "$bin/marquee" lag --json --samples 1 2>>"$logs/lag.err" || true)
@@ -668,6 +669,7 @@ echo "  duplicate rows   $duplicates (movies, reviews, job outcomes by their key
 echo "  lag at the end   $lag"
 echo "  dead letters by reason:"
 sql "SELECT count(*) || '  ' || stage || '  ' || kind || '  ' || coalesce(error_kind, '') || '  ' || left(coalesce(error, ''), 90) FROM job_outcomes WHERE outcome = 'dead-lettered' GROUP BY stage, kind, error_kind, left(coalesce(error, ''), 90) ORDER BY count(*) DESC LIMIT 10" | sed 's/^/    /'
+lineage_details "$missing" "$orphans"
 report_status=0
 python3 "$root/scripts/fault-net-report.py" "$logs" --goal-seconds 15 || report_status=$?
 summary() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$logs/summary.json" "$1"; }

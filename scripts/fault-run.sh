@@ -52,6 +52,7 @@ export MARQUEE_IMAGE_STORE=file://$root/$logs/images
 # and kept across their kill -9s, so a redelivered job can meet the validators of its own first run.
 export MARQUEE_VALIDATOR_CACHE=${MARQUEE_VALIDATOR_CACHE:-store}
 sql() { psql -qtA -h 127.0.0.1 -p "$pg_port" -U marquee -d "$database" -c "$1"; }
+source "$root/scripts/fault-lineage.sh"
 
 # The upstream, faults on.
 "$bin/marquee-upstream" --port 0 --movies 20000 --books 500 --fault-5xx 0.04 --fault-429 0.02 --fault-timeout 0.003 \
@@ -172,10 +173,8 @@ unexplained=$(sql "SELECT count(*) FROM job_outcomes WHERE outcome = 'dead-lette
 spawned=$(sql "SELECT coalesce(sum(jsonb_array_length(spawned)), 0) FROM job_outcomes")
 root_count=$(wc -l <"$roots")
 roots_seen=$(sql "SELECT count(*) FROM job_outcomes WHERE parent_id IS NULL")
-missing=$(sql "SELECT count(*) FROM (SELECT DISTINCT jsonb_array_elements_text(spawned) AS id FROM job_outcomes) s WHERE NOT EXISTS (SELECT 1 FROM job_outcomes o WHERE o.job_id = s.id AND o.outcome IN ('done', 'dead-lettered'))")
-# Outcomes no job lists as spawned, roots aside: a rerun that sent different outputs than a partly delivered first
-# run (none expected: child ids derive from the parent and the output's place, and spawned lists accumulate).
-orphans=$(sql "SELECT count(*) FROM job_outcomes o WHERE parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM job_outcomes p WHERE p.job_id = o.parent_id AND p.spawned ? o.job_id)")
+missing=$(lineage_missing)
+orphans=$(lineage_orphans)
 duplicates=$(sql "SELECT (SELECT count(*) - count(DISTINCT movie_id) FROM movies) + (SELECT count(*) - count(DISTINCT review_id) FROM reviews) + (SELECT count(*) - count(DISTINCT job_id) FROM job_outcomes)")
 lag_json=$("$bin/marquee" lag --json --samples 1 2>>"$logs/lag.err" || true)
 lag=$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(sum(s["totals"]["lag"] for s in d["stages"]))' <<<"$lag_json" 2>/dev/null || echo "unknown")
@@ -199,6 +198,19 @@ echo "  shutdown         workers stopped $(cat "$logs/stop-seconds" 2>/dev/null 
 echo "  duplicate rows   $duplicates (movies, reviews, job outcomes by their keys)"
 echo "  dead letters by reason:"
 sql "SELECT count(*) || '  ' || stage || '  ' || kind || '  ' || coalesce(error_kind, '') || '  ' || left(coalesce(error, ''), 90) FROM job_outcomes WHERE outcome = 'dead-lettered' GROUP BY stage, kind, error_kind, left(coalesce(error, ''), 90) ORDER BY count(*) DESC LIMIT 15" | sed 's/^/    /'
+
+# What a failure needs to be found: the lost jobs and stray outcomes, and why each worker that ended by itself
+# ended.
+lineage_details "$missing" "$orphans"
+if grep -q 'UNEXPECTED EXIT' "$logs/chaos.log"; then
+    echo "  unexpected exits, each with its worker's last error:"
+    grep 'UNEXPECTED EXIT' "$logs/chaos.log" | while read -r line; do
+        slot=$(sed -n 's/.* #\([0-9]*\) .*/\1/p' <<<"$line")
+        program=$(sed -n 's/.*EXIT \(marquee-[a-z]*\) .*/\1/p' <<<"$line")
+        echo "    $line"
+        grep -E '"level":"(error|critical)"| error | critical ' "$logs/$program-$slot.log" 2>/dev/null | tail -1 | cut -c1-300 | sed 's/^/      /' || true
+    done
+fi
 
 ((drain_status == 0)) || failures+=("the crawl did not drain (marquee drain exit $drain_status; $logs/drain.out)")
 ((root_count == roots_seen)) || failures+=("$((root_count - roots_seen)) root jobs have no outcome")
