@@ -1,4 +1,5 @@
 import MarqueeCore
+import MarqueeKafka
 import Synchronization
 
 /// What one running job is doing now (``StageJob/enter(_:)``), and what it leaves for after its delivery: made
@@ -107,7 +108,10 @@ final class StageJobs: Sendable {
             do {
                 try await body()
             } catch {
-                self.fail(error)
+                // A job cancelled because its partition was revoked (or at shutdown) and stopped by the
+                // cancellation — in its handler, or in a send the cancellation refused — is handed back
+                // uncommitted: the partition's owner runs it again. Any other error stops the stage.
+                if !(Task.isCancelled && Self.isCancellation(error)) { self.fail(error) }
             }
             self.finish(id)
         }
@@ -118,6 +122,12 @@ final class StageJobs: Sendable {
             return state.isCancelled
         }
         if cancel { task.cancel() }
+    }
+
+    /// Whether `error` is a cancellation: Swift's, or a send the producer refused because its task was cancelled.
+    static func isCancellation(_ error: any Error) -> Bool {
+        if error is CancellationError { return true }
+        return (error as? KafkaError)?.code == .cancelled
     }
 
     /// Cancels every running job, and every job started from now on.

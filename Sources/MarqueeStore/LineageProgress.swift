@@ -82,16 +82,18 @@ extension Store {
                 roots == nil
                 ? ""
                 : dialect == .postgres
-                    ? " UNION SELECT value FROM json_array_elements_text($1::json)" : " UNION SELECT value FROM json_each(?1)"
-            let unfinished = try await self.engine.read(
-                """
-                WITH known AS (\(spawnedIDs)\(askedRoots))
-                SELECT COUNT(*), MIN(id) FROM known
-                 WHERE NOT EXISTS (SELECT 1 FROM job_outcomes o
-                                    WHERE o.job_id = known.id AND o.outcome IN ('done', 'dead-lettered'))
-                """,
-                binds
-            ).first ?? []
+                    ? " UNION SELECT value FROM json_array_elements_text($1::json)"
+                    : " UNION SELECT value FROM json_each(?1)"
+            let unfinished =
+                try await self.engine.read(
+                    """
+                    WITH known AS (\(spawnedIDs)\(askedRoots))
+                    SELECT COUNT(*), MIN(id) FROM known
+                     WHERE NOT EXISTS (SELECT 1 FROM job_outcomes o
+                                        WHERE o.job_id = known.id AND o.outcome IN ('done', 'dead-lettered'))
+                    """,
+                    binds
+                ).first ?? []
             progress.unfinished = unfinished.first.flatMap { $0.int }.map { Int($0) } ?? 0
             progress.firstUnfinished = unfinished.count > 1 ? unfinished[1].text.map(JobID.init(rawValue:)) : nil
         }
