@@ -96,6 +96,34 @@ chaos() {
             note "$2 freeze skipped: not this stack's"
         fi
     }
+    # The test broker's group coordinator can keep a member that left during a rebalance as the group's leader;
+    # the members left then never get an assignment (docs/testing.md, "The test broker's group coordinator").
+    # After the faults, a stage whose group has members and lag but no partition assigned to any of them for 60 s
+    # is emptied for 20 s and started again, and the log says so (`unstick`).
+    local -A stuck_since=()
+    unstick() {
+        local program group_variable json slot
+        for program in marquee-fetch marquee-images marquee-index; do
+            case $program in marquee-fetch) group_variable=MARQUEE_GROUP_FETCH ;; marquee-images) group_variable=MARQUEE_GROUP_IMAGES ;; *) group_variable=MARQUEE_GROUP_RECORDS ;; esac
+            json=$("$bin/marquee" groups describe "${!group_variable}" --json 2>/dev/null) || continue
+            if python3 -c 'import json,sys; d=json.load(sys.stdin); m=d.get("members") or []; sys.exit(0 if m and not any(x["assignment"] for x in m) and sum(p["lag"] or 0 for p in d.get("partitions") or []) > 0 else 1)' <<<"$json" 2>/dev/null; then
+                stuck_since[$program]=${stuck_since[$program]:-$SECONDS}
+                ((SECONDS - stuck_since[$program] >= 60)) || continue
+                note "unstick $program: its workers held no partition for 60 s with lag; the group emptied for 20 s"
+                for slot in "${!programs[@]}"; do
+                    if [[ ${programs[$slot]} == "$program" ]]; then kill -TERM "${pids[$slot]}" 2>/dev/null || true; fi
+                done
+                for slot in "${!programs[@]}"; do
+                    if [[ ${programs[$slot]} == "$program" ]]; then wait "${pids[$slot]}" 2>/dev/null || true; fi
+                done
+                sleep 20
+                for slot in "${!programs[@]}"; do
+                    if [[ ${programs[$slot]} == "$program" ]]; then start_worker "$slot"; fi
+                done
+            fi
+            unset "stuck_since[$program]"
+        done
+    }
     for slot in "${!programs[@]}"; do start_worker "$slot"; done
     while [[ ! -f "$logs/stop" ]]; do
         sleep "$kill_every"
@@ -109,7 +137,11 @@ chaos() {
                 start_worker "$slot"
             fi
         done
-        ((elapsed < chaos_seconds)) || { [[ -f "$logs/faults-over" ]] || { note "faults over"; touch "$logs/faults-over"; }; continue; }
+        if ((elapsed >= chaos_seconds)); then
+            [[ -f "$logs/faults-over" ]] || { note "faults over"; touch "$logs/faults-over"; }
+            unstick
+            continue
+        fi
         local slot=$((RANDOM % ${#programs[@]}))
         kill -9 "${pids[$slot]}" 2>/dev/null || true
         wait "${pids[$slot]}" 2>/dev/null || true
@@ -184,7 +216,7 @@ echo "Fault run report ($([[ $short == 1 ]] && echo short || echo long) form, $(
 echo "  jobs             $jobs with an outcome ($fetch_jobs fetch), $done_jobs done, $dead dead-lettered, $retrying waiting for a retry"
 echo "  roots            $root_count enqueued, $roots_seen with an outcome"
 echo "  spawned          $spawned (what each job's runs spawned); $missing of them without a final outcome; $orphans outcomes of jobs no parent lists"
-echo "  restarts         $(cat "$logs/restarts" 2>/dev/null || echo 0) kill -9s; $(grep -c 'UNEXPECTED EXIT' "$logs/chaos.log" || true) unexpected exits"
+echo "  restarts         $(cat "$logs/restarts" 2>/dev/null || echo 0) kill -9s; $(grep -c 'UNEXPECTED EXIT' "$logs/chaos.log" || true) unexpected exits; $(grep -c ' unstick ' "$logs/chaos.log" || true) unsticks (the test broker's group livelock)"
 echo "  outages          $(grep -E '^[0-9]+s (broker|PostgreSQL)' "$logs/chaos.log" | paste -sd ',' | sed 's/,/, /g')"
 echo "  retries per tier $("$bin/marquee" topics list --pipeline-only --json | python3 -c 'import json,sys; print(", ".join("%s %d" % (t["name"].split(".",1)[1], t["end"]) for t in json.load(sys.stdin) if ".retry." in t["name"] and t["end"]))')"
 echo "  lag at the end   $lag"
