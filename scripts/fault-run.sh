@@ -133,7 +133,10 @@ chaos() {
                 # `|| status=$?`: under `set -e` a bare `wait` for a worker that failed would end the driver itself.
                 local status=0
                 wait "${pids[$slot]}" 2>/dev/null || status=$?
-                note "UNEXPECTED EXIT ${programs[$slot]} #$slot (status $status): restarted"
+                # The stage's own last word ("stage stopped: …", critical), read before the restart appends to the log.
+                local said
+                said=$(grep '"level":"critical"' "$logs/${programs[$slot]}-$slot.log" 2>/dev/null | tail -1 | sed -n 's/.*"msg":"\([^"]*\)".*/\1/p' | cut -c1-200 || true)
+                note "UNEXPECTED EXIT ${programs[$slot]} #$slot (status $status): restarted${said:+; it said: $said}"
                 start_worker "$slot"
             fi
         done
@@ -232,16 +235,11 @@ echo "  dead letters by reason:"
 sql "SELECT count(*) || '  ' || stage || '  ' || kind || '  ' || coalesce(error_kind, '') || '  ' || left(coalesce(error, ''), 90) FROM job_outcomes WHERE outcome = 'dead-lettered' GROUP BY stage, kind, error_kind, left(coalesce(error, ''), 90) ORDER BY count(*) DESC LIMIT 15" | sed 's/^/    /'
 
 # What a failure needs to be found: the lost jobs and stray outcomes, and why each worker that ended by itself
-# ended.
+# ended (the driver noted its last critical line).
 lineage_details "$missing" "$orphans"
 if grep -q 'UNEXPECTED EXIT' "$logs/chaos.log"; then
-    echo "  unexpected exits, each with its worker's last error:"
-    grep 'UNEXPECTED EXIT' "$logs/chaos.log" | while read -r line; do
-        slot=$(sed -n 's/.* #\([0-9]*\) .*/\1/p' <<<"$line")
-        program=$(sed -n 's/.*EXIT \(marquee-[a-z]*\) .*/\1/p' <<<"$line")
-        echo "    $line"
-        grep -E '"level":"(error|critical)"| error | critical ' "$logs/$program-$slot.log" 2>/dev/null | tail -1 | cut -c1-300 | sed 's/^/      /' || true
-    done
+    echo "  unexpected exits, with the worker's last critical line:"
+    grep 'UNEXPECTED EXIT' "$logs/chaos.log" | sed 's/^/    /'
 fi
 
 ((drain_status == 0)) || failures+=("the crawl did not drain (marquee drain exit $drain_status; $logs/drain.out)")
