@@ -104,7 +104,8 @@ public struct Envelope: Hashable, Sendable {
     /// The child for the `index`th output of this job to `stage` (keyed `key`), with an id derived from this
     /// job's id and those three: a job handled twice (at-least-once: redelivered after a crash before its commit)
     /// gives its outputs the same ids both times, so the lineage holds each spawned job once however often its
-    /// parent ran. (A stage counts `index` per output stage, so a run with fewer records spawns the same jobs.) The timestamp part is this job's, so children sort with their parent.
+    /// parent ran. (A stage counts `index` per output stage, so a run with fewer records spawns the same jobs.)
+    /// The timestamp part is this job's, so children sort with their parent.
     public func child(output index: Int, stage: String, key: String) -> Envelope {
         self.children.child(output: index, stage: stage, key: key)
     }

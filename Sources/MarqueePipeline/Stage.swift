@@ -565,8 +565,6 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         }
     }
 
-    /// Delivers `messages`; returns the error when the broker (or the producer) refused one as too large, and
-    /// throws any other failure.
     /// Keeps how many outputs went to `stage` so far, for when a later run of outputs goes to it again.
     private static func setPlace(_ count: Int, of stage: String, in places: inout [(stage: String, count: Int)]) {
         if let index = places.firstIndex(where: { $0.stage == stage }) {
@@ -576,6 +574,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         }
     }
 
+    /// Delivers `messages`; returns the error when the broker (or the producer) refused one as too large, and
+    /// throws any other failure.
     private static func deliver(_ messages: [KafkaProducerMessage], producer: KafkaProducer) async throws -> KafkaError?
     {
         do {
