@@ -5,7 +5,8 @@
 # PostgreSQL for OUTAGE seconds and starts it again, and later freezes PostgreSQL (SIGSTOP: its connections stay
 # open and nothing answers) for OUTAGE seconds. Then, from the job-outcome lineage: every enqueued job and
 # every job it spawned is accounted for — done, or dead-lettered with a reason; none lost; no duplicate rows; every
-# stage drained to zero lag. It prints a report and exits 1 when a check fails.
+# stage drained to zero lag. It prints a report and exits 1 when a check fails. After the faults, a stage the test
+# broker's group livelock holds (members, lag, no assignment for 60 s) is emptied for 20 s and started again.
 #
 # Needs the local stack started by scripts/stack.sh (it signals the broker and stops PostgreSQL), and a build.
 #
