@@ -342,25 +342,23 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         // derive from this job's id, the output's stage and key, and its place among the outputs to that stage, so a
         // redelivered job re-sends the same ids even when a run sends a different number of outputs to another stage
         // (a genre record a worker sent a moment ago is left out, …).
+        // `counts` holds how many outputs went to each stage so far: each output's place, and the outcome's figures.
         var counts: [String: Int] = [:]
         var spawned: [JobID] = []
         if outcomeStage != nil { spawned.reserveCapacity(outputs.count) }
         let children = envelope.children
         // Outputs come grouped by stage (records, then image jobs, then follow-ups): each topic name is made once
-        // per run of equal stages, and each stage's count of outputs so far is looked up once per run too.
+        // per run of equal stages.
         var topicStage: String?
         var topic = ""
-        var place = 0
-        var places: [(stage: String, count: Int)] = []
         for output in outputs {
             if topicStage != output.stage {
-                if let previous = topicStage { Self.setPlace(place, of: previous, in: &places) }
                 topicStage = output.stage
                 topic = self.configuration.topics.topic(ofStage: output.stage)
-                place = places.first { $0.stage == output.stage }?.count ?? 0
             }
+            let place = counts[output.stage, default: 0]
+            counts[output.stage] = place + 1
             var child = children.child(output: place, stage: output.stage, key: output.key)
-            place += 1
             if let refresh = output.refresh { child.refresh = refresh }
             messages.append(
                 KafkaProducerMessage(
@@ -370,10 +368,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                     headers: child.kafkaHeaders
                 )
             )
-            if let outcomeStage {
-                counts[output.stage, default: 0] += 1
-                if output.stage != outcomeStage { spawned.append(child.id) }
-            }
+            if let outcomeStage, output.stage != outcomeStage { spawned.append(child.id) }
         }
         let kind = context.kind
         let outcome = self.outcomeMessage(
@@ -562,15 +557,6 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             try await consumer.commit()
         } catch {
             self.logger.warning("could not commit after a dead letter: \(error)")
-        }
-    }
-
-    /// Keeps how many outputs went to `stage` so far, for when a later run of outputs goes to it again.
-    private static func setPlace(_ count: Int, of stage: String, in places: inout [(stage: String, count: Int)]) {
-        if let index = places.firstIndex(where: { $0.stage == stage }) {
-            places[index].count = count
-        } else {
-            places.append((stage, count))
         }
     }
 
