@@ -6,13 +6,22 @@ ROOT := $(abspath .)
 export PKG_CONFIG_PATH := $(ROOT)/.deps/rdkafka/lib/pkgconfig
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: run test setup build up down status completions fault-run fault-net bench-kafka bench-stage bench-fetch bench-scale bench-images bench-index bench-e2e bench-backfill clean
+.PHONY: run test setup build build-run up down status completions fault-run fault-net bench-kafka bench-stage bench-fetch bench-scale bench-images bench-index bench-e2e bench-backfill clean
 
-## make run: set up, build, start the local stack, run every worker on a demo crawl (the upstream emulator unless
-## API keys are set), show progress until it drained, and print a summary. PAGES, FETCH_WORKERS, IMAGE_WORKERS,
-## INDEX_WORKERS, MAX_WAIT and KEEP_RUNNING=1 change it (scripts/run.sh).
-run: setup build up
+# The executables `make run` starts: a first run builds only these.
+RUN_PRODUCTS := marquee marquee-fetch marquee-images marquee-index marquee-upstream
+
+## make run: set up what it needs, build the executables it starts, start the broker (and PostgreSQL when
+## MARQUEE_STORE is one), run every worker on a demo crawl (the upstream emulator unless API keys are set), show
+## progress until it drained, and print a summary. PAGES, FETCH_WORKERS, IMAGE_WORKERS, INDEX_WORKERS, MAX_WAIT
+## and KEEP_RUNNING=1 change it (scripts/run.sh).
+run: build-run
+	@scripts/stack.sh up kafka >/dev/null
 	scripts/run.sh
+
+build-run:
+	@scripts/setup.sh $(if $(filter postgres%,$(MARQUEE_STORE)),postgres,run)
+	@for product in $(RUN_PRODUCTS); do swift build $(SWIFT_BUILD_FLAGS) --product $$product || exit 1; done
 
 ## make test: unit and integration tests against the real broker (started here, stopped afterwards if it was).
 test: setup

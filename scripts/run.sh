@@ -12,10 +12,15 @@
 #   MAX_WAIT=30m                give up when the crawl has not drained by then
 #   KEEP_RUNNING=0              1: leave the workers running after the summary (Ctrl-C stops them)
 #   RUN_LOGS=var/run            where the processes' logs (and the crawl's root job ids, roots.txt) go
-#   METRICS_PORTS=9101,9102,9103  /metrics ports of the first fetch, image and index worker (0: any free port)
+#   METRICS_PORTS=f,i,r         /metrics ports of the first fetch, image and index worker (0: any free port;
+#                               unset: each worker's own default, which `marquee status` reads by default too)
 #   TMDB_API_KEY, KOFIC_API_KEY, KAKAO_REST_API_KEY (or *_FILE): the real APIs instead of the emulator
-#   MARQUEE_STORE, MARQUEE_IMAGE_STORE, MARQUEE_BROKERS, MARQUEE_TOPIC_PREFIX as for the workers;
-#   MARQUEE_GROUP_FETCH, MARQUEE_GROUP_IMAGES, MARQUEE_GROUP_RECORDS the workers' consumer groups
+#   MARQUEE_STORE, MARQUEE_IMAGE_STORE, MARQUEE_BROKERS, MARQUEE_TOPIC_PREFIX as for the workers (unset: the
+#   executables' own defaults; MARQUEE_KAFKA_PORT, the local stack's broker port, sets MARQUEE_BROKERS);
+#   MARQUEE_GROUP_FETCH, MARQUEE_GROUP_IMAGES, MARQUEE_GROUP_RECORDS: each stage's consumer group, given to its
+#   workers (as MARQUEE_GROUP) and to `marquee drain` alike; unset, both take the default, <prefix><stage>.
+# Nothing here names a default of the executables' (group, topic, port, store): they come from the code, so the
+# workers and the tools always agree.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -31,15 +36,26 @@ max_wait=${MAX_WAIT:-30m}
 logs=${RUN_LOGS:-var/run}
 mkdir -p "$logs" var
 
-export MARQUEE_BROKERS=${MARQUEE_BROKERS:-127.0.0.1:${MARQUEE_KAFKA_PORT:-19092}}
-export MARQUEE_TOPIC_PREFIX=${MARQUEE_TOPIC_PREFIX:-marquee.}
-export MARQUEE_STORE=${MARQUEE_STORE:-sqlite:./var/marquee.db}
-export MARQUEE_IMAGE_STORE=${MARQUEE_IMAGE_STORE:-file://./var/images}
-export MARQUEE_LOG_LEVEL=${MARQUEE_LOG_LEVEL:-info}
+# A PostgreSQL store on the local stack's port is started with it (scripts/stack.sh).
+if [[ "${MARQUEE_STORE:-}" == postgres*@127.0.0.1:${MARQUEE_POSTGRES_PORT:-15432}/* ]]; then
+    scripts/stack.sh up postgres >/dev/null
+fi
+# The local stack's broker port (scripts/stack.sh) picks the brokers when it is not the default.
+if [[ -z "${MARQUEE_BROKERS:-}" && -n "${MARQUEE_KAFKA_PORT:-}" ]]; then
+    export MARQUEE_BROKERS=127.0.0.1:$MARQUEE_KAFKA_PORT
+fi
+# One MARQUEE_GROUP for every worker would put the three stages in one group: each stage's comes from
+# MARQUEE_GROUP_<STAGE>, which `marquee drain` reads too.
+if [[ -n "${MARQUEE_GROUP:-}" ]]; then
+    echo "MARQUEE_GROUP=$MARQUEE_GROUP is ignored here: set MARQUEE_GROUP_FETCH, MARQUEE_GROUP_IMAGES or" \
+        "MARQUEE_GROUP_RECORDS to pick a stage's group for its workers and for marquee drain alike." >&2
+    unset MARQUEE_GROUP
+fi
 export MARQUEE_RETRY_DELAYS=${MARQUEE_RETRY_DELAYS:-2s,10s,30s}
 # The local test broker reports end offsets too low when a produce request carries several records
-# (ENVIRONMENT.md): one record per request keeps lag exact. Production brokers need nothing of the sort.
-if [[ -z "${MARQUEE_KAFKA_PROPERTIES:-}" && "$MARQUEE_BROKERS" == 127.0.0.1:* ]]; then
+# (ENVIRONMENT.md): one record per request keeps lag exact. Production brokers need nothing of the sort. The
+# default brokers are the local stack's.
+if [[ -z "${MARQUEE_KAFKA_PROPERTIES:-}" && "${MARQUEE_BROKERS:-127.0.0.1:}" == 127.0.0.1:* ]]; then
     export MARQUEE_KAFKA_PROPERTIES=batch.num.messages=1
 fi
 
@@ -103,17 +119,21 @@ start_slot() { # slot index
     local program stage address index group_variable
     IFS='|' read -r program stage address index <<<"${slots[$1]}"
     group_variable=MARQUEE_GROUP_${stage^^}
-    MARQUEE_METRICS_ADDRESS=$address MARQUEE_GROUP=${!group_variable:-marquee-$stage} \
-        start "$program #$index" "$logs/$program-$index.log" "$bin/$program"
+    local settings=()
+    # Unset, the worker takes its own default group and port, as `marquee drain` and `marquee status` do.
+    [[ -n "${!group_variable:-}" ]] && settings+=("MARQUEE_GROUP=${!group_variable}")
+    [[ -n "$address" ]] && settings+=("MARQUEE_METRICS_ADDRESS=$address")
+    start "$program #$index" "$logs/$program-$index.log" env "${settings[@]}" "$bin/$program"
     worker_pids[$1]=${pids[-1]}
 }
-start_workers() { # executable, count, default port, stage
-    local program=$1 count=$2 port=$3 stage=$4
+start_workers() { # executable, count, stage, port of the first (empty: its default)
+    local program=$1 count=$2 stage=$3 port=$4
     for i in $(seq 1 "$count"); do
-        local address=127.0.0.1:$((i == 1 ? port : 0))
+        local address=""
+        if ((i > 1)); then address=127.0.0.1:0; elif [[ -n "$port" ]]; then address=127.0.0.1:$port; fi
         slots+=("$program|$stage|$address|$i")
         start_slot $((${#slots[@]} - 1))
-        if ((i == 1 && port != 0)); then workers+="${workers:+,}$stage=$address"; fi
+        if [[ -n "${METRICS_PORTS:-}" ]] && ((i == 1 && port != 0)); then workers+="${workers:+,}$stage=$address"; fi
     done
 }
 supervise() { # restarts every worker that stopped
@@ -127,11 +147,11 @@ supervise() { # restarts every worker that stopped
         start_slot "$slot" >/dev/null
     done
 }
-IFS=, read -r fetch_port image_port index_port <<<"${METRICS_PORTS:-9101,9102,9103}"
-start_workers marquee-fetch "$fetch_workers" "$fetch_port" fetch
-start_workers marquee-images "$image_workers" "$image_port" images
-start_workers marquee-index "$index_workers" "$index_port" records
-if [[ -n "$workers" ]]; then export MARQUEE_WORKERS=$workers; fi  # for marquee status
+IFS=, read -r fetch_port image_port index_port <<<"${METRICS_PORTS:-}"
+start_workers marquee-fetch "$fetch_workers" fetch "$fetch_port"
+start_workers marquee-images "$image_workers" images "$image_port"
+start_workers marquee-index "$index_workers" records "$index_port"
+if [[ -n "$workers" ]]; then export MARQUEE_WORKERS=$workers; fi  # for marquee status, when METRICS_PORTS moved them
 
 # The demo crawl; every root job id goes to var/run/roots.txt for the lineage.
 yesterday=$(date -d yesterday +%F)

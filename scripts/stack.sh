@@ -3,6 +3,7 @@
 # 127.0.0.1:15432. Logs and pid files live in var/stack/ (git-ignored).
 #
 #   scripts/stack.sh up       start what is not running (idempotent), wait until it answers
+#   scripts/stack.sh up kafka       only the broker (`make run` on its default SQLite store); `up postgres` only it
 #   scripts/stack.sh down     stop both
 #   scripts/stack.sh status   say what runs, exit 1 if something is down
 #   scripts/stack.sh pause-kafka | resume-kafka      freeze (SIGSTOP) and thaw (SIGCONT) the broker: an outage
@@ -107,7 +108,9 @@ postgres_down() {
 status() {
     local ok=0
     if port_open "$kafka_port"; then echo "kafka      up    127.0.0.1:$kafka_port"; else echo "kafka      down"; ok=1; fi
-    if as_postgres "$(pg_bin)/pg_ctl" -D "$pg_dir/data" status >/dev/null 2>&1; then
+    if ! ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1 && ! port_open "$pg_port"; then
+        echo "postgres   not installed (scripts/setup.sh installs it)"; ok=1
+    elif as_postgres "$(pg_bin)/pg_ctl" -D "$pg_dir/data" status >/dev/null 2>&1; then
         echo "postgres   up    postgres://marquee@127.0.0.1:$pg_port/marquee"
     elif port_open "$pg_port"; then
         echo "postgres   up    postgres://marquee@127.0.0.1:$pg_port/marquee (another process's server)"
@@ -133,7 +136,17 @@ postgres_signal() { # signal: the postmaster of this script's cluster and every 
 }
 
 case "${1:-status}" in
-    up) kafka_up; postgres_up; status ;;
+    up)
+        shift
+        if [ "$#" -eq 0 ]; then set -- kafka postgres; fi
+        for part in "$@"; do
+            case "$part" in
+                kafka) kafka_up ;;
+                postgres) postgres_up ;;
+                *) echo "usage: $0 up [kafka] [postgres]" >&2; exit 2 ;;
+            esac
+        done
+        status || true ;;
     down) kafka_down; postgres_down ;;
     status) status ;;
     pause-kafka) kafka_signal STOP ;;

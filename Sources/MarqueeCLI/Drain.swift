@@ -18,9 +18,11 @@ struct Drain: AsyncParsableCommand {
         discussion: """
             Every --interval it reads each stage's consumer lag (main topic and retry tiers), the dead letters, \
             what the store holds and — with --roots — how many jobs of the crawl finished, from the job-outcome \
-            lineage. The pipeline counts as drained when every stage's lag is 0 and (with --roots) every job the \
-            crawl consists of finished (done or dead-lettered, none waiting for a retry), for --settle samples in a \
-            row. Then it prints what the store holds, the dead letters by reason, the elapsed time and where the \
+            lineage. A stage whose consumer group has no member while its lag stays put and another group \
+            consumes its topics (or every job of the crawl finished) is named in one line with the variable that \
+            picks the group read (MARQUEE_GROUP_FETCH, …). The pipeline counts as drained when every stage's \
+            lag is 0 and (with --roots) every job the crawl consists of finished (done or dead-lettered, none \
+            waiting for a retry), for --settle samples in a row. Then it prints what the store holds, the dead letters by reason, the elapsed time and where the \
             data is.
 
             On a terminal the progress redraws in place; otherwise one line every 5 seconds. Exit status: 0 when \
@@ -104,6 +106,7 @@ struct Drain: AsyncParsableCommand {
         let start = ContinuousClock.now
         var display = DrainDisplay(isTerminal: isatty(1) == 1)
         var progress = DrainProgress(settle: self.settle)
+        var notices = DrainNotices()
         try await reportingKafkaErrors {
             let admin = try self.kafka.makeAdmin()
             while true {
@@ -111,12 +114,19 @@ struct Drain: AsyncParsableCommand {
                 if let frame = display.frame(sample, elapsed: ContinuousClock.now - start) {
                     print(frame, terminator: "")
                 }
+                // Said once each, below the progress, which then starts afresh underneath.
+                let lines = notices.record(sample, now: .now)
+                if !lines.isEmpty {
+                    display.finish()
+                    for line in lines { print(line) }
+                }
                 let decision = progress.record(isIdle: sample.isIdle, isPastDeadline: ContinuousClock.now >= deadline)
                 if decision == .drained { break }
                 if decision == .timedOut {
                     display.finish()
                     var standardError = StandardError()
                     print("marquee: not drained after \(self.maxWait): \(sample.pendingSummary)", to: &standardError)
+                    for unread in notices.unread { print("marquee: \(unread.line)", to: &standardError) }
                     throw ExitCode.failure
                 }
                 try await Task.sleep(for: interval)

@@ -58,10 +58,18 @@ public struct GroupReport: Sendable, Hashable, Encodable {
         public var owner: Member?
 
         /// Messages not yet committed: end offset minus committed offset, `nil` when either is unknown (as
-        /// `kafka-consumer-groups` shows `-`). Not clamped at 0: a broker whose end offset reads low shows here.
+        /// `kafka-consumer-groups` shows `-`), and 0 where the end reads below the commit
+        /// (``isEndBelowCommit``), so that the total never falls below what waits.
         public var lag: Int64? {
             guard let committed, let end else { return nil }
-            return end - committed
+            return max(0, end - committed)
+        }
+
+        /// Whether the broker reported an end offset below the committed offset (the test broker does after
+        /// batched produce): the lag counts as 0 and the text says why.
+        public var isEndBelowCommit: Bool {
+            guard let committed, let end else { return false }
+            return end < committed
         }
 
         private enum Keys: String, CodingKey {

@@ -14,12 +14,32 @@ public struct DrainSample: Sendable, Hashable {
         public var lag: Int64
         /// Messages held by the dead-letter topic.
         public var deadLetters: Int64
+        /// The consumer group read.
+        public var group: String
+        /// Members of the group (`nil`: the broker did not say).
+        public var members: Int?
+        /// With no member and lag: the other groups with members that consume the stage's topics.
+        public var otherConsumers: [String]
+        /// Why partitions count as lag 0 although their end offset reads below the commit, if any do.
+        public var endBelowCommitNote: String?
 
         /// A stage with its figures.
-        public init(name: String, lag: Int64, deadLetters: Int64) {
+        public init(
+            name: String,
+            lag: Int64,
+            deadLetters: Int64,
+            group: String = "",
+            members: Int? = nil,
+            otherConsumers: [String] = [],
+            endBelowCommitNote: String? = nil
+        ) {
             self.name = name
             self.lag = lag
             self.deadLetters = deadLetters
+            self.group = group
+            self.members = members
+            self.otherConsumers = otherConsumers
+            self.endBelowCommitNote = endBelowCommitNote
         }
     }
 
@@ -51,16 +71,37 @@ public struct DrainSample: Sendable, Hashable {
         roots: [JobID]?
     ) async -> DrainSample {
         var stages: [Stage] = []
+        let groups = try? await admin.describeGroups(layout.stages.map(\.group))
         for stage in layout.stages {
             var lag: Int64 = 0
+            var below: [LagSample] = []
             for topic in stage.topics.consumed {
                 // A topic not created yet holds nothing to consume.
                 guard let rows = try? await admin.lag(group: stage.group, topics: [topic]) else { continue }
                 lag += rows.map(\.lag).reduce(0, +)
+                for row in rows {
+                    guard let committed = row.committedOffset, committed > row.endOffset else { continue }
+                    below.append(LagSample(partition: row.partition, time: 0, committed: committed, end: row.endOffset))
+                }
             }
             let dlq = (try? await admin.watermarks(topic: stage.topics.dlq)) ?? [:]
+            let members = groups?[stage.group]?.members.count
+            var consumers: [String] = []
+            if members == 0, lag > 0 {
+                consumers =
+                    (try? await UnreadGroup.consumers(of: stage.topics.consumed, except: stage.group, admin: admin))
+                    ?? []
+            }
             stages.append(
-                Stage(name: stage.name, lag: lag, deadLetters: dlq.values.map { $0.end - $0.start }.reduce(0, +))
+                Stage(
+                    name: stage.name,
+                    lag: lag,
+                    deadLetters: dlq.values.map { $0.end - $0.start }.reduce(0, +),
+                    group: stage.group,
+                    members: members,
+                    otherConsumers: consumers,
+                    endBelowCommitNote: LagEvaluation.endBelowCommitNote(below)
+                )
             )
         }
         let counts = try? await store.counts()

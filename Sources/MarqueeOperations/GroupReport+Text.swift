@@ -48,6 +48,15 @@ extension GroupReport {
                 ])
             }
             lines += ["", partitions.render(), "", "Total lag: \(self.totalLag)"]
+            let below = self.partitions.filter(\.isEndBelowCommit)
+            if !below.isEmpty {
+                let listed = below.prefix(3).map { "\($0.partition)" }.joined(separator: ", ")
+                let more = below.count > 3 ? " and \(below.count - 3) more" : ""
+                lines.append(
+                    "(Lag 0 where the end offset reads below the committed offset: \(listed)\(more). The broker's end "
+                        + "offset is wrong there; the test broker answers so after batched produce.)"
+                )
+            }
         }
         return lines.joined(separator: "\n")
     }

@@ -108,8 +108,11 @@ public struct GroupLag: Sendable, Hashable {
     public var totals: LagTotals
     /// Topics of the stage that do not exist yet (no lag).
     public var missingTopics: [String]
-    /// What could not be read, negative lags, unscanned retry backlogs: in words for an operator.
+    /// What could not be read, end offsets below the commit, unscanned retry backlogs: in words for an operator.
     public var notes: [String]
+    /// The group has no member and lag while other groups consume its topics: the tool reads another group than
+    /// the workers run in.
+    public var unread: UnreadGroup?
 }
 
 /// The status rules: pure functions of a window of observations.
@@ -146,21 +149,20 @@ public enum LagEvaluation {
             .map { self.partition(series[$0.partition] ?? [$0]) }
             .sorted { ($0.sample.tier ?? 0, $0.partition) < ($1.sample.tier ?? 0, $1.partition) }
         let totals = self.totals(partitions)
-        let (status, reason) = self.status(
+        let unread =
+            latest.members == 0 && totals.lag > 0 && !latest.otherConsumers.isEmpty
+            ? UnreadGroup(stage: latest.stage, group: latest.group, lag: totals.lag, consumers: latest.otherConsumers)
+            : nil
+        let (status, statusReason) = self.status(
             latest: latest,
             samples: window.count,
             partitions: partitions,
             totals: totals
         )
+        let reason = unread?.sentence ?? statusReason
         var notes = latest.notes
+        if let note = self.endBelowCommitNote(partitions.map(\.sample)) { notes.append(note) }
         for partition in partitions {
-            if partition.lag < 0 {
-                notes.append(
-                    "\(partition.partition): end offset \(partition.sample.end) is below the committed offset "
-                        + "\(partition.sample.committed ?? partition.sample.start); the broker's end offset is wrong "
-                        + "(the test broker answers so after batched produce)"
-                )
-            }
             if let retry = partition.sample.retry, retry.unscanned > 0 {
                 notes.append(
                     "\(partition.partition): \(retry.unscanned) unconsumed messages past the scan limit were not read "
@@ -181,8 +183,21 @@ public enum LagEvaluation {
             partitions: partitions,
             totals: totals,
             missingTopics: latest.missingTopics,
-            notes: notes
+            notes: notes,
+            unread: unread
         )
+    }
+
+    /// One note for every partition whose end offset reads below the group's committed offset (counted as lag
+    /// 0), or `nil` when there is none.
+    public static func endBelowCommitNote(_ samples: [LagSample]) -> String? {
+        let below = samples.filter(\.isEndBelowPosition)
+        guard !below.isEmpty else { return nil }
+        let listed = below.prefix(3).map { "\($0.partition) end \($0.end) < committed \($0.position)" }
+        let more = below.count > 3 ? " and \(below.count - 3) more" : ""
+        return "\(Self.count(Int64(below.count), "partition")) counted as lag 0 because the end offset reads below "
+            + "the committed offset (" + listed.joined(separator: ", ") + more + "): the broker's end offset is "
+            + "wrong (the test broker answers so after batched produce)"
     }
 
     /// Judges one partition over its samples (oldest first; not empty).

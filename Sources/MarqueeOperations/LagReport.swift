@@ -92,6 +92,7 @@ private struct JSONStage: Encodable {
         case totals, partitions
         case missingTopics = "missing_topics"
         case notes
+        case otherConsumers = "other_consumers"
     }
 
     enum TotalsKeys: String, CodingKey {
@@ -128,6 +129,7 @@ private struct JSONStage: Encodable {
         try container.encode(self.stage.partitions.map(JSONPartition.init), forKey: .partitions)
         try container.encode(self.stage.missingTopics, forKey: .missingTopics)
         try container.encode(self.stage.notes, forKey: .notes)
+        try container.encode(self.stage.unread?.consumers ?? [], forKey: .otherConsumers)
     }
 }
 

@@ -53,11 +53,14 @@ public struct LagSample: Sendable, Hashable {
     /// (or committed one that retention already deleted).
     public var position: Int64 { max(self.committed ?? self.start, self.start) }
 
-    /// Messages the group has not consumed: end offset minus ``position``.
-    ///
-    /// Never clamped: a negative lag means the broker reported an end offset below the committed offset, which
-    /// the test broker does with batched produce (its ListOffsets answer is wrong); hiding it would hide that.
-    public var lag: Int64 { self.end - self.position }
+    /// Messages the group has not consumed: end offset minus ``position``, and 0 where the end reads below the
+    /// position (``isEndBelowPosition``), so that no sum over partitions is ever pulled below what waits.
+    public var lag: Int64 { max(0, self.end - self.position) }
+
+    /// Whether the broker reported an end offset below where the group resumes, which the test broker does after
+    /// batched produce (its ListOffsets answer is wrong): ``lag`` counts the partition as 0, and the evaluation
+    /// says why in a note.
+    public var isEndBelowPosition: Bool { self.end < self.position }
 
     /// Messages the group is expected to run now: the whole lag on a main topic, the overdue messages on a retry
     /// tier (those not yet due wait for their time by design, and messages past the scan limit are unknown).
@@ -140,6 +143,9 @@ public struct GroupObservation: Sendable, Hashable {
     public var missingTopics: [String]
     /// What could not be read without spoiling the offsets (message timestamps, not-before headers).
     public var notes: [String]
+    /// When the group has no member and lag: the other groups with members that consume its topics
+    /// (``UnreadGroup/consumers(of:except:admin:)``); empty otherwise.
+    public var otherConsumers: [String]
 
     /// An observation, as ``LagSampler`` takes them or a test makes them up.
     public init(
@@ -150,7 +156,8 @@ public struct GroupObservation: Sendable, Hashable {
         state: KafkaConsumerGroupState = .stable,
         partitions: [LagSample],
         missingTopics: [String] = [],
-        notes: [String] = []
+        notes: [String] = [],
+        otherConsumers: [String] = []
     ) {
         self.stage = stage
         self.group = group
@@ -160,5 +167,6 @@ public struct GroupObservation: Sendable, Hashable {
         self.partitions = partitions
         self.missingTopics = missingTopics
         self.notes = notes
+        self.otherConsumers = otherConsumers
     }
 }

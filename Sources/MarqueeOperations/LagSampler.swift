@@ -66,6 +66,8 @@ public struct LagSampler: Sendable {
     private let admin: KafkaAdmin
     private let reader: KafkaReader
     private var records: [KafkaTopicPartition: ReadRecords] = [:]
+    /// The other consumers found per group with no member and lag, and when (epoch ms).
+    private var otherConsumers: [String: (time: Int64, groups: [String])] = [:]
 
     /// - Parameters:
     ///   - admin: Asks for groups, committed and end offsets.
@@ -148,7 +150,38 @@ public struct LagSampler: Sendable {
             )
         }
         await self.readUnconsumed(into: &observations, at: time)
+        await self.findOtherConsumers(of: &observations, at: time)
         return observations
+    }
+
+    /// For each group with no member and lag, the other groups that consume its topics: asked at most every
+    /// 15 seconds per group, and only while the group is in that state.
+    private mutating func findOtherConsumers(of observations: inout [GroupObservation], at time: Int64) async {
+        for index in observations.indices {
+            let observation = observations[index]
+            let lag = observation.partitions.map(\.lag).reduce(0, +)
+            guard observation.members == 0, lag > 0,
+                let target = self.targets.first(where: {
+                    $0.stage == observation.stage && $0.group == observation.group
+                })
+            else {
+                self.otherConsumers[observation.group] = nil
+                continue
+            }
+            if let known = self.otherConsumers[observation.group], time - known.time < 15_000 {
+                observations[index].otherConsumers = known.groups
+                continue
+            }
+            // Not knowing the other groups leaves the status as the rules give it; it is no failure of the sample.
+            let groups =
+                (try? await UnreadGroup.consumers(
+                    of: target.topics.map(\.name),
+                    except: target.group,
+                    admin: self.admin
+                )) ?? []
+            self.otherConsumers[observation.group] = (time, groups)
+            observations[index].otherConsumers = groups
+        }
     }
 
     /// Fills in each sample's oldest unconsumed timestamp and each retry tier's backlog, reading only what was

@@ -185,3 +185,105 @@ import Testing
         )
     }
 }
+
+@Suite struct DrainNoticesTests {
+    /// The fetch stage read in group `marquee.fetch`, with no member and `lag`, while `consumers` consume.
+    static func sample(
+        lag: Int64,
+        members: Int? = 0,
+        consumers: [String] = ["marquee-fetch"],
+        lineage: LineageProgress? = nil,
+        note: String? = nil
+    ) -> DrainSample {
+        DrainSample(
+            stages: [
+                DrainSample.Stage(
+                    name: "fetch",
+                    lag: lag,
+                    deadLetters: 0,
+                    group: "marquee.fetch",
+                    members: members,
+                    otherConsumers: consumers,
+                    endBelowCommitNote: note
+                ),
+                DrainSample.Stage(name: "records", lag: 0, deadLetters: 0, group: "marquee.records", members: 1),
+            ],
+            counts: StoreCounts(),
+            lineage: lineage,
+            followsRoots: lineage != nil
+        )
+    }
+
+    @Test func aGroupWithoutMembersWhoseLagStaysWhileAnotherConsumesIsNamedOnceAfterThePatience() {
+        var notices = DrainNotices(patience: .seconds(10))
+        let start = ContinuousClock.now
+        #expect(notices.record(Self.sample(lag: 314), now: start).isEmpty)
+        #expect(notices.record(Self.sample(lag: 314), now: start + .seconds(9)).isEmpty, "not yet past the patience")
+        let lines = notices.record(Self.sample(lag: 314), now: start + .seconds(10))
+        #expect(
+            lines == [
+                "marquee: fetch: group marquee.fetch has no member and lag 314 while marquee-fetch consumes its "
+                    + "topics; MARQUEE_GROUP_FETCH picks the group read here (MARQUEE_GROUP_FETCH=marquee-fetch)"
+            ]
+        )
+        #expect(notices.unread.map(\.group) == ["marquee.fetch"])
+        #expect(notices.record(Self.sample(lag: 314), now: start + .seconds(20)).isEmpty, "said once")
+        #expect(notices.unread.count == 1, "still the state, for the timeout's message")
+    }
+
+    @Test func lagThatMovesOrAGroupWithMembersIsNobodysNotice() {
+        var notices = DrainNotices(patience: .seconds(10))
+        let start = ContinuousClock.now
+        // The lag moves (the workers are still joining and producing): the patience starts again each time.
+        for (second, lag) in [(0, 10), (8, 20), (16, 30), (24, 40)] {
+            #expect(notices.record(Self.sample(lag: Int64(lag)), now: start + .seconds(second)).isEmpty)
+        }
+        // A member joined.
+        #expect(notices.record(Self.sample(lag: 40, members: 1), now: start + .seconds(40)).isEmpty)
+        // Members unknown (the broker did not describe the group): nothing is claimed.
+        #expect(notices.record(Self.sample(lag: 40, members: nil), now: start + .seconds(41)).isEmpty)
+        #expect(notices.record(Self.sample(lag: 40, members: nil), now: start + .seconds(60)).isEmpty)
+        // No other consumer and no lineage: a stopped stage, which the progress line already shows.
+        #expect(notices.record(Self.sample(lag: 40, consumers: []), now: start + .seconds(61)).isEmpty)
+        #expect(notices.record(Self.sample(lag: 40, consumers: []), now: start + .seconds(80)).isEmpty)
+        #expect(notices.unread.isEmpty)
+    }
+
+    @Test func aFinishedCrawlNamesTheGroupEvenWithoutAnotherConsumerFound() {
+        var lineage = LineageProgress()
+        lineage.roots = 1
+        lineage.expected = 3
+        lineage.finished = 3
+        lineage.unfinished = 0
+        var notices = DrainNotices(patience: .seconds(10))
+        let start = ContinuousClock.now
+        _ = notices.record(Self.sample(lag: 7, consumers: [], lineage: lineage), now: start)
+        let lines = notices.record(Self.sample(lag: 7, consumers: [], lineage: lineage), now: start + .seconds(10))
+        #expect(
+            lines == [
+                "marquee: fetch: group marquee.fetch has no member and lag 7 although every job of the crawl "
+                    + "finished; MARQUEE_GROUP_FETCH picks the group read here"
+            ]
+        )
+    }
+
+    @Test func aGroupThatRecoversAndLosesItsMembersAgainIsNamedAgain() {
+        var notices = DrainNotices(patience: .seconds(1))
+        let start = ContinuousClock.now
+        _ = notices.record(Self.sample(lag: 5), now: start)
+        #expect(notices.record(Self.sample(lag: 5), now: start + .seconds(1)).count == 1)
+        #expect(notices.record(Self.sample(lag: 0, members: 1), now: start + .seconds(2)).isEmpty)
+        _ = notices.record(Self.sample(lag: 6), now: start + .seconds(3))
+        #expect(notices.record(Self.sample(lag: 6), now: start + .seconds(4)).count == 1)
+    }
+
+    @Test func anEndBelowTheCommitIsExplainedOncePerStage() {
+        var notices = DrainNotices()
+        let start = ContinuousClock.now
+        let note = "1 partition counted as lag 0 because …"
+        #expect(
+            notices.record(Self.sample(lag: 0, members: 1, note: note), now: start) == ["note: fetch: \(note)"]
+        )
+        #expect(notices.record(Self.sample(lag: 0, members: 1, note: note), now: start + .seconds(1)).isEmpty)
+    }
+}

@@ -49,13 +49,18 @@ import class Foundation.NSNull
         )
     }
 
-    @Test func lagIsNotClampedSoALowEndOffsetShows() {
+    @Test func anEndOffsetBelowTheCommitCountsAsZeroAndTheTextSaysWhy() {
         let report = GroupReport(
             description: .init(group: "g", state: .empty, members: []),
-            committed: [Self.p0: 12],
-            endOffsets: [Self.p0: 10]
+            committed: [Self.p0: 12, Self.p1: 4],
+            endOffsets: [Self.p0: 10, Self.p1: 7]
         )
-        #expect(report.partitions.first?.lag == -2)
+        #expect(report.partitions.map(\.lag) == [0, 3])
+        #expect(report.partitions.map(\.isEndBelowCommit) == [true, false])
+        #expect(report.totalLag == 3, "the total is what waits, not pulled down by the low end")
+        let notes = report.text.split(separator: "\n").filter { $0.contains("reads below the committed offset") }
+        #expect(notes.count == 1, "\(report.text)")
+        #expect(notes.first?.contains("\(Self.p0)") == true, "\(report.text)")
     }
 
     @Test func aGroupTheBrokerDoesNotKnowIsReportedAsSuch() {

@@ -308,15 +308,50 @@ import Testing
         #expect(LagEvaluation.drainTime(dueLag: 10, rate: 4) == .milliseconds(2500))
     }
 
-    @Test func lagIsNeverClampedAndANegativeLagIsExplained() {
-        let negative = sample(at: 0, committed: 12, end: 10)
-        #expect(negative.lag == -2)
-        let result = evaluate([observe(at: 0, [negative])])
-        #expect(result.totals.lag == -2)
-        #expect(result.notes.contains { $0.contains("end offset 10 is below the committed offset 12") })
+    @Test func anEndBelowTheCommitCountsAsZeroAndIsExplainedOnce() {
+        let below = sample(at: 0, committed: 12, end: 10)
+        #expect(below.lag == 0)
+        #expect(below.isEndBelowPosition)
+        #expect(below.dueLag == 0 && !below.hasDueWork)
+        let result = evaluate([
+            observe(at: 0, [below, sample(1, at: 0, committed: 4, end: 7), sample(2, at: 0, committed: 9, end: 6)])
+        ])
+        // The sum is what waits (3 on partition 1), never pulled below it by the partitions that read low.
+        #expect(result.totals.lag == 3)
+        #expect(result.partitions.allSatisfy { $0.lag >= 0 })
+        let notes = result.notes.filter { $0.contains("below the committed offset") }
+        #expect(notes.count == 1, "one note for the group: \(result.notes)")
+        #expect(notes.first?.hasPrefix("2 partitions counted as lag 0") == true, "\(notes)")
+        #expect(notes.first?.contains("marquee.fetch[0] end 10 < committed 12") == true, "\(notes)")
+        #expect(notes.first?.contains("marquee.fetch[2] end 6 < committed 9") == true, "\(notes)")
+        // Nothing to say when every end is at or past the commit.
+        #expect(LagEvaluation.endBelowCommitNote([sample(at: 0, committed: 10, end: 10)]) == nil)
         // Retention deleted past the committed offset: the group resumes at the start.
         #expect(sample(at: 0, committed: 3, start: 8, end: 10).lag == 2)
         #expect(sample(at: 0, committed: nil, start: 8, end: 10).lag == 2)
+    }
+
+    @Test func aGroupWithoutMembersWhileAnotherConsumesItsTopicsSaysWhichAndTheVariable() {
+        var latest = observe(group: "marquee.fetch", members: 0, at: 1000, [sample(at: 1000, committed: 2, end: 316)])
+        latest.otherConsumers = ["marquee-fetch"]
+        let result = evaluate([
+            observe(group: "marquee.fetch", members: 0, at: 0, [sample(at: 0, committed: 2, end: 316)]), latest,
+        ])
+        #expect(result.status == .stopped)
+        #expect(
+            result.reason
+                == "group marquee.fetch has no member and lag 314 while marquee-fetch consumes its topics; "
+                + "MARQUEE_GROUP_FETCH picks the group read here (MARQUEE_GROUP_FETCH=marquee-fetch)"
+        )
+        #expect(result.unread?.consumers == ["marquee-fetch"])
+        // Without another consumer it is the plain stopped group; with members, nobody's notice at all.
+        let alone = evaluate([observe(group: "marquee.fetch", members: 0, at: 0, [sample(at: 0, committed: 2, end: 5)])]
+        )
+        #expect(alone.unread == nil)
+        #expect(alone.reason == "no member in group marquee.fetch; 3 messages due")
+        var consumed = observe(group: "marquee.fetch", members: 1, at: 0, [sample(at: 0, committed: 2, end: 5)])
+        consumed.otherConsumers = ["marquee-fetch"]
+        #expect(evaluate([consumed]).unread == nil)
     }
 
     @Test func unscannedRetryMessagesAreNoted() {

@@ -54,6 +54,26 @@ import Testing
         #expect(text.contains(#"marquee_lag_due_seconds{group="g",stage="fetch"} 0"#))
     }
 
+    /// An idle group whose partitions' end offsets read below its commits (the test broker after batched produce)
+    /// sums to 0, never below: an alert on the sum must not see a negative figure.
+    @Test func anEndBelowTheCommitNeverMakesALagFigureNegative() {
+        let idle = evaluate([
+            observe(
+                group: "g",
+                members: 0,
+                at: 0,
+                [sample(0, at: 0, committed: 12, end: 10), sample(1, at: 0, committed: 5, end: 4)]
+            )
+        ])
+        let text = LagExposition.render(LagReport(stages: [idle]))
+        #expect(text.contains(#"kafka_consumergroup_group_sum_lag{group="g",stage="fetch"} 0"#), "\(text)")
+        #expect(text.contains(#"kafka_consumergroup_group_max_lag{group="g",stage="fetch"} 0"#), "\(text)")
+        #expect(text.contains(#"marquee_lag_group_status{group="g",stage="fetch",status="OK"} 1"#), "\(text)")
+        for line in text.split(separator: "\n") where line.contains("lag") && !line.hasPrefix("#") {
+            #expect((Double(line.split(separator: " ").last ?? "") ?? -1) >= 0, "\(line)")
+        }
+    }
+
     @Test func labelValuesAreEscaped() {
         let odd = evaluate([observe(group: "a\"b\\c", at: 0, [sample(at: 0, committed: 1, end: 1)])])
         #expect(LagExposition.render(LagReport(stages: [odd])).contains(#"group="a\"b\\c""#))

@@ -50,9 +50,10 @@ import class Foundation.NSNumber
         #expect(
             Set(stage.keys) == [
                 "stage", "group", "status", "reason", "members", "group_state", "samples", "window_seconds",
-                "max_lag_exceeded", "totals", "partitions", "missing_topics", "notes",
+                "max_lag_exceeded", "totals", "partitions", "missing_topics", "notes", "other_consumers",
             ]
         )
+        #expect(stage["other_consumers"] as? [String] == [], "a group with members reads nobody else's")
         #expect(stage["stage"] as? String == "fetch")
         #expect(stage["group"] as? String == "marquee-fetch")
         #expect(stage["status"] as? String == "OK")
