@@ -11,7 +11,7 @@ public struct PipelineLayout: Sendable, Hashable {
     /// One stage: its topics, the consumer group of its workers, and their observability addresses.
     public struct Stage: Sendable, Hashable {
         public var topics: StageTopics
-        /// The workers' consumer group (`marquee-<stage>`).
+        /// The workers' consumer group (`MARQUEE_GROUP_<STAGE>`, else `<prefix><stage>`, as the workers default).
         public var group: String
         /// `host:port` of each worker's `/metrics`, `/healthz` and `/readyz`.
         public var workers: [String]
@@ -43,7 +43,7 @@ public struct PipelineLayout: Sendable, Hashable {
     /// - `MARQUEE_TOPIC_PREFIX` (default `marquee.`)
     /// - `MARQUEE_RETRY_DELAYS` (its number of delays is the number of retry tiers; default 3 tiers)
     /// - `MARQUEE_TOPIC_PARTITIONS` (default 8), `MARQUEE_REPLICATION_FACTOR` (default 1)
-    /// - `MARQUEE_GROUP_FETCH`, `MARQUEE_GROUP_IMAGES`, `MARQUEE_GROUP_RECORDS` (default `marquee-<stage>`)
+    /// - `MARQUEE_GROUP_FETCH`, `MARQUEE_GROUP_IMAGES`, `MARQUEE_GROUP_RECORDS` (default `<prefix><stage>`)
     /// - `MARQUEE_WORKERS`: `stage=host:port` pairs, comma-separated, a stage named once per worker
     ///   (default `fetch=127.0.0.1:9101,images=127.0.0.1:9102,records=127.0.0.1:9103`)
     ///
