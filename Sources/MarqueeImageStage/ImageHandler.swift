@@ -269,8 +269,18 @@ public struct ImageHandler: StageHandler {
         }
     }
 
+    /// Every failure of the image store pauses the stage (docs/stage.md, "When a dependency is down"): down,
+    /// full, read-only, throttling, or refusing the credentials — none of it is the image's fault.
     private static func storeDown(_ error: any Error) -> StageError {
         if let error = error as? StageError { return error }
-        return .dependencyDown("the image store", "\(error)")
+        guard let error = error as? ImageStoreError, error.code == .denied else {
+            return .dependencyDown("the image store", "\(error)")
+        }
+        return .dependencyDown(
+            "the image store",
+            "\(error); fix the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or their _FILE) or the "
+                + "permissions of MARQUEE_IMAGE_STORE",
+            credentialsRefused: true
+        )
     }
 }

@@ -282,9 +282,11 @@ enum POSIXFiles {
         let text = String(cString: strerror(code))
         let reason = "cannot \(action) \(path): \(text) (errno \(code))"
         switch code {
-        case EACCES, EPERM, EROFS:
+        case EACCES, EPERM:
             return ImageStoreError(code: .denied, reason: reason)
-        case ENOSPC, EDQUOT, EIO, EAGAIN, ENOMEM, ESTALE, ETIMEDOUT, EBUSY, EMFILE, ENFILE, EINTR:
+        // A read-only file system is a mount gone read-only (a disk error, a remount): the store is down until
+        // it is writable again, like a full one.
+        case ENOSPC, EDQUOT, EIO, EAGAIN, ENOMEM, ESTALE, ETIMEDOUT, EBUSY, EMFILE, ENFILE, EINTR, EROFS:
             return ImageStoreError(code: .unavailable, reason: reason)
         case ENOTDIR, ENAMETOOLONG, ELOOP:
             return ImageStoreError(code: .invalidLocation, reason: reason)

@@ -18,9 +18,9 @@ public struct ImageStoreError: RetriableError, Sendable {
         fileprivate let value: Value
 
         /// The store cannot be reached or is overloaded: connection refused or reset, timeouts, HTTP 5xx/429, a
-        /// full disk, an I/O error of the device. Retriable.
+        /// full disk or a read-only file system, an I/O error of the device. Retriable.
         public static let unavailable = Code(value: .unavailable)
-        /// The store refused the credentials or the operation: HTTP 401/403, `EACCES`/`EPERM`/`EROFS`.
+        /// The store refused the credentials or the operation: HTTP 401/403, `EACCES`/`EPERM`.
         public static let denied = Code(value: .denied)
         /// The location is malformed or names something that does not exist (no such bucket, wrong region, a
         /// file where a folder should be), or credentials are missing.

@@ -307,11 +307,15 @@ final class Batcher: Sendable {
             switch error.code {
             case .unavailable, .migration, .invalidLocation:
                 self.state.withLock { $0.migrated = false }  // it may come back empty (a new database)
-                return .dependencyDown("the store", error.message)
+                return .dependencyDown("the store", error.message, credentialsRefused: error.refusedLogin)
             case .rejected, .invalidQuery, .invalidRecord: return .permanent(error.message)
             case .conflict: return .transient(error.message)
             }
-        default: return .transient(String(describing: error))
+        case is CancellationError: return .transient("cancelled at shutdown")
+        default:
+            // The store layer turns every failure of the database into a StoreError; anything else came from
+            // below it (the driver, the runtime) while writing, and is the store's trouble, not the batch's.
+            return .dependencyDown("the store", String(describing: error))
         }
     }
 }

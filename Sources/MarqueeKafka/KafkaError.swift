@@ -182,6 +182,9 @@ public struct RDKafkaCode: Hashable, Sendable, CustomStringConvertible {
     public static let noOffset = RDKafkaCode(RD_KAFKA_RESP_ERR__NO_OFFSET)
     public static let topicAlreadyExists = RDKafkaCode(RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
     public static let unknownTopicOrPartition = RDKafkaCode(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+    /// The broker fenced this (idempotent) producer: a newer one took its id, or its epoch was bumped.
+    public static let producerFenced = RDKafkaCode(RD_KAFKA_RESP_ERR_PRODUCER_FENCED)
+    public static let invalidProducerEpoch = RDKafkaCode(RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH)
     public static let purgeQueue = RDKafkaCode(RD_KAFKA_RESP_ERR__PURGE_QUEUE)
     public static let purgeInflight = RDKafkaCode(RD_KAFKA_RESP_ERR__PURGE_INFLIGHT)
     public static let state = RDKafkaCode(RD_KAFKA_RESP_ERR__STATE)

@@ -37,6 +37,8 @@ public final class StageMetrics: Sendable {
     private let ready: Gauge
     private let assigned: Gauge
     private let paused: Gauge
+    private let downSeconds: Gauge
+    private let credentialsRefused: Gauge
     /// The counters made so far, by name and label values: the registry builds the metric's name and looks it up
     /// under its lock on every `makeCounter`, which cost the fetch worker about 3 % of its CPU, a few calls a job.
     private let counters = Mutex<[String: Counter]>([:])
@@ -74,6 +76,20 @@ public final class StageMetrics: Sendable {
         }
         static var ready: MetricNameDescriptor {
             descriptor("ready", "", "1 when the stage takes jobs, 0 while a dependency is down.")
+        }
+        static var downSeconds: MetricNameDescriptor {
+            descriptor(
+                "dependency_down",
+                "seconds",
+                "How long a dependency every job needs (store, image store, broker) has been down, 0 while none is."
+            )
+        }
+        static var credentialsRefused: MetricNameDescriptor {
+            descriptor(
+                "credentials_refused",
+                "",
+                "1 while the dependency that is down refuses this worker's credentials (a login, a key), else 0."
+            )
         }
         static var assigned: MetricNameDescriptor {
             descriptor("assigned_partitions", "", "Partitions assigned to this process.")
@@ -184,6 +200,8 @@ public final class StageMetrics: Sendable {
         self.ready = registry.makeGauge(descriptor: Name.ready, labels: labels)
         self.assigned = registry.makeGauge(descriptor: Name.assigned, labels: labels)
         self.paused = registry.makeGauge(descriptor: Name.paused, labels: labels)
+        self.downSeconds = registry.makeGauge(descriptor: Name.downSeconds, labels: labels)
+        self.credentialsRefused = registry.makeGauge(descriptor: Name.credentialsRefused, labels: labels)
     }
 
     /// The counter `id` (its ``Name``) with `labels`, made once.
@@ -265,8 +283,12 @@ public final class StageMetrics: Sendable {
         self.counter("imageDownloads", Name.imageDownloads, [("result", result)]).increment()
     }
 
-    /// Sets the gauges that are read at scrape time from the stage's status.
-    public func update(_ status: StageStatus) {
+    /// Sets the gauges that are read at scrape time from the stage's status (`now`: epoch milliseconds, the
+    /// clock's when `nil`).
+    public func update(_ status: StageStatus, now: Int64? = nil) {
+        let now = now ?? Int64(JobID.nowMilliseconds())
+        self.downSeconds.set(status.downSince.map { max(0, now - $0) / 1000 } ?? 0)
+        self.credentialsRefused.set(Int64(status.downDependency != nil && status.credentialsRefused ? 1 : 0))
         self.inFlight.set(Int64(status.inFlight))
         self.uncommitted.set(Int64(status.uncommitted))
         self.ready.set(Int64(status.notReadyReason == nil ? 1 : 0))

@@ -55,6 +55,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             uncommitted: consumer?.uncommittedCount ?? 0,
             downDependency: down?.dependency,
             downReason: down?.reason,
+            downSince: down?.since,
+            credentialsRefused: down?.credentialsRefused ?? false,
             consumerStatistics: consumer?.statistics
         )
     }
@@ -78,9 +80,12 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     /// Runs until graceful shutdown (or until the consumer fails, which is thrown).
     public func run() async throws {
         let consumer = try KafkaConsumer(configuration: self.configuration.consumerConfiguration, logger: self.logger)
-        let producer: KafkaProducer
+        let producers: StageProducer
         do {
-            producer = try KafkaProducer(configuration: self.configuration.producerConfiguration, logger: self.logger)
+            let (configuration, logger) = (self.configuration.producerConfiguration, self.logger)
+            producers = try StageProducer { () throws(KafkaError) in
+                try KafkaProducer(configuration: configuration, logger: logger)
+            }
         } catch {
             await consumer.close()
             throw error
@@ -108,7 +113,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                                 let envelope = self.admit(
                                     message,
                                     consumer: consumer,
-                                    producer: producer,
+                                    producers: producers,
                                     group: &group,
                                     jobs: jobs
                                 )
@@ -131,13 +136,21 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                             )
                             jobs.start(context, isOwned: { consumer.owns(message) }) {
                                 defer { limiter.release() }
-                                try await self.process(
+                                let producer = producers.current
+                                try await self.brokerDownPauses(
                                     message,
-                                    envelope: envelope,
-                                    context: context,
                                     consumer: consumer,
-                                    producer: producer
-                                )
+                                    producer: producer,
+                                    producers: producers
+                                ) {
+                                    try await self.process(
+                                        message,
+                                        envelope: envelope,
+                                        context: context,
+                                        consumer: consumer,
+                                        producer: producer
+                                    )
+                                }
                             }
                         }
                     } onGracefulShutdown: {
@@ -161,7 +174,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
                 "the consumer did not leave the group within \(self.configuration.closeTimeout) (a rebalance in progress): stopping without waiting; its partitions move to the other members within the session timeout"
             )
         }
-        await producer.close()
+        await producers.close()
         if let failure {
             self.logger.critical("stage stopped: \(failure)")
             throw failure
@@ -215,7 +228,7 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     private func admit(
         _ message: KafkaConsumerMessage,
         consumer: KafkaConsumer,
-        producer: KafkaProducer,
+        producers: StageProducer,
         group: inout ThrowingDiscardingTaskGroup<any Error>,
         jobs: StageJobs
     ) -> Envelope? {
@@ -224,13 +237,16 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             envelope = try Envelope(headers: message.headers.map { ($0.key, $0.stringValue) })
         } catch {
             jobs.start(JobContext(jobID: nil, kind: PayloadKind.peek(message.value), phase: "dead-lettering poison")) {
-                try await self.deadLetterPoison(
-                    message,
-                    envelope: nil,
-                    reason: error.description,
-                    consumer: consumer,
-                    producer: producer
-                )
+                let producer = producers.current
+                try await self.brokerDownPauses(message, consumer: consumer, producer: producer, producers: producers) {
+                    try await self.deadLetterPoison(
+                        message,
+                        envelope: nil,
+                        reason: error.description,
+                        consumer: consumer,
+                        producer: producer
+                    )
+                }
             }
             return nil
         }
@@ -656,6 +672,47 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
         return true
     }
 
+    /// Runs a job's work; when the broker does not take what the job sends (its outputs, a retry hop, a dead
+    /// letter: an outage longer than the delivery timeout, every broker down, a full queue), the broker is a
+    /// dependency that is down like any other: the job is handed back uncommitted and the stage pauses, instead of
+    /// the failure stopping the stage and the worker with it. What the job sent before the failure may be sent
+    /// again when it runs again (at least once, as after a kill). A producer the failure left unusable (fenced,
+    /// fatal) is replaced by a new one first, which the job uses when it runs again.
+    private func brokerDownPauses(
+        _ message: KafkaConsumerMessage,
+        consumer: KafkaConsumer,
+        producer: KafkaProducer,
+        producers: StageProducer,
+        _ work: () async throws -> Void
+    ) async throws {
+        do {
+            try await work()
+        } catch let error as KafkaError where error.isRetriable || StageProducer.isUnusable(error) {
+            if StageProducer.isUnusable(error), try producers.replace(producer) {
+                self.logger.warning(
+                    "the producer is unusable: replaced by a new one",
+                    metadata: [MarqueeLoggingKeys.error: "\(error.reason)"]
+                )
+            }
+            // Cancelled meanwhile: its partition was revoked or lost (a consumer cut off from the broker loses its
+            // partitions after the session timeout), or the worker stops. The job stays uncommitted and the
+            // partition's owner runs it again; pausing here would pause for a job that is no longer this one's.
+            guard !Task.isCancelled else {
+                self.logger.info(
+                    "job left uncommitted: cancelled while the broker had not acknowledged what it sent",
+                    metadata: [MarqueeLoggingKeys.error: "\(error.reason)"]
+                )
+                return
+            }
+            await self.dependencyDown(
+                message,
+                error: .dependencyDown("the broker", error.reason),
+                consumer: consumer,
+                logger: self.logger
+            )
+        }
+    }
+
     /// A dependency every job needs is down: give the job back, pause every partition (the stage is not ready),
     /// and after a backoff resume them so the job runs again; if the dependency is still down, the next failure
     /// pauses again with a longer backoff. Nothing goes to the retry tiers or the DLQ meanwhile.
@@ -670,16 +727,22 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
             let backoff = self.gate.down(
                 error.dependency ?? "a dependency",
                 reason: error.reason,
-                minimumWait: error.minimumWait
+                minimumWait: error.minimumWait,
+                credentialsRefused: error.credentialsRefused,
+                now: Self.nowMilliseconds()
             )
         else {
             return  // another job already paused the stage
         }
         consumer.pause(consumer.assignment)
-        logger.warning(
-            "\(error.dependency ?? "a dependency") is down: pausing the stage, trying again in \(backoff)",
-            metadata: [MarqueeLoggingKeys.error: "\(error.reason)"]
-        )
+        let state = error.credentialsRefused ? "refuses this worker's credentials" : "is down"
+        let message: Logger.Message =
+            "\(error.dependency ?? "a dependency") \(state): pausing the stage, trying again in \(backoff)"
+        if error.credentialsRefused {
+            logger.error(message, metadata: [MarqueeLoggingKeys.error: "\(error.reason)"])
+        } else {
+            logger.warning(message, metadata: [MarqueeLoggingKeys.error: "\(error.reason)"])
+        }
         do {
             try await Task.sleep(for: backoff)
         } catch {
@@ -881,6 +944,9 @@ final class DependencyGate: Sendable {
         var isDown = false
         var dependency: String?
         var reason: String?
+        /// The first failure (epoch ms) since the last success.
+        var since: Int64?
+        var credentialsRefused = false
         var backoff: Duration
         /// A pause happened since the last success: the stage is not ready, and the next success logs "is back".
         var wasDown = false
@@ -896,20 +962,32 @@ final class DependencyGate: Sendable {
 
     var isDown: Bool { self.state.withLock { $0.isDown } }
 
-    /// The dependency that is down and why: from its failure until a job succeeds again (while the stage is
-    /// paused, and while it tries again after the pause).
-    var down: (dependency: String, reason: String)? {
-        self.state.withLock { state in state.wasDown ? (state.dependency ?? "a dependency", state.reason ?? "") : nil }
+    /// The dependency that is down, why, since when (epoch ms) and whether it refused the credentials: from its
+    /// failure until a job succeeds again (while the stage is paused, and while it tries again after the pause).
+    var down: (dependency: String, reason: String, since: Int64?, credentialsRefused: Bool)? {
+        self.state.withLock { state in
+            guard state.wasDown else { return nil }
+            return (state.dependency ?? "a dependency", state.reason ?? "", state.since, state.credentialsRefused)
+        }
     }
 
-    /// Marks the dependency down. Returns how long to pause, or `nil` when the stage is already paused.
-    func down(_ dependency: String, reason: String, minimumWait: Duration?) -> Duration? {
+    /// Marks the dependency down at `now` (epoch ms). Returns how long to pause, or `nil` when the stage is
+    /// already paused.
+    func down(
+        _ dependency: String,
+        reason: String,
+        minimumWait: Duration?,
+        credentialsRefused: Bool = false,
+        now: Int64
+    ) -> Duration? {
         self.state.withLock { state in
             guard !state.isDown else { return nil }
+            if !state.wasDown { state.since = now }
             state.isDown = true
             state.wasDown = true
             state.dependency = dependency
             state.reason = reason
+            state.credentialsRefused = credentialsRefused
             let wait = max(state.backoff, minimumWait ?? .zero)
             state.backoff = min(state.backoff * 2, self.retry.upperBound)
             return wait
@@ -927,6 +1005,8 @@ final class DependencyGate: Sendable {
             state.backoff = self.retry.lowerBound
             guard state.wasDown, !state.isDown else { return nil }
             state.wasDown = false
+            state.since = nil
+            state.credentialsRefused = false
             return state.dependency
         }
     }

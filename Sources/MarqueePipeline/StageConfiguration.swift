@@ -13,8 +13,9 @@ public struct StageConfiguration: Sendable {
         didSet { self.topics.tiers = self.retry.delays.count }
     }
     /// How long a stage paused by a down dependency waits before it tries again: from the lower bound, doubling
-    /// up to the upper. Default: 1 s to 30 s.
-    public var dependencyRetry: ClosedRange<Duration> = .seconds(1) ... .seconds(30)
+    /// up to the upper, which bounds how long the stage takes to resume once the dependency is back. Default:
+    /// 1 s to 10 s (one handed-back job tried every 10 s of a long outage).
+    public var dependencyRetry: ClosedRange<Duration> = .seconds(1) ... .seconds(10)
     /// Called after each job's outcome is durable (outputs or hop acknowledged, input marked processed): for
     /// metrics and benchmarks. Runs on the job's task; keep it short.
     public var onJobFinished: (@Sendable (StageJobReport) -> Void)? = nil

@@ -73,19 +73,24 @@ public struct StageError: Error, CustomStringConvertible, Sendable {
     /// a daily budget is spent): the job waits this long in a retry tier without spending an attempt, and can
     /// never reach the dead-letter topic this way.
     public var hold: Duration?
+    /// With ``dependency``: the dependency refused this worker's credentials (a login, a key). The stage pauses as
+    /// for an outage; `/readyz` and the metrics say the credentials are at fault, for an alert.
+    public var credentialsRefused: Bool
 
     public init(
         _ kind: Envelope.ErrorKind,
         _ reason: String,
         minimumWait: Duration? = nil,
         dependency: String? = nil,
-        hold: Duration? = nil
+        hold: Duration? = nil,
+        credentialsRefused: Bool = false
     ) {
         self.kind = kind
         self.reason = reason
         self.minimumWait = minimumWait
         self.dependency = dependency
         self.hold = hold
+        self.credentialsRefused = credentialsRefused
     }
 
     /// The job cannot run now, for a reason that is not its own: it waits `wait` in a retry tier, its attempt
@@ -95,10 +100,21 @@ public struct StageError: Error, CustomStringConvertible, Sendable {
     }
 
     /// A dependency every job needs is down: pause the stage (not-ready) and retry this job when it is back.
-    /// Nothing goes to the retry tiers or the DLQ meanwhile.
-    public static func dependencyDown(_ dependency: String, _ reason: String, retryAfter: Duration? = nil) -> StageError
-    {
-        StageError(.transient, reason, minimumWait: retryAfter, dependency: dependency)
+    /// Nothing goes to the retry tiers or the DLQ meanwhile. `credentialsRefused`: it is up but refuses this
+    /// worker's credentials, which pauses the same way (the reason should name the setting to fix).
+    public static func dependencyDown(
+        _ dependency: String,
+        _ reason: String,
+        retryAfter: Duration? = nil,
+        credentialsRefused: Bool = false
+    ) -> StageError {
+        StageError(
+            .transient,
+            reason,
+            minimumWait: retryAfter,
+            dependency: dependency,
+            credentialsRefused: credentialsRefused
+        )
     }
 
     public static func transient(_ reason: String, minimumWait: Duration? = nil) -> StageError {
@@ -170,6 +186,10 @@ public struct StageStatus: Hashable, Sendable {
     /// The dependency every job needs that is down now, if any, and the error it gave.
     public var downDependency: String?
     public var downReason: String?
+    /// Since when (epoch ms) the dependency has been down: its first failure after the last success.
+    public var downSince: Int64?
+    /// Whether the dependency that is down refused this worker's credentials.
+    public var credentialsRefused: Bool
     /// The consumer's latest librdkafka statistics JSON (when statistics are turned on).
     public var consumerStatistics: String?
 
@@ -181,6 +201,8 @@ public struct StageStatus: Hashable, Sendable {
         uncommitted: Int = 0,
         downDependency: String? = nil,
         downReason: String? = nil,
+        downSince: Int64? = nil,
+        credentialsRefused: Bool = false,
         consumerStatistics: String? = nil
     ) {
         self.isRunning = isRunning
@@ -190,6 +212,8 @@ public struct StageStatus: Hashable, Sendable {
         self.uncommitted = uncommitted
         self.downDependency = downDependency
         self.downReason = downReason
+        self.downSince = downSince
+        self.credentialsRefused = credentialsRefused
         self.consumerStatistics = consumerStatistics
     }
 
@@ -197,7 +221,9 @@ public struct StageStatus: Hashable, Sendable {
     /// dependency is down (what `/readyz` answers).
     public var notReadyReason: String? {
         if let dependency = self.downDependency {
-            return "\(dependency) is down: \(self.downReason ?? "")"
+            let state = self.credentialsRefused ? "refuses this worker's credentials" : "is down"
+            let since = self.downSince.map { " since \(UTCInstant(milliseconds: $0).iso8601)" } ?? ""
+            return "\(dependency) \(state)\(since): \(self.downReason ?? "")"
         }
         if !self.isRunning { return "the stage is not running" }
         if self.assignedPartitions == 0 {

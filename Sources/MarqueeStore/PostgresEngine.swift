@@ -265,7 +265,12 @@ final class PostgresEngine: SQLEngine {
         } else {
             reason = "the server does not offer TLS, and the store location requires it (sslmode=require)"
         }
-        return StoreError(.unavailable, "PostgreSQL (\(self.endpoint)) refused the connection: \(reason)")
+        return StoreError(
+            .unavailable,
+            "PostgreSQL (\(self.endpoint)) refused the connection: \(reason); fix the user, password or database "
+                + "in MARQUEE_STORE (or MARQUEE_STORE_FILE)",
+            refusedLogin: true
+        )
     }
 
     func close() async {
@@ -392,24 +397,67 @@ final class PostgresEngine: SQLEngine {
         init(_ value: Value) { self.value = value }
     }
 
-    /// PostgreSQL's errors: no connection, a server shutting down or refusing connections, a login or
-    /// database that does not work (SQLSTATE classes 08, 28, 3D, 53, 57) mean the store is unavailable now; 40001/40P01 are conflicts a retry resolves; other server
-    /// errors reject the data.
-    private func storeError(_ error: any Error) -> any Error {
+    /// PostgreSQL's errors, sorted by whether the data or the server is at fault (docs/store.md, "When the store
+    /// is down"):
+    ///
+    /// - the store is unavailable now: no connection, a server shutting down, starting or refusing connections,
+    ///   a login or database that does not work, resources or the system failing (SQLSTATE classes 08, 28, 3D,
+    ///   53, 57, 58, XX); every error of the client and its pool that is not the server's answer (a connection
+    ///   closed or reset, TLS, the pool's circuit breaker after connections failed for a while, the pool shut
+    ///   down, NIO's channel and socket errors);
+    /// - a conflict a retry resolves: 40001, 40P01, 55P03;
+    /// - the data rejected: every other server error, and a statement with more parameters than the protocol
+    ///   carries.
+    static func storeError(_ error: any Error, endpoint: String) -> any Error {
+        if error is StoreError || error is CancellationError { return error }
         if let error = error as? NoAnswer {
-            return StoreError(.unavailable, "PostgreSQL (\(self.endpoint)) did not answer within \(error.timeout)")
+            return StoreError(.unavailable, "PostgreSQL (\(endpoint)) did not answer within \(error.timeout)")
         }
-        guard let error = error as? PSQLError else { return error }
+        guard let error = error as? PSQLError else {
+            guard Self.isClientFailure(error) else { return error }
+            return StoreError(.unavailable, "PostgreSQL (\(endpoint)) is unreachable: \(Self.describe(error))")
+        }
         if error.code == .server, let state = error.serverInfo?[.sqlState] {
-            let message = "PostgreSQL (\(self.endpoint)): \(error.serverInfo?[.message] ?? "error") [\(state)]"
-            if ["08", "28", "3D", "53", "57"].contains(state.prefix(2)) {
-                return StoreError(.unavailable, message)
+            let message = "PostgreSQL (\(endpoint)): \(error.serverInfo?[.message] ?? "error") [\(state)]"
+            if ["08", "28", "3D", "53", "57", "58", "XX"].contains(state.prefix(2)) {
+                // A login refused after the check (a password rotated while connected, pg_hba.conf reloaded).
+                let isLogin = state.hasPrefix("28") || state == "3D000" || state == "42501"
+                return StoreError(
+                    .unavailable,
+                    isLogin ? message + "; fix the user, password or database in MARQUEE_STORE" : message,
+                    refusedLogin: isLogin
+                )
             }
-            if state == "40001" || state == "40P01" { return StoreError(.conflict, message) }
+            if ["40001", "40P01", "55P03"].contains(state) { return StoreError(.conflict, message) }
             return StoreError(.rejected, message)
+        }
+        if error.code == .tooManyParameters {
+            return StoreError(.rejected, "PostgreSQL (\(endpoint)): a statement has more parameters than it may carry")
         }
         var reason = "\(error.code)"
         if let underlying = error.underlying { reason += ": \(underlying)" }
-        return StoreError(.unavailable, "PostgreSQL (\(self.endpoint)) is unreachable: \(reason)")
+        return StoreError(.unavailable, "PostgreSQL (\(endpoint)) is unreachable: \(reason)")
+    }
+
+    private func storeError(_ error: any Error) -> any Error { Self.storeError(error, endpoint: self.endpoint) }
+
+    /// Whether `error` is the client's or its pool's failure to reach the server: postgres-nio's pool errors,
+    /// NIO's channel, socket, connection and TLS errors. (An error the caller's own code throws is none of these.)
+    static func isClientFailure(_ error: any Error) -> Bool {
+        if error is ChannelError || error is IOError || error is NIOSSLError { return true }
+        let type = String(reflecting: Swift.type(of: error))
+        return type.contains("ConnectionPoolError") || type.contains("NIOConnectionError")
+    }
+
+    /// An error of the client or its pool in a few words. The pool's errors (postgres-nio's
+    /// `_ConnectionPoolModule`, an underscored module this package does not import) are told by their
+    /// description, which names the case.
+    static func describe(_ error: any Error) -> String {
+        let text = String(describing: error)
+        if text.contains("connectionCreationCircuitBreakerTripped") {
+            return "no connection could be made for a while (the connection pool's circuit breaker tripped)"
+        }
+        if text.contains("poolShutdown") { return "the connection pool is shut down" }
+        return text
     }
 }

@@ -115,14 +115,16 @@ final class SQLiteEngine: SQLEngine {
         }
     }
 
-    /// SQLite's errors: a busy or locked database, I/O and "cannot open" mean the store is unavailable now;
-    /// constraint and type errors mean the data is rejected.
+    /// SQLite's errors: a busy or locked database, I/O, a full disk, a read-only or unopenable file, a file that
+    /// is not (or no longer) a database, permissions mean the store is unavailable now (docs/store.md, "When the
+    /// store is down"); constraint and type errors mean the data is rejected.
     static func storeError(_ error: any Error, path: String) -> any Error {
         guard let error = error as? DatabaseError else { return error }
         let message = "SQLite (\(path)): \(error.message ?? "\(error.resultCode)")"
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_FULL, .SQLITE_READONLY,
-            .SQLITE_PROTOCOL, .SQLITE_NOMEM:
+            .SQLITE_PROTOCOL, .SQLITE_NOMEM, .SQLITE_CORRUPT, .SQLITE_NOTADB, .SQLITE_PERM, .SQLITE_AUTH,
+            .SQLITE_NOLFS:
             return StoreError(.unavailable, message)
         default:
             return StoreError(.rejected, message)

@@ -31,11 +31,15 @@ public struct StoreError: RetriableError, Sendable {
     public var message: String
     /// For ``Code-swift.enum/invalidRecord``: the field at fault (`nil` when the record as a whole is wrong).
     public var field: String?
+    /// For ``Code-swift.enum/unavailable``: the server is up but refused the login (a role, a password, a
+    /// database, `pg_hba.conf`): the location's credentials need fixing, not the server.
+    public var refusedLogin: Bool
 
-    public init(_ code: Code, _ message: String, field: String? = nil) {
+    public init(_ code: Code, _ message: String, field: String? = nil, refusedLogin: Bool = false) {
         self.code = code
         self.message = message
         self.field = field
+        self.refusedLogin = refusedLogin
     }
 
     /// A record of `kind` and `key` the store refuses (``Code-swift.enum/invalidRecord``).

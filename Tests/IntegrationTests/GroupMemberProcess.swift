@@ -135,6 +135,9 @@ final class ChildProcess: Sendable {
         return await self.waitForExit()
     }
 
+    /// The exit status once the child exited, `nil` while it runs.
+    var exitStatus: Int32? { self.exit.state.withLock { $0.status } }
+
     /// The exit status (or the signal that ended it).
     func waitForExit() async -> Int32 {
         await withCheckedContinuation { continuation in

@@ -258,6 +258,8 @@ struct IndexWorker {
     let written: Observed<Int>
     /// Whether the stage is paused for a down store now.
     let paused: Observed<Bool>
+    /// The reason (`marquee.error`) of every pause so far.
+    let downReasons: Observed<[String]>
     /// The allocator the start-up line names (`marquee.allocator`).
     let allocator: String
     /// The messages of the warnings logged before the start-up line.
@@ -267,11 +269,13 @@ struct IndexWorker {
         topics: StageTopics,
         group: String,
         store: StoreLocation,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:],
+        onError: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws -> IndexWorker {
         let stored = Observed(0)
         let written = Observed(0)
         let paused = Observed(false)
+        let downReasons = Observed<[String]>([])
         let warnings = Observed<[String]>([])
         let started = AsyncStream<(base: String, allocator: String)>.makeStream()
         let process = try ChildProcess(
@@ -293,6 +297,7 @@ struct IndexWorker {
                 return nil
             }
             if field("level") == "warning", let message = field("msg") { warnings.update { $0.append(message) } }
+            if field("level") == "error", let message = field("msg") { onError(message) }
             switch field("msg") {
             case "records worker started":
                 if let url = field("marquee.metrics") {
@@ -305,8 +310,9 @@ struct IndexWorker {
                 let rows = Int(field("marquee.batch.rows_written") ?? "") ?? 0
                 stored.update { $0 += records }
                 written.update { $0 += rows }
-            case let message? where message.contains("is down: pausing the stage"):
+            case let message? where message.contains(": pausing the stage"):
                 paused.update { $0 = true }
+                downReasons.update { $0.append(field("marquee.error") ?? "") }
             case let message? where message.contains("is back"):
                 paused.update { $0 = false }
             default: break
@@ -320,6 +326,7 @@ struct IndexWorker {
             stored: stored,
             written: written,
             paused: paused,
+            downReasons: downReasons,
             allocator: allocator,
             warnings: warnings.snapshot
         )

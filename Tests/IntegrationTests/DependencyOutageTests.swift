@@ -1,0 +1,199 @@
+import MarqueeKafka
+import MarqueePipeline
+import MarqueeTestSupport
+import Synchronization
+import Testing
+
+@testable import MarqueeStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A dependency that is down, for however long and in whatever way, pauses the stage: nothing reaches a retry
+/// tier or a dead-letter topic, the worker keeps running, and it resumes once the dependency is back
+/// (docs/stage.md, "When a dependency is down").
+@Suite(.timeLimit(.minutes(5)), .enabled(if: TestEnvironment.isIntegrationEnabled))
+struct DependencyOutageTests {
+    /// PostgreSQL stopped for longer than postgres-nio's pool takes to trip its circuit breaker (60 s of failed
+    /// connections: its requests then fail with `connectionCreationCircuitBreakerTripped`, which the store once
+    /// took for an ordinary failure) and longer than every retry tier: the indexer stays paused throughout.
+    @Test func theStoreDownPastThePoolsCircuitBreakerAndEveryRetryTierDeadLettersNothing() async throws {
+        let postgres = try await PostgresServerProcess.start()
+        let location = try StoreLocation(parsing: postgres.url)
+        let topics = try await indexTopics()
+        let worker = try await IndexWorker.start(
+            topics: topics,
+            group: TestEnvironment.uniqueName("index"),
+            store: location,
+            environment: ["MARQUEE_INDEX_BATCH_SIZE": "50", "MARQUEE_STORE_TIMEOUT": "3"]
+        )
+        try await produce((1...100).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
+        try await worker.stored.wait("the first records stored") { $0 >= 100 }
+
+        try await postgres.stop()
+        try await produce((101...300).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
+        try await worker.paused.wait("the stage paused for the store") { $0 }
+        // The pool's breaker trips after a minute of failed connections; the stage keeps pausing past it.
+        try await worker.downReasons.wait("the pool's circuit breaker tripped", timeout: .seconds(150)) {
+            $0.contains { $0.contains("circuit breaker tripped") }
+        }
+        let (status, body) = try await httpGet(worker.base + "/readyz")
+        #expect(status == 503)
+        #expect(body.contains("the store is down since 20"), "what is down and since when: \(body)")
+        let metrics = try await httpGet(worker.base + "/metrics").1
+        let down = metrics.split(separator: "\n").first { $0.hasPrefix("marquee_stage_dependency_down_seconds{") }
+        #expect((down?.split(separator: " ").last.flatMap { Double($0) } ?? 0) >= 60, "\(down ?? "no gauge")")
+
+        try await postgres.restart()
+        let back = ContinuousClock.now
+        try await worker.stored.wait("every record stored after the restart", timeout: .seconds(90)) { $0 >= 300 }
+        #expect(ContinuousClock.now - back < .seconds(30), "resumed within the pause's bounded backoff")
+        #expect(try await httpGet(worker.base + "/readyz").0 == 200)
+        try await expectNothingRetriedOrDeadLettered(topics)
+        let store = try Store.open(location, logger: .marqueeTest)
+        #expect(try await store.engine.read("SELECT COUNT(*) FROM movies", []) == [[.int(300)]])
+        await store.close()
+        await worker.stop()
+        await postgres.shutdown()
+    }
+
+    /// A login PostgreSQL refuses (here a database that does not exist, FATAL 3D000; a rotated password is
+    /// 28P01) pauses like an outage, loudly: an error line and a `/readyz` reason naming the setting to fix, and
+    /// `marquee_stage_credentials_refused` at 1 for an alert. Once fixed, the stage resumes by itself.
+    @Test func aRefusedLoginPausesLoudlyNamesTheSettingAndResumesOnceFixed() async throws {
+        let postgres = try await PostgresServerProcess.start()
+        let database = "later_" + String(TestEnvironment.uniqueName("db").map { $0 == "-" ? "_" : $0 })
+        let location = try StoreLocation(
+            parsing: "postgres://\(PostgresServerProcess.user)@127.0.0.1:\(postgres.port)/\(database)"
+        )
+        let topics = try await indexTopics()
+        let errors = Mutex<[String]>([])
+        let worker = try await IndexWorker.start(
+            topics: topics,
+            group: TestEnvironment.uniqueName("index"),
+            store: location,
+            environment: ["MARQUEE_INDEX_BATCH_SIZE": "20", "MARQUEE_STORE_TIMEOUT": "3"],
+            onError: { line in errors.withLock { $0.append(line) } }
+        )
+        try await produce((1...40).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
+        try await worker.paused.wait("the stage paused for the refused login") { $0 }
+        let logged = errors.withLock { $0 }.first { $0.contains("refuses this worker's credentials") }
+        #expect(logged != nil, "an error line: \(errors.withLock { $0 })")
+        let (status, body) = try await httpGet(worker.base + "/readyz")
+        #expect(status == 503)
+        #expect(body.contains("the store refuses this worker's credentials since 20"), "\(body)")
+        #expect(body.contains("3D000") && body.contains("MARQUEE_STORE"), "\(body)")
+        let metrics = try await httpGet(worker.base + "/metrics").1
+        #expect(metrics.contains(#"marquee_stage_credentials_refused{stage="records"} 1"#), "\(metrics)")
+
+        // The operator fixes it (here: the database the location names now exists).
+        _ = try await postgres.psql("CREATE DATABASE \(database)")
+        try await worker.stored.wait("every record stored once the login works", timeout: .seconds(60)) { $0 >= 40 }
+        #expect(try await httpGet(worker.base + "/readyz").0 == 200)
+        let after = try await httpGet(worker.base + "/metrics").1
+        #expect(after.contains(#"marquee_stage_credentials_refused{stage="records"} 0"#), "\(after)")
+        #expect(after.contains(#"marquee_stage_dependency_down_seconds{stage="records"} 0"#), "\(after)")
+        try await expectNothingRetriedOrDeadLettered(topics)
+        await worker.stop()
+        await postgres.shutdown()
+    }
+
+    /// The broker frozen while a fetch job runs, for longer than the producer's delivery timeout: the job's
+    /// outputs are not acknowledged, which used to stop the stage and the worker (exit 1). Now the job is handed
+    /// back uncommitted and the stage pauses; once the broker is back the job runs again and its records arrive.
+    @Test func theBrokerFrozenPastTheDeliveryTimeoutPausesTheFetchWorkerWhichKeepsRunning() async throws {
+        let broker = try await BrokerProcess.start()
+        defer { broker.stop() }
+        let prefix = TestEnvironment.uniqueName("mqbo") + "."
+        let environment: [String: String?] = [
+            "MARQUEE_BROKERS": broker.address, "MARQUEE_TOPIC_PREFIX": prefix, "MARQUEE_TOPIC_PARTITIONS": "2",
+            "MARQUEE_RETRY_DELAYS": "200ms,400ms,800ms", "MARQUEE_CONFIG": nil, "MARQUEE_KAFKA_PROPERTIES": nil,
+        ]
+        let created = try await runBuiltExecutable("marquee", ["topics", "create"], environment: environment)
+        try #require(created.status == 0, "\(created.standardError)")
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--movies", "100", "--latency-ms", "3000"])
+        defer { emulator.terminate() }
+        let downs = Mutex<[String]>([])
+        let lines = Mutex<[String]>([])
+        let (worker, base) = try await startFetchWorker(
+            emulator: emulator,
+            prefix: prefix,
+            environment: [
+                "MARQUEE_BROKERS": broker.address, "TMDB_API_KEY": "marquee-emulator",
+                "KOFIC_API_KEY": "marquee-emulator", "KAKAO_REST_API_KEY": "marquee-emulator",
+                // The broker's acknowledgement is given up on after 4 s (librdkafka's delivery timeout; a
+                // request in flight after 2 s), before the consumer's session ends (30 s): the job still owns its
+                // partition when its delivery fails. (Past the session the partition is lost and the job, cancelled
+                // then, is left uncommitted for the next owner: that way ended the worker too, once.)
+                "MARQUEE_KAFKA_PROPERTIES": "delivery.timeout.ms=4000,request.timeout.ms=2000",
+                "MARQUEE_SESSION_TIMEOUT": "30s",
+            ]
+        ) { line in
+            if line.contains("the broker is down: pausing the stage") { downs.withLock { $0.append(line) } }
+            if !line.contains("\"debug\"") { lines.withLock { $0.append(line) } }
+        }
+        defer { worker.signal(SIGKILL) }
+        let enqueued = try await runBuiltExecutable(
+            "marquee",
+            ["enqueue", "tmdb-list", "popular", "--pages", "1-2"],
+            environment: environment
+        )
+        try #require(enqueued.status == 0, "\(enqueued.standardError)")
+        // Both jobs are in the worker's hands (their requests arrived; the answers take 3 s): freeze the broker.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ((try await emulator.stats()["routes"] as? [String: Any])?["tmdb.list"] as? Int ?? 0) < 2 {
+            try #require(ContinuousClock.now < deadline, "the worker never called the emulator")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        broker.freeze()
+        // Past the delivery timeout the stage pauses for the broker, and does so again while it stays down.
+        let frozen = ContinuousClock.now
+        while downs.withLock({ $0.count }) < 2 {
+            try #require(
+                ContinuousClock.now - frozen < .seconds(90),
+                "the stage never paused for the broker: \(lines.withLock { $0.suffix(10) })"
+            )
+            try #require(
+                worker.exitStatus == nil,
+                "the worker exited while the broker was down: \(lines.withLock { $0.suffix(5) })"
+            )
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        broker.thaw()
+
+        // The jobs run again, and succeed.
+        let admin = try KafkaAdmin(configuration: KafkaConfiguration(brokers: broker.address), logger: .marqueeTest)
+        let recovered = ContinuousClock.now
+        let succeeded = #"marquee_stage_jobs_total{stage="fetch",kind="tmdb.list",outcome="succeeded"} 2"#
+        while !(try await httpGet(base + "/metrics").1.contains(succeeded)) {
+            try #require(
+                ContinuousClock.now - recovered < .seconds(90),
+                "the jobs did not succeed after the outage: \(lines.withLock { $0.suffix(5) })"
+            )
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(worker.exitStatus == nil, "the worker kept running")
+        for topic in ["\(prefix)fetch.retry.1", "\(prefix)fetch.dlq"] {
+            let held = try await admin.watermarks(topic: topic).values.map { $0.end - $0.start }.reduce(0, +)
+            #expect(held == 0, "\(topic) holds \(held) messages")
+        }
+        var ready = try await httpGet(base + "/readyz").0
+        let settle = ContinuousClock.now
+        while ready != 200, ContinuousClock.now - settle < .seconds(30) {
+            try await Task.sleep(for: .milliseconds(200))
+            ready = try await httpGet(base + "/readyz").0
+        }
+        #expect(ready == 200)
+    }
+}
+
+/// Nothing of the stage went to its retry tiers or its dead-letter topic.
+private func expectNothingRetriedOrDeadLettered(_ topics: StageTopics) async throws {
+    let admin = try KafkaAdmin(configuration: TestEnvironment.kafka, logger: .marqueeTest)
+    for topic in topics.all where topic != topics.main {
+        let marks = (try? await admin.watermarks(topic: topic)) ?? [:]
+        let held = marks.values.map { $0.end - $0.start }.reduce(0, +)
+        #expect(held == 0, "\(topic) holds \(held) messages")
+    }
+}
