@@ -603,6 +603,7 @@ def check_metrics(report: Report, documents: dict[str, list], metrics: set[str])
     report.check(any("marquee_stage_consumer_lag" in e and "deriv" in e for e in alerts.values()), "alerts: lag growing")
     report.check(any("marquee_stage_dlq_total" in e and "increase" in e for e in alerts.values()), "alerts: dead letters arriving")
     report.check(any("marquee_stage_ready" in e and "== 0" in e for e in alerts.values()), "alerts: worker not ready")
+    report.check(any("marquee_stage_credentials_refused" in e for e in alerts.values()), "alerts: credentials refused")
 
     try:
         dashboard = json.loads(read("deploy/base/grafana-dashboard.json"))
