@@ -87,6 +87,17 @@ public final class MotoServerProcess: Sendable {
         throw lastError ?? Failure(description: "moto did not start")
     }
 
+    /// Starts moto on `port` of 127.0.0.1 (a port a test chose before, with ``freePort()``) and returns once it
+    /// listens: an S3 endpoint that comes up while a worker already uses it.
+    ///
+    /// - Throws: ``Failure`` when `moto_server` is missing, exits (the port is taken), or stays silent.
+    public static func start(port: Int, timeout: Duration = .seconds(60)) async throws -> MotoServerProcess {
+        guard let executable = Self.executablePath else {
+            throw Failure(description: "moto_server not found in .deps/venv/bin (run scripts/setup.sh)")
+        }
+        return try await Self.start(executable: executable, port: port, timeout: timeout)
+    }
+
     private static func start(executable: String, port: Int, timeout: Duration) async throws -> MotoServerProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)

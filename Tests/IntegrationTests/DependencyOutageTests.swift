@@ -1,3 +1,7 @@
+import MarqueeCore
+import MarqueeHTTP
+import MarqueeImageStore
+@_spi(Testing) import MarqueeImaging
 import MarqueeKafka
 import MarqueePipeline
 import MarqueeTestSupport
@@ -147,9 +151,11 @@ struct DependencyOutageTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         broker.freeze()
-        // Past the delivery timeout the stage pauses for the broker, and does so again while it stays down.
+        // Past the delivery timeout the stage pauses for the broker. The outage then lasts 15 s more (three
+        // delivery timeouts), the worker running throughout.
         let frozen = ContinuousClock.now
-        while downs.withLock({ $0.count }) < 2 {
+        var pausedAt: ContinuousClock.Instant?
+        while pausedAt.map({ ContinuousClock.now - $0 < .seconds(15) }) ?? true {
             try #require(
                 ContinuousClock.now - frozen < .seconds(90),
                 "the stage never paused for the broker: \(lines.withLock { $0.suffix(10) })"
@@ -158,7 +164,8 @@ struct DependencyOutageTests {
                 worker.exitStatus == nil,
                 "the worker exited while the broker was down: \(lines.withLock { $0.suffix(5) })"
             )
-            try await Task.sleep(for: .milliseconds(200))
+            if pausedAt == nil, !downs.withLock({ $0.isEmpty }) { pausedAt = .now }
+            try await Task.sleep(for: .milliseconds(200))  // polls the worker's state while the outage lasts
         }
         broker.thaw()
 
@@ -185,6 +192,115 @@ struct DependencyOutageTests {
             ready = try await httpGet(base + "/readyz").0
         }
         #expect(ready == 200)
+    }
+}
+
+extension DependencyOutageTests {
+    /// The image store unreachable (an S3 endpoint nobody listens on), then up: the image worker pauses and
+    /// stores every image once it is there. Then a worker whose keys S3 refuses (403) pauses loudly, naming the
+    /// settings to fix, and the images wait for a worker with the right keys. Nothing is retried or
+    /// dead-lettered throughout.
+    @Test func theImageStoreUnreachableOrRefusingTheKeysPausesAndNothingIsDeadLettered() async throws {
+        let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--seed", "4", "--movies", "10"])
+        defer { emulator.terminate() }
+        let poster = try SyntheticImage.render(
+            .init(width: 300, height: 450, pattern: .random(seed: 5), encoding: .jpeg(quality: 85))
+        )
+        for index in 0..<3 { try await emulator.putFile("p\(index).jpg", poster, contentType: "image/jpeg") }
+        let (prefix, images, records) = try await imageProcessTopics("mqis")
+        let port = try MotoServerProcess.freePort()
+        let location = "s3://marquee-images/posters?endpoint=http://127.0.0.1:\(port)&region=us-east-1"
+        func startWorker(keys: (String, String)) async throws -> (ChildProcess, String, Observed<[String]>) {
+            let lines = Observed<[String]>([])
+            let started = AsyncStream<String>.makeStream()
+            let worker = try ChildProcess(
+                "marquee-images",
+                arguments: [],
+                environment: imageWorkerEnvironment(prefix: prefix, folder: "/nonexistent").merging([
+                    "MARQUEE_GROUP": "\(prefix)images", "MARQUEE_RETRY_DELAYS": "200ms",
+                    "MARQUEE_ALLOW_PRIVATE_ADDRESSES": "1", "MARQUEE_IMAGE_HOSTS": "127.0.0.1",
+                    "MARQUEE_IMAGE_STORE": location, "AWS_ACCESS_KEY_ID": keys.0, "AWS_SECRET_ACCESS_KEY": keys.1,
+                ]) { $1 },
+                readsStandardError: true
+            ) { line in
+                lines.update { $0.append(String(line)) }
+                if line.contains("\"images worker started\""),
+                    let url = line.split(separator: "\"").first(where: { $0.hasSuffix("/metrics") })
+                {
+                    started.continuation.yield(String(url.dropLast("/metrics".count)))
+                }
+            }
+            var iterator = started.stream.makeAsyncIterator()
+            return (worker, try #require(await iterator.next(), "the worker starts"), lines)
+        }
+        func waitForPause(_ lines: Observed<[String]>, saying text: String) async throws {
+            try await lines.wait("a pause saying '\(text)'") { $0.contains { $0.contains(text) } }
+        }
+
+        // Nobody listens on the endpoint yet.
+        let (first, base, lines) = try await startWorker(keys: ("any", "any"))
+        for index in 0..<3 {
+            try await enqueue(
+                ImageJob(url: emulator.fileURL("p\(index).jpg"), owner: "test:p\(index)", role: .poster),
+                to: images
+            )
+        }
+        try await waitForPause(lines, saying: "the image store is down: pausing the stage")
+        let (status, body) = try await httpGet(base + "/readyz")
+        #expect(status == 503 && body.contains("the image store is down since 20"), "\(status) \(body)")
+
+        // S3 comes up there (no authentication yet), with its bucket: every image is stored.
+        let moto = try await MotoServerProcess.start(port: port)
+        defer { moto.terminate() }
+        let fetcher = try HTTPFetcher(configuration: HTTPFetcherConfiguration(), logger: .marqueeTest)
+        let store = try #require(
+            try ImageStores.make(
+                location: location,
+                environment: ["AWS_ACCESS_KEY_ID": "any", "AWS_SECRET_ACCESS_KEY": "any"],
+                fetcher: fetcher,
+                logger: .marqueeTest
+            ) as? S3ImageStore
+        )
+        try await store.createBucket()
+        await fetcher.shutdown()
+        // At least once: a job whose store call failed at the cut may have been stored twice.
+        try await readKeys(["test:p0:poster", "test:p1:poster", "test:p2:poster"], from: records.main)
+
+        first.signal(SIGTERM)
+        #expect(await first.waitForExit() == 0)
+
+        // S3 now checks signatures: a worker with keys it does not know is refused (403) and pauses, loudly.
+        let keys = try await moto.createUser("marquee-images")
+        try await moto.enableAuthentication()
+        let (refused, refusedBase, refusedLines) = try await startWorker(keys: ("AKIAWRONGWRONGWRONG", "wrong"))
+        try await emulator.putFile("p3.jpg", poster, contentType: "image/jpeg")
+        try await enqueue(ImageJob(url: emulator.fileURL("p3.jpg"), owner: "test:p3", role: .poster), to: images)
+        try await waitForPause(refusedLines, saying: "the image store refuses this worker's credentials")
+        let readiness = try await httpGet(refusedBase + "/readyz").1
+        #expect(readiness.contains("AWS_ACCESS_KEY_ID"), "\(readiness)")
+        let metrics = try await httpGet(refusedBase + "/metrics").1
+        #expect(metrics.contains(#"marquee_stage_credentials_refused{stage="images"} 1"#), "\(metrics)")
+        refused.signal(SIGTERM)
+        #expect(await refused.waitForExit() == 0)
+
+        // The right keys: the image that waited is stored.
+        let (fixed, _, _) = try await startWorker(keys: (keys.accessKeyID, keys.secretAccessKey))
+        try await readKeys(["test:p3:poster"], from: records.main)
+        fixed.signal(SIGTERM)
+        #expect(await fixed.waitForExit() == 0)
+        try await expectNothingRetriedOrDeadLettered(images)
+    }
+}
+
+/// Reads a records topic in a fresh group until every key of `keys` was seen.
+private func readKeys(_ keys: Set<String>, from topic: String) async throws {
+    try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [topic])) {
+        consumer in
+        var missing = keys
+        for try await message in consumer.messages where isEntityRecord(message) {
+            missing.remove(try Record.decode(message.value).key)
+            if missing.isEmpty { break }
+        }
     }
 }
 
