@@ -666,7 +666,10 @@ let package = Package(
         ),
         .testTarget(
             name: "MarqueeStoreTests",
-            dependencies: ["MarqueeCore", "MarqueeJSON", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport"],
+            dependencies: [
+                "MarqueeCore", "MarqueeJSON", "MarqueeSources", "MarqueeStore", "MarqueeTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
