@@ -110,8 +110,8 @@ fi
 "$bin/marquee" topics create >/dev/null
 echo "Topics are ready (marquee topics list shows them)."
 
-# The workers, kept running like a process manager would: one that stops (a broker it could not reach for longer
-# than its delivery timeout ends the stage; its jobs are redelivered) is reported and started again.
+# The workers, kept running like a process manager would: one that stops is reported and started again (an
+# outage of a dependency pauses a stage instead; docs/stage.md, "A dependency down for everyone").
 workers=""
 slots=()  # "program|stage|address|index" per worker; worker_pids[] parallel to it
 worker_pids=()

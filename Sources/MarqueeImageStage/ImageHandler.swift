@@ -269,7 +269,7 @@ public struct ImageHandler: StageHandler {
         }
     }
 
-    /// Every failure of the image store pauses the stage (docs/stage.md, "When a dependency is down"): down,
+    /// Every failure of the image store pauses the stage (docs/stage.md, "A dependency down for everyone"): down,
     /// full, read-only, throttling, or refusing the credentials — none of it is the image's fault.
     private static func storeDown(_ error: any Error) -> StageError {
         if let error = error as? StageError { return error }

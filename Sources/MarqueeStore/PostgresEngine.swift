@@ -397,8 +397,8 @@ final class PostgresEngine: SQLEngine {
         init(_ value: Value) { self.value = value }
     }
 
-    /// PostgreSQL's errors, sorted by whether the data or the server is at fault (docs/store.md, "When the store
-    /// is down"):
+    /// PostgreSQL's errors, sorted by whether the data or the server is at fault (docs/stage.md, "What each
+    /// failure is"):
     ///
     /// - the store is unavailable now: no connection, a server shutting down, starting or refusing connections,
     ///   a login or database that does not work, resources or the system failing (SQLSTATE classes 08, 28, 3D,

@@ -116,8 +116,8 @@ final class SQLiteEngine: SQLEngine {
     }
 
     /// SQLite's errors: a busy or locked database, I/O, a full disk, a read-only or unopenable file, a file that
-    /// is not (or no longer) a database, permissions mean the store is unavailable now (docs/store.md, "When the
-    /// store is down"); constraint and type errors mean the data is rejected.
+    /// is not (or no longer) a database, permissions mean the store is unavailable now (docs/stage.md, "What each
+    /// failure is"); constraint and type errors mean the data is rejected.
     static func storeError(_ error: any Error, path: String) -> any Error {
         guard let error = error as? DatabaseError else { return error }
         let message = "SQLite (\(path)): \(error.message ?? "\(error.resultCode)")"

@@ -16,7 +16,7 @@ import Glibc
 
 /// A dependency that is down, for however long and in whatever way, pauses the stage: nothing reaches a retry
 /// tier or a dead-letter topic, the worker keeps running, and it resumes once the dependency is back
-/// (docs/stage.md, "When a dependency is down").
+/// (docs/stage.md, "A dependency down for everyone").
 @Suite(.timeLimit(.minutes(5)), .enabled(if: TestEnvironment.isIntegrationEnabled))
 struct DependencyOutageTests {
     /// PostgreSQL stopped for longer than postgres-nio's pool takes to trip its circuit breaker (60 s of failed

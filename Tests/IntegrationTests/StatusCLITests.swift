@@ -66,7 +66,7 @@ struct StatusCLITests {
         let downStatus = try #require(byAddress[address(down)])
         #expect(downStatus["state"] as? String == "not-ready")
         // The worker's reason as text, not the JSON of an HTTP error.
-        #expect((downStatus["reason"] as? String ?? "").hasPrefix("the store is down: "), "\(downStatus)")
+        #expect((downStatus["reason"] as? String ?? "").hasPrefix("the store is down since "), "\(downStatus)")
         #expect(!(downStatus["reason"] as? String ?? "").contains("{"), "\(downStatus)")
 
         let missing = try #require(byAddress["127.0.0.1:1"])
@@ -92,7 +92,10 @@ struct StatusCLITests {
         )
         #expect(downTable.status == 1, "\(downTable.standardError)")
         let downRow = try #require(downTable.standardOutput.split(separator: "\n").last)
-        #expect(downRow.contains("not-ready") && downRow.contains("the store is down: "), "\(downTable.standardOutput)")
+        #expect(
+            downRow.contains("not-ready") && downRow.contains("the store is down since "),
+            "\(downTable.standardOutput)"
+        )
         #expect(!downRow.contains("{\"error\""), "\(downTable.standardOutput)")
 
         // The worker answers the name it was given, IP addresses and names without a dot; another site's name
