@@ -1,3 +1,5 @@
+import MarqueeCore
+import MarqueeJSON
 import MarqueeKafka
 import MarqueeTestSupport
 import Testing
@@ -88,6 +90,24 @@ struct DrainCLITests {
         #expect(run.standardOutput.contains("marquee: " + notice), "\(run.standardOutput)")
         #expect(run.standardError.contains("marquee: " + notice), "the timeout repeats it: \(run.standardError)")
         #expect(!run.standardOutput.contains("records: group"), "nobody else consumes records: \(run.standardOutput)")
+
+        // `marquee lag` (and the dashboard, on the same sampler) says the same in the stage's reason.
+        let lag = try await runBuiltExecutable(
+            "marquee",
+            ["lag", "--stage", "fetch", "--json", "--samples", "1"],
+            environment: environment
+        )
+        #expect(lag.status == 0, "\(lag.standardError)")
+        let report = try JSONValue.parse(Array(lag.standardOutput.utf8))
+        guard case .object(let document) = report, case .array(let stages)? = document["stages"],
+            case .object(let stage)? = stages.first
+        else {
+            Issue.record("not a lag report: \(lag.standardOutput)")
+            return
+        }
+        #expect(stage["other_consumers"] == .array([.string(elsewhere)]), "\(lag.standardOutput)")
+        #expect(stage["reason"] == .string(String(notice.dropFirst("fetch: ".count))), "\(lag.standardOutput)")
+        #expect(stage["status"] == .string("STOPPED"))
 
         // Told the workers' group, drain reads it: no such notice.
         environment["MARQUEE_GROUP_FETCH"] = elsewhere
