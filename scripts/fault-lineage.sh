@@ -12,6 +12,13 @@ lineage_orphans() {
     sql "SELECT count(*) FROM job_outcomes o WHERE parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM job_outcomes p WHERE p.job_id = o.parent_id AND p.spawned ? o.job_id)"
 }
 
+# Dead letters whose reason is a dependency that was down (the store, the image store, the broker), not the job:
+# each is a record dead-lettered for an outage, which a stage must pause for instead (docs/stage.md, "What each
+# failure is"). Goal: 0.
+lineage_dead_lettered_during_outage() {
+    sql "SELECT count(*) FROM job_outcomes WHERE outcome = 'dead-lettered' AND coalesce(error, '') ~* '(postgresql|sqlite|image store|the store|broker|kafkaerror|connection pool|circuit breaker)'"
+}
+
 # What a failure needs to be found, printed under the report: each lost job (at most 10) with the parent that names
 # it, and each stray outcome (at most 5) with its parent's outcome. Arguments: the two counts above.
 lineage_details() { # missing orphans

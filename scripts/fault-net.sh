@@ -18,7 +18,8 @@
 #   scale-up     marquee-fetch and marquee-images from 1 to 4 processes, one step at a time (short form: plus two kill -9s)
 #   host-cut     worker host w1 cut off for FAULT_NET_WORKER_CUT (30) s while its processes hold jobs
 #   kill         (long form only) a random worker kill -9'd every KILL_EVERY s, restarted at once
-#   store-cut    the store host cut off for FAULT_NET_STORE_CUT (30) s
+#   store-cut    the store host cut off for FAULT_NET_STORE_CUT s (short 90, long 720: past every retry tier and
+#                postgres-nio's circuit breaker)
 #   broker-cut   the broker host cut off for FAULT_NET_BROKER_CUT (15) s
 #   scale-down   marquee-fetch and marquee-images from 4 processes back to 1 (SIGTERM, as an orchestrator does), one
 #                at a time, each once the group has settled (a quirk of the test broker, see settle() below)
@@ -37,8 +38,9 @@
 # dead letters, reruns and regressions; for the host cut, how soon the cut-off host's processes own partitions
 # again after its link's return (goal: 15 s). A monitor samples every worker's /metrics every 2 s (monitor.tsv).
 # The last line:
-#   fault-net: jobs=… lost=… duplicates=… rerun=… lineage_regressions=… max_unowned_s=… drain_s=…
-# It exits 1 when a job was lost, a row duplicated, a lineage regressed or the crawl did not drain; without root
+#   fault-net: jobs=… lost=… duplicates=… dead_lettered_during_outage=… rerun=… lineage_regressions=… max_unowned_s=… drain_s=…
+# It exits 1 when a job was lost, a row duplicated, a record dead-lettered for an outage (the store, image store or
+# broker down), a lineage regressed or the crawl did not drain; without root
 # or network namespaces it says why, prints "fault-net: skipped" and exits 0.
 #
 # Settings (environment):
@@ -49,7 +51,7 @@
 #                            timeouts a 5 s store deadline, PostgreSQL's keep-alives and checks and the hosts'
 #                            keep-alive timing (docs/deploy.md, "On a real network"); `defaults` leaves all of
 #                            them at librdkafka's, PostgreSQL's and the kernel's defaults, to compare
-#   FAULT_NET_WORKER_CUT=30 FAULT_NET_STORE_CUT=30 FAULT_NET_BROKER_CUT=15   seconds of each cut
+#   FAULT_NET_WORKER_CUT=30 FAULT_NET_STORE_CUT=90|720 FAULT_NET_BROKER_CUT=15   seconds of each cut
 #   FAULT_NET_SUBNET=10.77.0 the first three octets of the private /24 used inside the namespaces
 #   FAULT_NET_STEP           seconds between the scale waves' steps (short 4, long 10)
 #   KILL_EVERY               seconds between kill -9s in the kill wave (long form: 6, for 60 s)
@@ -118,7 +120,9 @@ pages=${FAULT_NET_PAGES:-$((short == 1 ? 2 : 71))}
 hosts=${FAULT_NET_HOSTS:-3}
 tuning=${FAULT_NET_TUNING:-recommended}
 worker_cut=${FAULT_NET_WORKER_CUT:-30}
-store_cut=${FAULT_NET_STORE_CUT:-30}
+# The store is cut for longer than the longest retry tier (15 s here) and than postgres-nio's pool takes to trip its
+# circuit breaker (60 s): an indexer must pause throughout, never dead-letter.
+store_cut=${FAULT_NET_STORE_CUT:-$((short == 1 ? 90 : 720))}
 broker_cut=${FAULT_NET_BROKER_CUT:-15}
 kill_every=${KILL_EVERY:-6}
 max_wait=${MAX_WAIT:-$((short == 1 ? 5 : 30))m}
@@ -653,6 +657,7 @@ done_jobs=$(sql "SELECT count(*) FROM job_outcomes WHERE outcome = 'done'")
 dead=$(sql "SELECT count(*) FROM job_outcomes WHERE outcome = 'dead-lettered'")
 retrying=$(sql "SELECT count(*) FROM job_outcomes WHERE outcome = 'retried'")
 unexplained=$(sql "SELECT count(*) FROM job_outcomes WHERE outcome = 'dead-lettered' AND coalesce(error, '') = ''")
+outage_dead=$(lineage_dead_lettered_during_outage)
 missing=$(lineage_missing)
 orphans=$(lineage_orphans)
 duplicates=$(sql "SELECT (SELECT count(*) - count(DISTINCT movie_id) FROM movies) + (SELECT count(*) - count(DISTINCT review_id) FROM reviews) + (SELECT count(*) - count(DISTINCT job_id) FROM job_outcomes)")
@@ -685,6 +690,7 @@ undrained=$(awk -F'\t' '$2 ~ /^wave-drained / && $2 !~ / 0$/' "$logs/events.tsv"
 ((lost == 0)) || failures+=("$lost jobs lost ($missing spawned without a final outcome, $((root_count - roots_seen)) roots without an outcome)")
 ((retrying == 0)) || failures+=("$retrying jobs still wait for a retry")
 ((unexplained == 0)) || failures+=("$unexplained dead letters without a reason")
+((outage_dead == 0)) || failures+=("$outage_dead dead letters for an outage (the store, the image store or the broker down)")
 ((duplicates == 0)) || failures+=("$duplicates duplicate rows")
 [[ "$lag" == 0 ]] || failures+=("lag at the end is $lag, not 0")
 [[ "$regressions" == 0 ]] || failures+=("$regressions lineage regressions (done or dead-lettered back to retried)")
@@ -694,7 +700,7 @@ if ((${#failures[@]})); then
 else
     echo "OK: every job accounted for, none lost, no duplicates, no lineage regression, drained to zero lag."
 fi
-echo "fault-net: jobs=$jobs lost=$lost duplicates=$duplicates rerun=$rerun lineage_regressions=$regressions max_unowned_s=$max_unowned drain_s=$drain_s"
+echo "fault-net: jobs=$jobs lost=$lost duplicates=$duplicates dead_lettered_during_outage=$outage_dead rerun=$rerun lineage_regressions=$regressions max_unowned_s=$max_unowned drain_s=$drain_s"
 ((${#failures[@]} == 0))
 exit
 }
