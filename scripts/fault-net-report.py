@@ -31,6 +31,9 @@ FETCH_ROUTES_EXCLUDED = {"tmdb.image", "covers", "kakao.image", "control", "stat
 IMAGE_ROUTES = {"tmdb.image", "covers", "kakao.image"}
 ASSIGNMENT = re.compile(r'"msg":"partitions (assigned|revoked): ([^"]*)"')
 TIMESTAMP = re.compile(r'"ts":"([^"]+)"')
+# A stage pausing for a dependency that is down, and the first job done once it is back (docs/stage.md).
+PAUSE = re.compile(r'"msg":"(the store|the image store|the broker) (?:is down|refuses this worker.s credentials): pausing the stage')
+BACK = re.compile(r'"msg":"(the store|the image store|the broker) is back: the stage is ready"')
 
 
 def epoch(text):
@@ -52,6 +55,7 @@ class Process:
         self.pid, self.stage, self.slot, self.host, self.log = pid, stage, slot, host, log
         self.started, self.ended, self.end_reason = started, None, None
         self.changes = []  # (time, "assigned" | "revoked", [partitions])
+        self.dependency = []  # (time, "down" | "back", dependency)
 
     @property
     def name(self):
@@ -84,6 +88,10 @@ def read_processes(events):
             if match and stamp:
                 partitions = [p.strip() for p in match.group(2).split(",") if p.strip()]
                 process.changes.append((epoch(stamp.group(1)), match.group(1), partitions))
+            for pattern, state in ((PAUSE, "down"), (BACK, "back")):
+                found = pattern.search(line)
+                if found and stamp:
+                    process.dependency.append((epoch(stamp.group(1)), state, found.group(1)))
     return processes
 
 
@@ -382,7 +390,28 @@ def main():
         for time, kind, args in link_events:
             if wave["start"] <= time < wave["end"]:
                 print(f"    {kind:<16} {args[0]} at {time - wave['start']:.1f} s")
+                if kind == "link-down" and args[0] in ("broker", "store"):
+                    # When each stage first paused for the dependency after the cut.
+                    dependency = "the broker" if args[0] == "broker" else "the store"
+                    paused = {}
+                    for process in processes.values():
+                        for at, state, what in process.dependency:
+                            if state == "down" and what == dependency and time <= at < wave["end"]:
+                                paused[process.stage] = min(paused.get(process.stage, at), at)
+                    print("    paused           " + (", ".join(f"{stage} {at - time:.1f} s" for stage, at in sorted(paused.items()))
+                                                     + " after the cut (per stage, its first worker's pause)" if paused else "no stage paused"))
+                    wave.setdefault("pauses", {})[args[0]] = {stage: round(at - time, 1) for stage, at in paused.items()}
                 if kind == "link-up" and args[0] in ("broker", "store"):
+                    dependency = "the broker" if args[0] == "broker" else "the store"
+                    back = {}
+                    for process in processes.values():
+                        for at, state, what in process.dependency:
+                            if state == "back" and what == dependency and time <= at < wave["end"]:
+                                back[process.stage] = min(back.get(process.stage, at), at)
+                    if back:
+                        print("    resumed          " + ", ".join(f"{stage} {at - time:.1f} s" for stage, at in sorted(back.items()))
+                              + " after the link's return (per stage, its first worker's \"is back\")")
+                    wave.setdefault("resumes", {})[args[0]] = {stage: round(at - time, 1) for stage, at in back.items()}
                     # Per stage, the first of its workers to finish a job after the link's return.
                     names = sorted({p.name for p in processes.values() if p.started < time and (p.ended is None or p.ended > time)})
                     again = working_again(monitor, names, time)
@@ -452,7 +481,8 @@ def main():
                               "drain_s": round(w["drain"], 1), "retries": stats[w["name"]]["retries"],
                               "holds": stats[w["name"]]["holds"], "dead": stats[w["name"]]["dead"],
                               "rerun": stats[w["name"]]["rerun"], "regressions": stats[w["name"]]["regressions"],
-                              "jobs": stats[w["name"]]["jobs"]}
+                              "jobs": stats[w["name"]]["jobs"], "pauses_s": w.get("pauses", {}),
+                              "resumes_s": w.get("resumes", {})}
                   for w in waves},
     }
     with open(os.path.join(folder, "summary.json"), "w") as file:
