@@ -272,7 +272,9 @@ extension DLQ {
                 marquee-attempt 1, and marquee-replayed-from: <dlq topic>/<partition>/<offset>; the error, \
                 origin and not-before headers are dropped. The dead letters stay where they are: add --purge to \
                 hide the replayed ones once every replay was acknowledged. Poison letters are refused unless \
-                --include-poison.
+                --include-poison. A replay the broker does not acknowledge (down, cut off) is sent again, waiting \
+                up to 10 s between tries, for as long as 10 minutes after the broker last took one: an outage \
+                delays a replay and leaves no letter behind; a replay sent twice is the same job twice.
 
                 Examples:
                   marquee dlq replay --stage fetch --error-kind transient --dry-run
@@ -345,30 +347,42 @@ extension DLQ {
                 }
                 var configuration = KafkaProducerConfiguration(kafka: self.options.kafka.configuration)
                 configuration.kafka.clientID = "marquee-dlq"
-                let producer = try KafkaProducer(configuration: configuration, logger: self.options.kafka.logger)
+                let logger = self.options.kafka.logger
                 var sent: [DeadLetter] = []
-                do {
-                    try await DeadLetterReplay.send(
-                        letters,
-                        layout: layout,
-                        producer: producer,
-                        ratePerSecond: self.rate
-                    ) { letter, result in
-                        switch result {
-                        case .success(let report):
-                            sent.append(letter)
-                            print(DeadLetterReplay.line(letter, sentTo: report))
-                        case .failure(let error):
-                            var standardError = StandardError()
-                            print("marquee: \(letter.id) not replayed: \(error.reason)", to: &standardError)
-                        }
+                var resent = 0
+                try await DeadLetterReplay.send(
+                    letters,
+                    layout: layout,
+                    producer: { () throws(KafkaError) in try KafkaProducer(configuration: configuration, logger: logger)
+                    },
+                    ratePerSecond: self.rate,
+                    resending: { count, error, wait in
+                        resent += count
+                        var standardError = StandardError()
+                        print(
+                            "marquee: the broker did not acknowledge \(count) replay\(count == 1 ? "" : "s") "
+                                + "(\(error.reason)): sending \(count == 1 ? "it" : "them") again in \(wait)",
+                            to: &standardError
+                        )
                     }
-                    await producer.close()
-                } catch {
-                    await producer.close()
-                    throw error
+                ) { letter, result in
+                    switch result {
+                    case .success(let report):
+                        sent.append(letter)
+                        print(DeadLetterReplay.line(letter, sentTo: report))
+                    case .failure(let error):
+                        var standardError = StandardError()
+                        print("marquee: \(letter.id) not replayed: \(error.reason)", to: &standardError)
+                    }
                 }
                 print(DeadLetterReplay.summary(sent: sent, of: letters.count, layout: layout), to: &standardError)
+                if resent > 0 {
+                    print(
+                        "\(resent) replay sends went again after the broker did not acknowledge them; a replay sent "
+                            + "twice is the same job twice, which the pipeline stores once.",
+                        to: &standardError
+                    )
+                }
                 if sent.count < letters.count { incomplete = true }
                 if self.purge, !sent.isEmpty {
                     let ids = Set(sent.map(\.id))

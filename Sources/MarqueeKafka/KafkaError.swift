@@ -90,6 +90,13 @@ public struct KafkaError: Error, CustomStringConvertible, Sendable {
     /// fenced idempotent producer).
     public var isFatal: Bool { self.rdKafkaCode == .fatal }
 
+    /// Whether the producer that raised this cannot send any more, and only a new producer sends again: a fatal
+    /// error, or an idempotent producer the broker fenced (it may after an outage made in-flight messages time
+    /// out).
+    public var leavesProducerUnusable: Bool {
+        self.isFatal || self.rdKafkaCode == .producerFenced || self.rdKafkaCode == .invalidProducerEpoch
+    }
+
     public init(
         code: Code,
         reason: String,

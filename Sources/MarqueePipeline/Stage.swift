@@ -687,8 +687,8 @@ public final class Stage<Handler: StageHandler>: Service, Sendable {
     ) async throws {
         do {
             try await work()
-        } catch let error as KafkaError where error.isRetriable || StageProducer.isUnusable(error) {
-            if StageProducer.isUnusable(error), try producers.replace(producer) {
+        } catch let error as KafkaError where error.isRetriable || error.leavesProducerUnusable {
+            if error.leavesProducerUnusable, try producers.replace(producer) {
                 self.logger.warning(
                     "the producer is unusable: replaced by a new one",
                     metadata: [MarqueeLoggingKeys.error: "\(error.reason)"]

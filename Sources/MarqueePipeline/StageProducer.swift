@@ -1,5 +1,4 @@
-import Logging
-public import MarqueeKafka
+import MarqueeKafka
 import Synchronization
 
 /// The stage's producer, replaced by a new one when librdkafka declares it unusable: a fatal error, or an
@@ -26,11 +25,6 @@ final class StageProducer: Sendable {
 
     /// The producer jobs starting now use.
     var current: KafkaProducer { self.state.withLock { $0.current } }
-
-    /// Whether `error` leaves a producer unusable: only a new producer sends again.
-    static func isUnusable(_ error: KafkaError) -> Bool {
-        error.isFatal || error.rdKafkaCode == .producerFenced || error.rdKafkaCode == .invalidProducerEpoch
-    }
 
     /// Replaces `failed` with a new producer, unless it was replaced already. Returns whether this call replaced
     /// it.

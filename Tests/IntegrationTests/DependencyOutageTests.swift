@@ -292,6 +292,93 @@ extension DependencyOutageTests {
     }
 }
 
+extension DependencyOutageTests {
+    /// A replay of 1,000 dead letters whose broker freezes for longer than the delivery timeout once a third of
+    /// them went out: the replay waits the outage out, sends again what the broker did not acknowledge, says so,
+    /// and ends with every letter replayed (at least once, each copy the letter's job byte for byte).
+    @Test func aReplayCutOffFromTheBrokerHalfwayReplaysEveryLetter() async throws {
+        let broker = try await BrokerProcess.start()
+        defer { broker.stop() }
+        let prefix = TestEnvironment.uniqueName("mqrp") + "."
+        let environment: [String: String?] = [
+            "MARQUEE_BROKERS": broker.address, "MARQUEE_TOPIC_PREFIX": prefix, "MARQUEE_TOPIC_PARTITIONS": "2",
+            "MARQUEE_CONFIG": nil, "MARQUEE_KAFKA_PROPERTIES": "batch.num.messages=1",
+        ]
+        let created = try await runBuiltExecutable("marquee", ["topics", "create"], environment: environment)
+        try #require(created.status == 0, "\(created.standardError)")
+        let fetch = StageTopics(stage: "fetch", prefix: prefix, tiers: 3)
+        let kafka = KafkaConfiguration(brokers: broker.address)
+        var exact = KafkaProducerConfiguration(kafka: kafka)
+        exact.batchMessages = 1
+        var letters: [String: [UInt8]] = [:]  // job id → payload
+        try await withProducer(exact) { producer in
+            try await producer.deliver(
+                (1...1000).map { number in
+                    let job = FetchJob.tmdbMovie(id: Int64(number), language: "en-US", follow: .none)
+                    let root = JobID.make()
+                    let envelope = Envelope(
+                        id: root,
+                        root: root,
+                        parent: nil,
+                        attempt: 4,
+                        origin: "\(fetch.main)/0/\(number)",
+                        error: "HTTP 503 Service Unavailable",
+                        errorKind: .transient
+                    )
+                    letters[root.rawValue] = job.encoded()
+                    return KafkaProducerMessage(
+                        topic: fetch.dlq,
+                        key: Array(job.dedupeKey.utf8),
+                        value: job.encoded(),
+                        headers: envelope.kafkaHeaders
+                    )
+                }
+            )
+        }
+
+        let replay = Task {
+            try await runBuiltExecutable(
+                "marquee",
+                ["dlq", "replay", "--all", "--rate", "100"],
+                environment: environment
+            )
+        }
+        // A third of the replays are on the main topic: the broker freezes for 40 s (the delivery timeout is 30 s).
+        let admin = try KafkaAdmin(configuration: kafka, logger: .marqueeTest)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await admin.watermarks(topic: fetch.main).values.map(\.end).reduce(0, +) < 330 {
+            try #require(ContinuousClock.now < deadline, "the replay never got going")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        broker.freeze()
+        try await Task.sleep(for: .seconds(40))  // the outage itself
+        broker.thaw()
+        let run = try await replay.value
+        #expect(run.status == 0, "every letter replayed: \(run.standardError.suffix(2000))")
+        #expect(
+            run.standardError.contains("the broker did not acknowledge"),
+            "it said so: \(run.standardError.suffix(2000))"
+        )
+        #expect(run.standardError.contains("sending them again"), "\(run.standardError.suffix(2000))")
+
+        // Every letter is on the main topic at least once, each copy the letter's payload.
+        let ends = try await admin.watermarks(topic: fetch.main)
+        let reader = try KafkaReader(configuration: kafka, logger: .marqueeTest)
+        let records = try await reader.read(
+            ends.mapValues { $0.start..<$0.end },
+            timeout: .seconds(30)
+        )
+        var replayed: [String: Int] = [:]
+        for record in records {
+            let id = try #require(record.headers.string(Envelope.Header.id))
+            #expect(record.value == letters[id], "the replay of \(id) is its letter's payload")
+            #expect(record.headers.string(Envelope.Header.replayedFrom)?.hasPrefix(fetch.dlq) == true)
+            replayed[id, default: 0] += 1
+        }
+        #expect(Set(replayed.keys) == Set(letters.keys), "\(letters.count - replayed.count) letters not replayed")
+    }
+}
+
 /// Reads a records topic in a fresh group until every key of `keys` was seen.
 private func readKeys(_ keys: Set<String>, from topic: String) async throws {
     try await withConsumer(TestEnvironment.consumer(group: TestEnvironment.uniqueName("read"), topics: [topic])) {
