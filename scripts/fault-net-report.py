@@ -95,6 +95,18 @@ def read_processes(events):
     return processes
 
 
+def first_per_stage(processes, state, host, since, until):
+    """Per stage, the first time one of its workers logged `state` ("down": paused for, "back": back from) the
+    dependency on `host` (broker or store) between `since` and `until`."""
+    dependency = "the broker" if host == "broker" else "the store"
+    first = {}
+    for process in processes.values():
+        for at, logged, what in process.dependency:
+            if logged == state and what == dependency and since <= at < until:
+                first[process.stage] = min(first.get(process.stage, at), at)
+    return first
+
+
 def subtract(intervals, holes):
     """intervals minus holes (both lists of (start, end))."""
     result = []
@@ -391,23 +403,12 @@ def main():
             if wave["start"] <= time < wave["end"]:
                 print(f"    {kind:<16} {args[0]} at {time - wave['start']:.1f} s")
                 if kind == "link-down" and args[0] in ("broker", "store"):
-                    # When each stage first paused for the dependency after the cut.
-                    dependency = "the broker" if args[0] == "broker" else "the store"
-                    paused = {}
-                    for process in processes.values():
-                        for at, state, what in process.dependency:
-                            if state == "down" and what == dependency and time <= at < wave["end"]:
-                                paused[process.stage] = min(paused.get(process.stage, at), at)
+                    paused = first_per_stage(processes, "down", args[0], time, wave["end"])
                     print("    paused           " + (", ".join(f"{stage} {at - time:.1f} s" for stage, at in sorted(paused.items()))
                                                      + " after the cut (per stage, its first worker's pause)" if paused else "no stage paused"))
                     wave.setdefault("pauses", {})[args[0]] = {stage: round(at - time, 1) for stage, at in paused.items()}
                 if kind == "link-up" and args[0] in ("broker", "store"):
-                    dependency = "the broker" if args[0] == "broker" else "the store"
-                    back = {}
-                    for process in processes.values():
-                        for at, state, what in process.dependency:
-                            if state == "back" and what == dependency and time <= at < wave["end"]:
-                                back[process.stage] = min(back.get(process.stage, at), at)
+                    back = first_per_stage(processes, "back", args[0], time, wave["end"])
                     if back:
                         print("    resumed          " + ", ".join(f"{stage} {at - time:.1f} s" for stage, at in sorted(back.items()))
                               + " after the link's return (per stage, its first worker's \"is back\")")
