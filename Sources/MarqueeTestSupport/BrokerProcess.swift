@@ -1,6 +1,7 @@
 import class Foundation.FileHandle
 import class Foundation.FileManager
 import class Foundation.Process
+import class Foundation.ProcessInfo
 import struct Foundation.URL
 
 #if canImport(Glibc)
@@ -39,9 +40,14 @@ public final class BrokerProcess: Sendable {
                 description: "tansu is not installed at \(executable.path): run scripts/setup.sh"
             )
         }
+        Self.removeAbandonedBrokers()
         let port = try MotoServerProcess.freePort()
         let process = Process()
         process.executableURL = executable
+        // Names the test process that owns it, for ``removeAbandonedBrokers()``.
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.ownerVariable] = "\(getpid())"
+        process.environment = environment
         process.arguments = [
             "broker", "--listener-url", "tcp://127.0.0.1:\(port)", "--advertised-listener-url",
             "tcp://127.0.0.1:\(port)",
@@ -76,6 +82,31 @@ public final class BrokerProcess: Sendable {
         _ = kill(process.processIdentifier, SIGCONT)
         _ = kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// The variable that names, in a broker's environment, the test process that started it.
+    static let ownerVariable = "MARQUEE_TEST_BROKER_OWNER"
+
+    /// Kills the brokers earlier test processes started and left behind when they died (a crash, a time limit, a
+    /// `kill -9`): tansu processes whose environment names an owner that is gone. The local stack's broker names
+    /// none and is never touched.
+    public static func removeAbandonedBrokers() {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
+        for entry in entries {
+            guard let pid = Int32(entry), pid != getpid(),
+                let environ = FileManager.default.contents(atPath: "/proc/\(entry)/environ"),
+                let command = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
+                String(decoding: command, as: UTF8.self).contains("tansu")
+            else { continue }
+            let variables = environ.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            guard
+                let owner = variables.first(where: { $0.hasPrefix(Self.ownerVariable + "=") })
+                    .flatMap({ Int32($0.dropFirst(Self.ownerVariable.count + 1)) }),
+                kill(owner, 0) != 0, errno == ESRCH
+            else { continue }
+            _ = kill(pid, SIGCONT)
+            _ = kill(pid, SIGKILL)
+        }
     }
 
     private static func accepts(port: Int) -> Bool {
