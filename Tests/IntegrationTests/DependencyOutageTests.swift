@@ -293,6 +293,50 @@ extension DependencyOutageTests {
 }
 
 extension DependencyOutageTests {
+    /// An SQLite store another process holds locked for writing (a second indexer's long transaction, a backup, an
+    /// `sqlite3` shell left in a transaction): the indexer's writes fail busy after SQLite's 10 s busy timeout,
+    /// and it pauses for the store instead of sending records to the retry tiers; once the lock is gone it
+    /// stores them all.
+    @Test func anSQLiteStoreLockedByAnotherWriterPausesTheIndexerAndDeadLettersNothing() async throws {
+        let path = "/tmp/\(TestEnvironment.uniqueName("busy")).db"
+        defer { removeSQLiteFiles(path) }
+        let location = try StoreLocation(parsing: "sqlite:\(path)")
+        let topics = try await indexTopics()
+        let worker = try await IndexWorker.start(
+            topics: topics,
+            group: TestEnvironment.uniqueName("index"),
+            store: location,
+            environment: ["MARQUEE_INDEX_BATCH_SIZE": "20"]
+        )
+        try await produce((1...20).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
+        try await worker.stored.wait("the first records stored") { $0 >= 20 }
+
+        // Another writer takes the database's write lock (BEGIN IMMEDIATE) and keeps it.
+        let other = try Store.open(location, logger: .marqueeTest)
+        let released = Observed(false)
+        let holding = Observed(false)
+        let writer = Task {
+            try await other.engine.transaction { session in
+                try await session.execute("UPDATE movies SET fetched_at = fetched_at WHERE movie_id = 1", [])
+                holding.update { $0 = true }
+                try await released.wait("the lock released", timeout: .seconds(240)) { $0 }
+            }
+        }
+        try await holding.wait("the other writer holds the lock") { $0 }
+        try await produce((21...60).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
+        try await worker.downReasons.wait("the indexer paused for the locked store", timeout: .seconds(60)) {
+            $0.contains { $0.contains("locked") || $0.contains("busy") }
+        }
+        #expect(try await httpGet(worker.base + "/readyz").1.contains("the store is down since 20"))
+        released.update { $0 = true }
+        try await writer.value
+        await other.close()
+
+        try await worker.stored.wait("every record stored once the lock is gone", timeout: .seconds(60)) { $0 >= 60 }
+        try await expectNothingRetriedOrDeadLettered(topics)
+        await worker.stop()
+    }
+
     /// A replay of 1,000 dead letters whose broker freezes for longer than the delivery timeout once a third of
     /// them went out: the replay waits the outage out, sends again what the broker did not acknowledge, says so,
     /// and ends with every letter replayed (at least once, each copy the letter's job byte for byte).
