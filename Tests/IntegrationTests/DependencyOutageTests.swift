@@ -62,6 +62,36 @@ struct DependencyOutageTests {
         await postgres.shutdown()
     }
 
+    /// PostgreSQL frozen (its connections stay open and nothing answers: a hung server, a network that drops
+    /// packets without a reset) for longer than every retry tier: each write ends at the store's deadline, the
+    /// indexer pauses throughout, and once the server thaws every record is stored.
+    @Test func aFrozenStorePausesTheIndexerUntilItThawsAndDeadLettersNothing() async throws {
+        let postgres = try await PostgresServerProcess.start()
+        let location = try StoreLocation(parsing: postgres.url)
+        let topics = try await indexTopics()
+        let worker = try await IndexWorker.start(
+            topics: topics,
+            group: TestEnvironment.uniqueName("index"),
+            store: location,
+            environment: ["MARQUEE_INDEX_BATCH_SIZE": "50", "MARQUEE_STORE_TIMEOUT": "2"]
+        )
+        try await produce((1...50).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
+        try await worker.stored.wait("the first records stored") { $0 >= 50 }
+
+        postgres.freeze()
+        try await produce((51...150).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
+        // Three pauses, each after a write that waited out the 2 s deadline: far past the 200 ms retry tier.
+        try await worker.downReasons.wait("three pauses for the frozen store", timeout: .seconds(90)) {
+            $0.filter { $0.contains("did not answer") }.count >= 3
+        }
+        #expect(try await httpGet(worker.base + "/readyz").1.contains("the store is down since 20"))
+        postgres.thaw()
+        try await worker.stored.wait("every record stored after the thaw", timeout: .seconds(90)) { $0 >= 150 }
+        try await expectNothingRetriedOrDeadLettered(topics)
+        await worker.stop()
+        await postgres.shutdown()
+    }
+
     /// A login PostgreSQL refuses (here a database that does not exist, FATAL 3D000; a rotated password is
     /// 28P01) pauses like an outage, loudly: an error line and a `/readyz` reason naming the setting to fix, and
     /// `marquee_stage_credentials_refused` at 1 for an alert. Once fixed, the stage resumes by itself.
