@@ -23,17 +23,7 @@ struct DependencyOutageTests {
     /// connections: its requests then fail with `connectionCreationCircuitBreakerTripped`, which the store once
     /// took for an ordinary failure) and longer than every retry tier: the indexer stays paused throughout.
     @Test func theStoreDownPastThePoolsCircuitBreakerAndEveryRetryTierDeadLettersNothing() async throws {
-        let postgres = try await PostgresServerProcess.start()
-        let location = try StoreLocation(parsing: postgres.url)
-        let topics = try await indexTopics()
-        let worker = try await IndexWorker.start(
-            topics: topics,
-            group: TestEnvironment.uniqueName("index"),
-            store: location,
-            environment: ["MARQUEE_INDEX_BATCH_SIZE": "50", "MARQUEE_STORE_TIMEOUT": "3"]
-        )
-        try await produce((1...100).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
-        try await worker.stored.wait("the first records stored") { $0 >= 100 }
+        let (postgres, location, topics, worker) = try await indexerOnItsOwnPostgres(storeTimeout: 3, first: 100)
 
         try await postgres.stop()
         try await produce((101...300).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
@@ -66,17 +56,7 @@ struct DependencyOutageTests {
     /// packets without a reset) for longer than every retry tier: each write ends at the store's deadline, the
     /// indexer pauses throughout, and once the server thaws every record is stored.
     @Test func aFrozenStorePausesTheIndexerUntilItThawsAndDeadLettersNothing() async throws {
-        let postgres = try await PostgresServerProcess.start()
-        let location = try StoreLocation(parsing: postgres.url)
-        let topics = try await indexTopics()
-        let worker = try await IndexWorker.start(
-            topics: topics,
-            group: TestEnvironment.uniqueName("index"),
-            store: location,
-            environment: ["MARQUEE_INDEX_BATCH_SIZE": "50", "MARQUEE_STORE_TIMEOUT": "2"]
-        )
-        try await produce((1...50).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
-        try await worker.stored.wait("the first records stored") { $0 >= 50 }
+        let (postgres, _, topics, worker) = try await indexerOnItsOwnPostgres(storeTimeout: 2, first: 50)
 
         postgres.freeze()
         try await produce((51...150).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
@@ -451,6 +431,26 @@ extension DependencyOutageTests {
         }
         #expect(Set(replayed.keys) == Set(letters.keys), "\(letters.count - replayed.count) letters not replayed")
     }
+}
+
+/// A PostgreSQL server of the test's own, the records stage's topics and a `marquee-index` on them (batches of 50,
+/// the store's deadline `storeTimeout` seconds) that has stored the movies `1...first`: a store to take down.
+func indexerOnItsOwnPostgres(
+    storeTimeout: Int,
+    first: Int
+) async throws -> (PostgresServerProcess, StoreLocation, StageTopics, IndexWorker) {
+    let postgres = try await PostgresServerProcess.start()
+    let location = try StoreLocation(parsing: postgres.url)
+    let topics = try await indexTopics()
+    let worker = try await IndexWorker.start(
+        topics: topics,
+        group: TestEnvironment.uniqueName("index"),
+        store: location,
+        environment: ["MARQUEE_INDEX_BATCH_SIZE": "50", "MARQUEE_STORE_TIMEOUT": "\(storeTimeout)"]
+    )
+    try await produce((1...first).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
+    try await worker.stored.wait("the first records stored") { $0 >= first }
+    return (postgres, location, topics, worker)
 }
 
 /// Reads a records topic in a fresh group until every key of `keys` was seen.

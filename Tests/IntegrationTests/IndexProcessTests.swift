@@ -97,17 +97,7 @@ struct IndexProcessTests {
     }
 
     @Test func postgresStoppedMidStreamPausesTheStageAndLosesNothing() async throws {
-        let postgres = try await PostgresServerProcess.start()
-        let location = try StoreLocation(parsing: postgres.url)
-        let topics = try await indexTopics()
-        let worker = try await IndexWorker.start(
-            topics: topics,
-            group: TestEnvironment.uniqueName("index"),
-            store: location,
-            environment: ["MARQUEE_INDEX_BATCH_SIZE": "50", "MARQUEE_STORE_TIMEOUT": "3"]
-        )
-        try await produce((1...200).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
-        try await worker.stored.wait("the first records stored") { $0 >= 200 }
+        let (postgres, location, topics, worker) = try await indexerOnItsOwnPostgres(storeTimeout: 3, first: 200)
 
         try await postgres.stop()
         try await produce((201...600).map { movieRecord(Int64($0), fetchedAt: 1_000) }, to: topics)
