@@ -20,7 +20,8 @@
 #   kill         (long form only) a random worker kill -9'd every KILL_EVERY s, restarted at once
 #   store-cut    the store host cut off for FAULT_NET_STORE_CUT s (short 90, long 720: past every retry tier and
 #                postgres-nio's circuit breaker)
-#   broker-cut   the broker host cut off for FAULT_NET_BROKER_CUT (15) s
+#   broker-cut   the broker host cut off for FAULT_NET_BROKER_CUT (45) s: past the producers' 30 s delivery timeout,
+#                so the stages pause for the broker and resume (docs/stage.md)
 #   scale-down   marquee-fetch and marquee-images from 4 processes back to 1 (SIGTERM, as an orchestrator does), one
 #                at a time, each once the group has settled (a quirk of the test broker, see settle() below)
 #
@@ -51,7 +52,7 @@
 #                            timeouts a 5 s store deadline, PostgreSQL's keep-alives and checks and the hosts'
 #                            keep-alive timing (docs/deploy.md, "On a real network"); `defaults` leaves all of
 #                            them at librdkafka's, PostgreSQL's and the kernel's defaults, to compare
-#   FAULT_NET_WORKER_CUT=30 FAULT_NET_STORE_CUT=90|720 FAULT_NET_BROKER_CUT=15   seconds of each cut
+#   FAULT_NET_WORKER_CUT=30 FAULT_NET_STORE_CUT=90|720 FAULT_NET_BROKER_CUT=45   seconds of each cut
 #   FAULT_NET_SUBNET=10.77.0 the first three octets of the private /24 used inside the namespaces
 #   FAULT_NET_STEP           seconds between the scale waves' steps (short 4, long 10)
 #   KILL_EVERY               seconds between kill -9s in the kill wave (long form: 6, for 60 s)
@@ -123,7 +124,7 @@ worker_cut=${FAULT_NET_WORKER_CUT:-30}
 # The store is cut for longer than the longest retry tier (15 s here) and than postgres-nio's pool takes to trip its
 # circuit breaker (60 s): an indexer must pause throughout, never dead-letter.
 store_cut=${FAULT_NET_STORE_CUT:-$((short == 1 ? 90 : 720))}
-broker_cut=${FAULT_NET_BROKER_CUT:-15}
+broker_cut=${FAULT_NET_BROKER_CUT:-45}
 kill_every=${KILL_EVERY:-6}
 max_wait=${MAX_WAIT:-$((short == 1 ? 5 : 30))m}
 [[ "$hosts" =~ ^[2-4]$ ]] || { echo "fault-net: FAULT_NET_HOSTS must be 2, 3 or 4" >&2; exit 2; }
