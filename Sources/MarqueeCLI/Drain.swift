@@ -107,10 +107,17 @@ struct Drain: AsyncParsableCommand {
         var display = DrainDisplay(isTerminal: isatty(1) == 1)
         var progress = DrainProgress(settle: self.settle)
         var notices = DrainNotices()
+        var consumers = OtherConsumersCache()
         try await reportingKafkaErrors {
             let admin = try self.kafka.makeAdmin()
             while true {
-                let sample = await DrainSample.take(layout: layout, admin: admin, store: store, roots: roots)
+                let sample = await DrainSample.take(
+                    layout: layout,
+                    admin: admin,
+                    store: store,
+                    roots: roots,
+                    consumers: &consumers
+                )
                 if let frame = display.frame(sample, elapsed: ContinuousClock.now - start) {
                     print(frame, terminator: "")
                 }

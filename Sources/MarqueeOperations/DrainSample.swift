@@ -61,14 +61,16 @@ public struct DrainSample: Sendable, Hashable {
     }
 
     /// Reads the figures: each stage's lag (a topic not created yet holds nothing) and dead letters, the store's
-    /// counts, and the lineage of `roots` (every root when `roots` is `nil`).
+    /// counts, and the lineage of `roots` (every root when `roots` is `nil`); for a stage whose group has no member
+    /// and lag, the other groups that consume its topics (through `consumers`, which keeps answers a while).
     ///
     /// - Throws: Nothing the broker or the store answer: a figure that cannot be read counts as nothing yet.
     public static func take(
         layout: PipelineLayout,
         admin: KafkaAdmin,
         store: Store,
-        roots: [JobID]?
+        roots: [JobID]?,
+        consumers: inout OtherConsumersCache
     ) async -> DrainSample {
         var stages: [Stage] = []
         let groups = try? await admin.describeGroups(layout.stages.map(\.group))
@@ -86,11 +88,16 @@ public struct DrainSample: Sendable, Hashable {
             }
             let dlq = (try? await admin.watermarks(topic: stage.topics.dlq)) ?? [:]
             let members = groups?[stage.group]?.members.count
-            var consumers: [String] = []
+            var others: [String] = []
             if members == 0, lag > 0 {
-                consumers =
-                    (try? await UnreadGroup.consumers(of: stage.topics.consumed, except: stage.group, admin: admin))
-                    ?? []
+                others = await consumers.consumers(
+                    of: stage.topics.consumed,
+                    except: stage.group,
+                    admin: admin,
+                    now: Int64(JobID.nowMilliseconds())
+                )
+            } else {
+                consumers.forget(stage.group)
             }
             stages.append(
                 Stage(
@@ -99,7 +106,7 @@ public struct DrainSample: Sendable, Hashable {
                     deadLetters: dlq.values.map { $0.end - $0.start }.reduce(0, +),
                     group: stage.group,
                     members: members,
-                    otherConsumers: consumers,
+                    otherConsumers: others,
                     endBelowCommitNote: LagEvaluation.endBelowCommitNote(below)
                 )
             )

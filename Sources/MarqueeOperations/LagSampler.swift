@@ -66,8 +66,8 @@ public struct LagSampler: Sendable {
     private let admin: KafkaAdmin
     private let reader: KafkaReader
     private var records: [KafkaTopicPartition: ReadRecords] = [:]
-    /// The other consumers found per group with no member and lag, and when (epoch ms).
-    private var otherConsumers: [String: (time: Int64, groups: [String])] = [:]
+    /// The other consumers found per group with no member and lag.
+    private var otherConsumers = OtherConsumersCache()
 
     /// - Parameters:
     ///   - admin: Asks for groups, committed and end offsets.
@@ -165,22 +165,15 @@ public struct LagSampler: Sendable {
                     $0.stage == observation.stage && $0.group == observation.group
                 })
             else {
-                self.otherConsumers[observation.group] = nil
+                self.otherConsumers.forget(observation.group)
                 continue
             }
-            if let known = self.otherConsumers[observation.group], time - known.time < 15_000 {
-                observations[index].otherConsumers = known.groups
-                continue
-            }
-            // Not knowing the other groups leaves the status as the rules give it; it is no failure of the sample.
-            let groups =
-                (try? await UnreadGroup.consumers(
-                    of: target.topics.map(\.name),
-                    except: target.group,
-                    admin: self.admin
-                )) ?? []
-            self.otherConsumers[observation.group] = (time, groups)
-            observations[index].otherConsumers = groups
+            observations[index].otherConsumers = await self.otherConsumers.consumers(
+                of: target.topics.map(\.name),
+                except: target.group,
+                admin: self.admin,
+                now: time
+            )
         }
     }
 

@@ -84,3 +84,32 @@ public struct UnreadGroup: Sendable, Hashable {
         return consumers
     }
 }
+
+/// The answers of ``UnreadGroup/consumers(of:except:admin:)`` per group read, kept for 15 seconds: a tool that
+/// samples every second (`marquee drain`, `marquee lag --watch`, the dashboard) asks the broker about every other
+/// group at most that often while a stage's group has no member and lag.
+public struct OtherConsumersCache: Sendable {
+    /// How long an answer stands.
+    public static let lifetime: Int64 = 15_000
+    private var answers: [String: (time: Int64, groups: [String])] = [:]
+
+    /// An empty cache.
+    public init() {}
+
+    /// The groups other than `group` that consume `topics`, asked again once the last answer is older than
+    /// ``lifetime`` (`now` in epoch ms). A broker that does not answer gives none: the caller's figures stand.
+    public mutating func consumers(
+        of topics: [String],
+        except group: String,
+        admin: KafkaAdmin,
+        now: Int64
+    ) async -> [String] {
+        if let known = self.answers[group], now - known.time < Self.lifetime { return known.groups }
+        let groups = (try? await UnreadGroup.consumers(of: topics, except: group, admin: admin)) ?? []
+        self.answers[group] = (now, groups)
+        return groups
+    }
+
+    /// Forgets the answer for `group`: it has members again, or no lag.
+    public mutating func forget(_ group: String) { self.answers[group] = nil }
+}

@@ -117,15 +117,11 @@ struct DependencyOutageTests {
     /// outputs are not acknowledged, which used to stop the stage and the worker (exit 1). Now the job is handed
     /// back uncommitted and the stage pauses; once the broker is back the job runs again and its records arrive.
     @Test func theBrokerFrozenPastTheDeliveryTimeoutPausesTheFetchWorkerWhichKeepsRunning() async throws {
-        let broker = try await BrokerProcess.start()
+        let (broker, prefix, environment) = try await topicsOnItsOwnBroker(
+            "mqbo",
+            ["MARQUEE_RETRY_DELAYS": "200ms,400ms,800ms", "MARQUEE_KAFKA_PROPERTIES": nil]
+        )
         defer { broker.stop() }
-        let prefix = TestEnvironment.uniqueName("mqbo") + "."
-        let environment: [String: String?] = [
-            "MARQUEE_BROKERS": broker.address, "MARQUEE_TOPIC_PREFIX": prefix, "MARQUEE_TOPIC_PARTITIONS": "2",
-            "MARQUEE_RETRY_DELAYS": "200ms,400ms,800ms", "MARQUEE_CONFIG": nil, "MARQUEE_KAFKA_PROPERTIES": nil,
-        ]
-        let created = try await runBuiltExecutable("marquee", ["topics", "create"], environment: environment)
-        try #require(created.status == 0, "\(created.standardError)")
         let emulator = try await UpstreamEmulatorProcess.start(arguments: ["--movies", "100", "--latency-ms", "3000"])
         defer { emulator.terminate() }
         let downs = Mutex<[String]>([])
@@ -351,15 +347,11 @@ extension DependencyOutageTests {
     /// them went out: the replay waits the outage out, sends again what the broker did not acknowledge, says so,
     /// and ends with every letter replayed (at least once, each copy the letter's job byte for byte).
     @Test func aReplayCutOffFromTheBrokerHalfwayReplaysEveryLetter() async throws {
-        let broker = try await BrokerProcess.start()
+        let (broker, prefix, environment) = try await topicsOnItsOwnBroker(
+            "mqrp",
+            ["MARQUEE_KAFKA_PROPERTIES": "batch.num.messages=1"]
+        )
         defer { broker.stop() }
-        let prefix = TestEnvironment.uniqueName("mqrp") + "."
-        let environment: [String: String?] = [
-            "MARQUEE_BROKERS": broker.address, "MARQUEE_TOPIC_PREFIX": prefix, "MARQUEE_TOPIC_PARTITIONS": "2",
-            "MARQUEE_CONFIG": nil, "MARQUEE_KAFKA_PROPERTIES": "batch.num.messages=1",
-        ]
-        let created = try await runBuiltExecutable("marquee", ["topics", "create"], environment: environment)
-        try #require(created.status == 0, "\(created.standardError)")
         let fetch = StageTopics(stage: "fetch", prefix: prefix, tiers: 3)
         let kafka = KafkaConfiguration(brokers: broker.address)
         var exact = KafkaProducerConfiguration(kafka: kafka)
@@ -431,6 +423,25 @@ extension DependencyOutageTests {
         }
         #expect(Set(replayed.keys) == Set(letters.keys), "\(letters.count - replayed.count) letters not replayed")
     }
+}
+
+/// A broker of the test's own (to freeze) with every stage's topics under a new prefix `<stem>-…`, 2 partitions
+/// each; returns it, the prefix and the environment that points the executables at them (plus `more`). The caller
+/// stops the broker.
+func topicsOnItsOwnBroker(
+    _ stem: String,
+    _ more: [String: String?]
+) async throws -> (BrokerProcess, String, [String: String?]) {
+    let broker = try await BrokerProcess.start()
+    let prefix = TestEnvironment.uniqueName(stem) + "."
+    let environment: [String: String?] = [
+        "MARQUEE_BROKERS": broker.address, "MARQUEE_TOPIC_PREFIX": prefix, "MARQUEE_TOPIC_PARTITIONS": "2",
+        "MARQUEE_CONFIG": nil,
+    ].merging(more) { $1 }
+    let created = try await runBuiltExecutable("marquee", ["topics", "create"], environment: environment)
+    if created.status != 0 { broker.stop() }
+    try #require(created.status == 0, "marquee topics create: \(created.standardError)")
+    return (broker, prefix, environment)
 }
 
 /// A PostgreSQL server of the test's own, the records stage's topics and a `marquee-index` on them (batches of 50,
