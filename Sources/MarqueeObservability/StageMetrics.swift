@@ -283,10 +283,9 @@ public final class StageMetrics: Sendable {
         self.counter("imageDownloads", Name.imageDownloads, [("result", result)]).increment()
     }
 
-    /// Sets the gauges that are read at scrape time from the stage's status (`now`: epoch milliseconds, the
-    /// clock's when `nil`).
-    public func update(_ status: StageStatus, now: Int64? = nil) {
-        let now = now ?? Int64(JobID.nowMilliseconds())
+    /// Sets the gauges that are read at scrape time from the stage's status.
+    public func update(_ status: StageStatus) {
+        let now = Int64(JobID.nowMilliseconds())
         self.downSeconds.set(status.downSince.map { max(0, now - $0) / 1000 } ?? 0)
         self.credentialsRefused.set(Int64(status.downDependency != nil && status.credentialsRefused ? 1 : 0))
         self.inFlight.set(Int64(status.inFlight))
